@@ -1,0 +1,69 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Herald",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "herald", targets: ["herald"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+    ],
+    targets: [
+        /// libmicrohttpd, from Debian's libmicrohttpd-dev, plus inline shims for its variadic calls.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        /// Request and Response values, form and multipart parsing: HTTP without a socket.
+        .target(name: "HeraldHTTP"),
+        /// The HTTP adapter: the only code that touches libmicrohttpd.
+        .target(
+            name: "HeraldMicroHTTPD",
+            dependencies: [
+                "CMicroHTTPD", "HeraldHTTP",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        /// Plain value types shared by the console, the API and the delivery client.
+        .target(name: "HeraldDomain"),
+        /// SQLite through GRDB: the database value, migrations and the stores.
+        .target(
+            name: "HeraldStorage",
+            dependencies: [
+                "HeraldDomain",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        /// Routing, middleware and the features of the console and API.
+        .target(
+            name: "HeraldConsole",
+            dependencies: [
+                "HeraldHTTP", "HeraldDomain", "HeraldStorage",
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "herald",
+            dependencies: [
+                "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldDomain",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "HeraldTests",
+            dependencies: ["HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldHTTP", "HeraldDomain"]
+        ),
+    ]
+)

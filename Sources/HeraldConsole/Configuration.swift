@@ -1,0 +1,57 @@
+import Foundation
+import HeraldStorage
+
+/// How the console behaves; the CLI fills it from flags and `HERALD_*` environment variables.
+public struct ConsoleConfiguration: Sendable {
+    /// The folder holding `Templates/`, `Public/` and `migrations/`.
+    public var resources: URL
+    /// Adds `Secure` to cookies; set it when Herald is served over https.
+    public var secureCookies = false
+    /// A signed-in session ends this long after login, whatever happens.
+    public var sessionLifetime: TimeInterval = 7 * 24 * 3600
+    /// A session unused this long ends.
+    public var sessionIdleTimeout: TimeInterval = 2 * 3600
+    public var passwordHasher = PasswordHasher()
+    public var loginThrottle = LoginThrottle.Policy()
+    /// The current time; tests inject their own.
+    public var clock: @Sendable () -> Date = { Date() }
+
+    public init(resources: URL) {
+        self.resources = resources
+    }
+
+    public var templatesFolder: URL { resources.appendingPathComponent("Templates") }
+    public var publicFolder: URL { resources.appendingPathComponent("Public") }
+    public var migrationsFolder: URL { resources.appendingPathComponent("migrations") }
+}
+
+/// Finds the folder with `Templates/`, `Public/` and `migrations/`.
+public enum ResourceLocator {
+    /// `HERALD_RESOURCES` if set; otherwise the first folder, walking up from the working directory
+    /// and then from the executable, that holds all three.
+    public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
+        if let explicit = environment["HERALD_RESOURCES"] { return URL(fileURLWithPath: explicit) }
+        let starts = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent(),
+        ]
+        for start in starts {
+            var folder = start.standardizedFileURL
+            while true {
+                if holdsResources(folder) { return folder }
+                let parent = folder.deletingLastPathComponent()
+                if parent.path == folder.path { break }
+                folder = parent
+            }
+        }
+        return nil
+    }
+
+    static func holdsResources(_ folder: URL) -> Bool {
+        ["Templates", "Public", "migrations"].allSatisfy {
+            var isFolder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path, isDirectory: &isFolder)
+                && isFolder.boolValue
+        }
+    }
+}

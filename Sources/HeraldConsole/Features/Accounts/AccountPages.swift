@@ -1,0 +1,136 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+
+/// First-run setup, login and logout.
+struct AccountPages: Sendable {
+    let services: Services
+
+    private var accounts: Accounts {
+        Accounts(database: services.database, hasher: services.configuration.passwordHasher)
+    }
+
+    struct SetupForm: Sendable {
+        let fields: [FieldView]
+        let errors: [ErrorSummaryItem]
+    }
+
+    func setupForm(_ context: RequestContext) throws -> Response {
+        if try services.database.users.count() > 0 { return .redirect(to: "/login") }
+        return try renderSetup(context, form: FormData(), errors: FormErrors())
+    }
+
+    func setup(_ context: RequestContext) throws -> Response {
+        let form = context.form
+        if try services.database.users.count() > 0 {
+            try services.flash(context, .info, "Herald is already set up. Sign in with your account.")
+            return .redirect(to: "/login")
+        }
+        var errors = FormErrors()
+        if form["password"] != form["password_confirmation"] {
+            errors.add("password_confirmation", "The two passwords differ. Type the same password twice.")
+        }
+        do {
+            guard errors.isEmpty else { throw errors }
+            let user = try accounts.create(
+                email: form["email"] ?? "", name: form["name"] ?? "", role: .admin, password: form["password"] ?? "",
+                actor: .commandLine, now: context.now, first: true)
+            return try signIn(user, context: context, to: "/campaigns", welcome: "Welcome to Herald, \(user.name). Register your first app to get started.")
+        } catch let problems as FormErrors {
+            return try renderSetup(context, form: form, errors: problems, status: 422)
+        }
+    }
+
+    private func renderSetup(_ context: RequestContext, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
+        let model = SetupForm(
+            fields: [
+                FieldView("name", label: "Your name", value: form["name"] ?? "", autocomplete: "name", errors: errors),
+                FieldView("email", label: "Email", type: "email", value: form["email"] ?? "", autocomplete: "email", errors: errors),
+                FieldView("password", label: "Password", type: "password", autocomplete: "new-password",
+                          hint: "At least \(InputRules.minimumPasswordLength) characters.", errors: errors),
+                FieldView("password_confirmation", label: "Password again", type: "password", autocomplete: "new-password", errors: errors),
+            ],
+            errors: errors.summary)
+        return try services.page(.setup, title: "Set up Herald", model: model, context: context, status: status)
+    }
+
+    struct LoginForm: Sendable {
+        let fields: [FieldView]
+        let next: String
+        let error: String?
+        let signedOut: Bool
+    }
+
+    func loginForm(_ context: RequestContext) throws -> Response {
+        if context.user != nil { return .redirect(to: safeNext(context.request.query["next"])) }
+        return try renderLogin(
+            context, email: "", next: context.request.query["next"] ?? "", error: nil,
+            signedOut: context.request.query["signed_out"] != nil)
+    }
+
+    func login(_ context: RequestContext) throws -> Response {
+        let email = (context.form["email"] ?? "").trimmingCharacters(in: .whitespaces)
+        let password = context.form["password"] ?? ""
+        let next = context.form["next"] ?? ""
+        let throttle = LoginThrottle(store: services.database.loginFailures, policy: services.configuration.loginThrottle)
+        let address = context.request.remoteAddress
+
+        if let wait = try throttle.waitBeforeNextAttempt(email: email, address: address, now: context.now) {
+            let minutes = max(1, Int((wait / 60).rounded(.up)))
+            var response = try renderLogin(
+                context, email: email, next: next,
+                error: "Too many attempts, try again in \(minutes) minute\(minutes == 1 ? "" : "s").", status: 429)
+            response.headers.set("Retry-After", String(Int(wait.rounded(.up))))
+            return response
+        }
+        guard let user = try accounts.authenticate(email: email, password: password) else {
+            try throttle.recordFailure(email: email, address: address, now: context.now)
+            return try renderLogin(
+                context, email: email, next: next,
+                error: "That email and password do not match an active account. Check both and try again.", status: 401)
+        }
+        try throttle.recordSuccess(email: email, now: context.now)
+        return try signIn(user, context: context, to: safeNext(next), welcome: nil)
+    }
+
+    func logout(_ context: RequestContext) throws -> Response {
+        if let session = context.session { try services.database.sessions.delete(tokenHash: session.tokenHash) }
+        var response = Response.redirect(to: "/login?signed_out=1")
+        response.setCookie(.expired(Services.sessionCookie, secure: services.configuration.secureCookies))
+        return response
+    }
+
+    /// Replaces the visitor's session with a new signed-in one, so a planted session id is worthless.
+    private func signIn(_ user: User, context: RequestContext, to location: String, welcome: String?) throws -> Response {
+        let sessions = services.database.sessions
+        if let old = context.session { try sessions.delete(tokenHash: old.tokenHash) }
+        var created = try sessions.create(userID: user.id, now: context.now, lifetime: services.configuration.sessionLifetime)
+        if let welcome {
+            created.session.flashKind = FlashKind.success.rawValue
+            created.session.flashMessage = welcome
+            try sessions.save(created.session)
+        }
+        var response = Response.redirect(to: location)
+        response.setCookie(SetCookie(name: Services.sessionCookie, value: created.token, secure: services.configuration.secureCookies))
+        return response
+    }
+
+    private func renderLogin(
+        _ context: RequestContext, email: String, next: String, error: String?, signedOut: Bool = false, status: Int = 200
+    ) throws -> Response {
+        let model = LoginForm(
+            fields: [
+                FieldView("email", label: "Email", type: "email", value: email, autocomplete: "username"),
+                FieldView("password", label: "Password", type: "password", autocomplete: "current-password"),
+            ],
+            next: next, error: error, signedOut: signedOut)
+        return try services.page(.login, title: "Sign in", model: model, context: context, status: status)
+    }
+
+    /// Only local paths: an absolute or protocol-relative URL would send people off-site after login.
+    private func safeNext(_ next: String?) -> String {
+        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.hasPrefix("/\\") else { return "/campaigns" }
+        return next
+    }
+}

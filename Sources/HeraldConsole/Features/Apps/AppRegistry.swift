@@ -1,0 +1,52 @@
+import Foundation
+import HeraldDomain
+import HeraldStorage
+
+/// Registering apps and issuing their API keys: shared by the forms and the command line.
+public struct AppRegistry: Sendable {
+    let database: AppDatabase
+
+    public init(database: AppDatabase) {
+        self.database = database
+    }
+
+    public func createApp(name: String, platforms: [Platform], actor: AuditActor, now: Date) throws -> App {
+        let name = name.trimmingCharacters(in: .whitespaces)
+        var errors = FormErrors()
+        if name.isEmpty { errors.add("name", "Enter the app's name.") }
+        if name.count > 80 { errors.add("name", "Use at most 80 characters for the app's name.") }
+        if platforms.isEmpty { errors.add("platforms", "Choose at least one platform: iOS, Android or Web.") }
+        guard errors.isEmpty else { throw errors }
+        do {
+            let app = try database.apps.create(name: name, platforms: platforms, now: now)
+            try database.auditLog.record(
+                actor, action: "app.create", subject: "app \(app.id) \(name)",
+                details: platforms.map(\.rawValue).joined(separator: ", "), at: now)
+            return app
+        } catch AppStoreError.nameTaken {
+            throw FormErrors("name", "An app with this name already exists. Choose another name.")
+        }
+    }
+
+    /// Creates a key; the returned secret is shown once and never stored.
+    public func createKey(appID: Int64, name: String, scopes: [APIScope], actor: AuditActor, now: Date) throws -> (key: APIKey, secret: String) {
+        let name = name.trimmingCharacters(in: .whitespaces)
+        var errors = FormErrors()
+        if try database.apps.find(id: appID) == nil { errors.add("app", "There is no app with id \(appID).") }
+        if name.isEmpty { errors.add("name", "Name the key after where it will be used, such as “iOS app” or “CI script”.") }
+        if name.count > 80 { errors.add("name", "Use at most 80 characters for the key's name.") }
+        if scopes.isEmpty { errors.add("scopes", "Choose at least one scope.") }
+        guard errors.isEmpty else { throw errors }
+        let created = try database.apiKeys.create(appID: appID, name: name, scopes: scopes, now: now)
+        try database.auditLog.record(
+            actor, action: "key.create", subject: "key \(created.key.prefix)… of app \(appID)",
+            details: scopes.map(\.rawValue).joined(separator: " "), at: now)
+        return created
+    }
+
+    func revokeKey(_ key: APIKey, actor: AuditActor, now: Date) throws {
+        if try database.apiKeys.revoke(id: key.id, now: now) {
+            try database.auditLog.record(actor, action: "key.revoke", subject: "key \(key.prefix)… of app \(key.appID)", at: now)
+        }
+    }
+}

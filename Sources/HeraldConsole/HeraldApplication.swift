@@ -1,0 +1,59 @@
+import Foundation
+import HeraldHTTP
+import HeraldStorage
+import Logging
+import Synchronization
+
+/// The whole console and API as one `Request -> Response` function, callable without a socket.
+public final class HeraldApplication: Sendable {
+    let services: Services
+    let router: Router
+    let staticFiles: StaticFiles
+    /// Set once a user exists; until then every page leads to `/setup`.
+    let setupDone = Atomic<Bool>(false)
+
+    /// Loads templates and static files (failing if any is missing or broken) and builds the routes.
+    public init(configuration: ConsoleConfiguration, database: AppDatabase, logger: Logger) async throws {
+        let views = try await Views(folder: configuration.templatesFolder)
+        services = Services(database: database, views: views, configuration: configuration, logger: logger)
+        staticFiles = try StaticFiles(folder: configuration.publicFolder)
+        router = Router(Self.routes(services: services, staticFiles: staticFiles))
+    }
+
+    /// Every route with the access it needs, for `herald routes` and the docs.
+    public var routeTable: [(method: String, pattern: String, access: String)] {
+        Self.routes(services: services, staticFiles: staticFiles).map { ($0.method, $0.pattern, $0.access.description) }
+    }
+
+    public func respond(to request: Request) -> Response {
+        let started = ContinuousClock.now
+        var response = dispatch(request)
+        SecurityHeaders.apply(to: &response)
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        services.logger.info(
+            "\(request.method) \(request.path ?? request.target) \(response.status) \(String(format: "%.1f", milliseconds))ms")
+        return response
+    }
+}
+
+/// Headers on every answer: no inline script, no framing, no sniffing.
+enum SecurityHeaders {
+    static let contentSecurityPolicy = [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' https: data:",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "object-src 'none'",
+    ].joined(separator: "; ")
+
+    static func apply(to response: inout Response) {
+        response.headers.set("Content-Security-Policy", contentSecurityPolicy)
+        response.headers.set("X-Content-Type-Options", "nosniff")
+        response.headers.set("X-Frame-Options", "DENY")
+        response.headers.set("Referrer-Policy", "same-origin")
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+
+extension HeraldApplication {
+    /// Matches the route, then runs the checks its access asks for, then the handler.
+    func dispatch(_ request: Request) -> Response {
+        guard let path = request.path else {
+            return errorResponse(HTTPError(400, "The address is not valid UTF-8."), api: false, context: nil)
+        }
+        let api = path.hasPrefix("/api/")
+        switch router.match(method: request.method, path: path) {
+        case .notFound:
+            return errorResponse(.notFound, api: api, context: nil)
+        case .methodNotAllowed(let allowed):
+            var response = errorResponse(
+                HTTPError(405, "This address does not accept \(request.method) requests."), api: api, context: nil)
+            response.headers.set("Allow", allowed.joined(separator: ", "))
+            return response
+        case .found(let route, let parameters):
+            var context = RequestContext(request: request, now: services.configuration.clock())
+            context.parameters = parameters
+            do {
+                switch route.access {
+                case .anyone:
+                    return try route.handler(context)
+                case .apiKey(let scope):
+                    return try authenticateKey(context, scope: scope, route: route)
+                case .visitor, .signedIn:
+                    return try browserPage(context, route: route)
+                }
+            } catch let error as HTTPError {
+                return errorResponse(error, api: api, context: context)
+            } catch {
+                services.logger.error("\(request.method) \(path) failed: \(error)")
+                return errorResponse(
+                    HTTPError(500, "Something went wrong on our side. Try again; if it keeps happening, tell your admin."),
+                    api: api, context: nil)
+            }
+        }
+    }
+
+    private func authenticateKey(_ context: RequestContext, scope: APIScope?, route: Route) throws -> Response {
+        var context = context
+        guard let header = context.request.headers["Authorization"], header.lowercased().hasPrefix("bearer ") else {
+            throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.")
+        }
+        let secret = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        guard let key = try services.database.apiKeys.authenticate(secret: secret) else {
+            throw HTTPError(401, "This API key is unknown or has been revoked.")
+        }
+        if let scope, !key.scopes.contains(scope) {
+            throw HTTPError(403, "This API key lacks the `\(scope.rawValue)` scope.")
+        }
+        context.apiKey = key
+        return try route.handler(context)
+    }
+
+    private func browserPage(_ context: RequestContext, route: Route) throws -> Response {
+        var context = context
+        let sessions = services.database.sessions
+        var newSessionCookie: SetCookie?
+        let configuration = services.configuration
+
+        if let token = context.request.cookies[Services.sessionCookie], let session = try sessions.find(token: token),
+           session.expiresAt > context.now,
+           context.now.timeIntervalSince(session.lastSeenAt) < configuration.sessionIdleTimeout {
+            context.session = session
+            if let userID = session.userID {
+                if let user = try services.database.users.find(id: userID), user.active {
+                    context.user = user
+                } else {
+                    try sessions.delete(tokenHash: session.tokenHash)
+                    context.session = nil
+                }
+            }
+        }
+
+        if !setupDone.load(ordering: .relaxed) {
+            if try services.database.users.count() > 0 {
+                setupDone.store(true, ordering: .relaxed)
+            } else if context.request.path != "/setup" {
+                return .redirect(to: "/setup")
+            }
+        }
+
+        switch route.access {
+        case .signedIn(let role):
+            guard let user = context.user else {
+                let next = context.request.method == "GET" ? "?next=" + PercentEncoding.encode(context.request.target) : ""
+                return .redirect(to: "/login" + next)
+            }
+            guard user.role.includes(role) else { throw HTTPError.forbidden }
+        default:
+            if context.session == nil {
+                let created = try sessions.create(userID: nil, now: context.now, lifetime: configuration.sessionIdleTimeout)
+                context.session = created.session
+                newSessionCookie = SetCookie(name: Services.sessionCookie, value: created.token, secure: configuration.secureCookies)
+            }
+        }
+
+        if context.request.method != "GET" && context.request.method != "HEAD" {
+            do {
+                context.form = try context.request.formFields()
+            } catch .unsupportedMediaType {
+                throw HTTPError(415, "Send this form as application/x-www-form-urlencoded or multipart/form-data.")
+            } catch .invalidEncoding {
+                throw HTTPError(400, "The form contains text that is not valid UTF-8.")
+            } catch .malformedMultipart(let reason) {
+                throw HTTPError(400, "The form upload is malformed: \(reason).")
+            }
+            guard let session = context.session, let token = context.form["csrf_token"],
+                  Secret.constantTimeEquals(token, session.csrfToken) else { throw HTTPError.csrf }
+        }
+
+        if var session = context.session, context.now.timeIntervalSince(session.lastSeenAt) > 60 {
+            session.lastSeenAt = context.now
+            try sessions.save(session)
+            context.session = session
+        }
+
+        var response = try route.handler(context)
+        if let newSessionCookie { response.setCookie(newSessionCookie) }
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    /// An error as JSON for the API, or as a page for browsers (with the layout when signed in).
+    func errorResponse(_ error: HTTPError, api: Bool, context: RequestContext?) -> Response {
+        if api {
+            let body = #"{"error":{"code":"\#(APIError.code(for: error.status))","message":\#(JSONText.quote(error.message))}}"#
+            return .json(Array(body.utf8), status: error.status)
+        }
+        let model = ErrorPage(status: error.status, heading: reasonPhrase(error.status), message: error.message,
+                              signedIn: context?.user != nil)
+        let blank = RequestContext(request: context?.request ?? Request(method: "GET", target: "/"), now: services.configuration.clock())
+        let response = try? services.page(.error, title: reasonPhrase(error.status), model: model, context: context ?? blank, status: error.status)
+        return response ?? .text(error.message, status: error.status)
+    }
+}
+
+struct ErrorPage: Sendable {
+    let status: Int
+    let heading: String
+    let message: String
+    let signedIn: Bool
+}
+
+enum APIError {
+    static func code(for status: Int) -> String {
+        switch status {
+        case 400: "bad_request"
+        case 401: "unauthorized"
+        case 403: "forbidden"
+        case 404: "not_found"
+        case 405: "method_not_allowed"
+        case 409: "conflict"
+        case 412: "precondition_failed"
+        case 413: "payload_too_large"
+        case 415: "unsupported_media_type"
+        case 422: "invalid"
+        case 429: "too_many_requests"
+        default: "internal"
+        }
+    }
+}
+
+/// JSON string quoting for the few hand-written JSON bodies.
+enum JSONText {
+    static func quote(_ text: String) -> String {
+        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,69 @@
+import HeraldHTTP
+
+/// A handler gets the request's context and answers; it may throw `HTTPError`.
+public typealias Handler = @Sendable (RequestContext) throws -> Response
+
+/// One route: a method, a path pattern (`/apps/{id}`, or a trailing `*` for a prefix) and its access.
+public struct Route: Sendable {
+    public let method: String
+    public let pattern: String
+    public let access: Access
+    let handler: Handler
+
+    public init(_ method: String, _ pattern: String, _ access: Access, _ handler: @escaping Handler) {
+        self.method = method
+        self.pattern = pattern
+        self.access = access
+        self.handler = handler
+    }
+
+    fileprivate var segments: [Substring] { pattern.split(separator: "/", omittingEmptySubsequences: true) }
+}
+
+/// Finds the route for a method and path.
+struct Router: Sendable {
+    enum Match {
+        case found(Route, parameters: [String: String])
+        /// The path exists with other methods.
+        case methodNotAllowed(allowed: [String])
+        case notFound
+    }
+
+    private let routes: [(route: Route, segments: [Substring])]
+
+    init(_ routes: [Route]) {
+        self.routes = routes.map { ($0, $0.segments) }
+    }
+
+    func match(method: String, path: String) -> Match {
+        let requested = path.split(separator: "/", omittingEmptySubsequences: true)
+        // HEAD is answered by the GET route; the adapter leaves the body out.
+        let lookupMethod = method == "HEAD" ? "GET" : method
+        var allowed: [String] = []
+        for (route, segments) in routes {
+            guard let parameters = Self.bind(segments, to: requested) else { continue }
+            if route.method == lookupMethod { return .found(route, parameters: parameters) }
+            allowed.append(route.method)
+        }
+        if allowed.isEmpty { return .notFound }
+        if allowed.contains("GET") { allowed.append("HEAD") }
+        return .methodNotAllowed(allowed: allowed)
+    }
+
+    private static func bind(_ pattern: [Substring], to path: [Substring]) -> [String: String]? {
+        var parameters: [String: String] = [:]
+        for (index, segment) in pattern.enumerated() {
+            if segment == "*" {
+                parameters["*"] = path[index...].joined(separator: "/")
+                return parameters
+            }
+            guard index < path.count else { return nil }
+            if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                parameters[String(segment.dropFirst().dropLast())] = String(path[index])
+            } else if segment != path[index] {
+                return nil
+            }
+        }
+        return pattern.count == path.count ? parameters : nil
+    }
+}

@@ -1,0 +1,51 @@
+import HeraldDomain
+import HeraldHTTP
+
+extension HeraldApplication {
+    /// Every route and who may reach it: the access model at a glance.
+    static func routes(services: Services, staticFiles: StaticFiles) -> [Route] {
+        let health = Health(database: services.database)
+        let accounts = AccountPages(services: services)
+        let campaigns = CampaignPages(services: services)
+        let users = UserPages(services: services)
+        let apps = AppPages(services: services)
+        let audit = AuditPages(services: services)
+        let keyInfo = KeyInfo(services: services)
+
+        return [
+            Route("GET", "/healthz", .anyone, health.alive),
+            Route("GET", "/readyz", .anyone, health.ready),
+            Route("GET", "/public/*", .anyone, staticFiles.serve),
+
+            Route("GET", "/setup", .visitor, accounts.setupForm),
+            Route("POST", "/setup", .visitor, accounts.setup),
+            Route("GET", "/login", .visitor, accounts.loginForm),
+            Route("POST", "/login", .visitor, accounts.login),
+            Route("POST", "/logout", .visitor, accounts.logout),
+
+            Route("GET", "/", .signedIn(.viewer)) { _ in .redirect(to: "/campaigns") },
+            Route("GET", "/campaigns", .signedIn(.viewer), campaigns.index),
+
+            Route("GET", "/users", .signedIn(.admin), users.index),
+            Route("GET", "/users/new", .signedIn(.admin), users.new),
+            Route("POST", "/users", .signedIn(.admin), users.create),
+            Route("GET", "/users/{id}", .signedIn(.admin), users.edit),
+            Route("POST", "/users/{id}/role", .signedIn(.admin), users.changeRole),
+            Route("POST", "/users/{id}/password", .signedIn(.admin), users.resetPassword),
+            Route("POST", "/users/{id}/deactivate", .signedIn(.admin), users.deactivate),
+            Route("POST", "/users/{id}/activate", .signedIn(.admin), users.activate),
+
+            Route("GET", "/apps", .signedIn(.admin), apps.index),
+            Route("GET", "/apps/new", .signedIn(.admin), apps.new),
+            Route("POST", "/apps", .signedIn(.admin), apps.create),
+            Route("GET", "/apps/{id}", .signedIn(.admin), apps.show),
+            Route("POST", "/apps/{id}/keys", .signedIn(.admin), apps.createKey),
+            Route("GET", "/apps/{id}/keys/{keyID}/revoke", .signedIn(.admin), apps.confirmRevoke),
+            Route("POST", "/apps/{id}/keys/{keyID}/revoke", .signedIn(.admin), apps.revoke),
+
+            Route("GET", "/audit", .signedIn(.admin), audit.index),
+
+            Route("GET", "/api/v1/key", .apiKey(nil), keyInfo.show),
+        ]
+    }
+}

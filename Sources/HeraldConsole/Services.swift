@@ -1,0 +1,61 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+import Logging
+
+/// What every feature needs: the database, the views, the configuration and the log.
+struct Services: Sendable {
+    let database: AppDatabase
+    let views: Views
+    let configuration: ConsoleConfiguration
+    let logger: Logger
+
+    static let sessionCookie = "herald_session"
+
+    /// Renders `template` with `model` inside the layout, showing (and clearing) the session's flash.
+    func page(
+        _ template: Template, title: String, model: any Sendable, context: RequestContext, status: Int = 200
+    ) throws -> Response {
+        let csrf = context.session?.csrfToken ?? ""
+        let body = views.render(template, PageView(page: model, csrf: csrf))
+        let layout = LayoutView(
+            title: title, body: body,
+            user: context.user.map { LayoutView.SignedInUser(email: $0.email, name: $0.name, role: $0.role.title) },
+            navigation: navigation(for: context),
+            flash: try takeFlash(context),
+            csrf: csrf)
+        return .html(views.render(.layout, layout), status: status)
+    }
+
+    /// Keeps a message for the next page this session sees (after a redirect).
+    func flash(_ context: RequestContext, _ kind: FlashKind, _ message: String) throws {
+        guard var session = context.session else { return }
+        session.flashKind = kind.rawValue
+        session.flashMessage = message
+        try database.sessions.save(session)
+    }
+
+    private func takeFlash(_ context: RequestContext) throws -> LayoutView.Flash? {
+        guard var session = context.session, let message = session.flashMessage else { return nil }
+        let kind = session.flashKind ?? FlashKind.info.rawValue
+        session.flashKind = nil
+        session.flashMessage = nil
+        try database.sessions.save(session)
+        return LayoutView.Flash(kind: kind, message: message, ariaRole: kind == FlashKind.error.rawValue ? "alert" : "status")
+    }
+
+    private func navigation(for context: RequestContext) -> [LayoutView.Navigation] {
+        guard let role = context.user?.role else { return [] }
+        let items: [(String, String, Role)] = [
+            ("/campaigns", "Campaigns", .viewer),
+            ("/apps", "Apps", .admin),
+            ("/users", "Users", .admin),
+            ("/audit", "Audit log", .admin),
+        ]
+        let path = context.request.path ?? ""
+        return items.filter { role.includes($0.2) }.map { href, label, _ in
+            LayoutView.Navigation(href: href, label: label, current: path == href || path.hasPrefix(href + "/"))
+        }
+    }
+}

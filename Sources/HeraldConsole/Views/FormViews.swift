@@ -1,0 +1,123 @@
+/// Validation errors of one form, by field name, in the order found; thrown by shared operations.
+public struct FormErrors: Error, Sendable, CustomStringConvertible {
+    public private(set) var items: [(field: String, message: String)] = []
+
+    public init() {}
+
+    init(_ field: String, _ message: String) {
+        add(field, message)
+    }
+
+    public var isEmpty: Bool { items.isEmpty }
+
+    mutating func add(_ field: String, _ message: String) {
+        items.append((field, message))
+    }
+
+    public var description: String { items.map(\.message).joined(separator: " ") }
+
+    func message(for field: String) -> String? {
+        items.first { $0.field == field }?.message
+    }
+
+    /// The summary at the top of the form: each message links to its field.
+    var summary: [ErrorSummaryItem] {
+        items.map { ErrorSummaryItem(fieldID: FieldView.id(for: $0.field), message: $0.message) }
+    }
+}
+
+struct ErrorSummaryItem: Sendable {
+    let fieldID: String
+    let message: String
+}
+
+/// One labeled input, rendered by `partials/field`.
+struct FieldView: Sendable {
+    let id: String
+    let name: String
+    let label: String
+    let type: String
+    let value: String
+    let autocomplete: String
+    let hint: String?
+    let error: String?
+    let required: Bool
+
+    init(
+        _ name: String, label: String, type: String = "text", value: String = "", autocomplete: String = "off",
+        hint: String? = nil, required: Bool = true, errors: FormErrors = FormErrors()
+    ) {
+        self.id = Self.id(for: name)
+        self.name = name
+        self.label = label
+        self.type = type
+        self.value = value
+        self.autocomplete = autocomplete
+        self.hint = hint
+        self.error = errors.message(for: name)
+        self.required = required
+    }
+
+    static func id(for name: String) -> String {
+        "field-" + name.map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined()
+    }
+}
+
+/// One checkbox or radio option, rendered by `partials/checkbox` (or as a radio button).
+struct ChoiceView: Sendable {
+    let id: String
+    let name: String
+    let value: String
+    let label: String
+    let hint: String?
+    let checked: Bool
+
+    init(name: String, value: String, label: String, hint: String? = nil, checked: Bool) {
+        self.id = FieldView.id(for: "\(name)-\(value)")
+        self.name = name
+        self.value = value
+        self.label = label
+        self.hint = hint
+        self.checked = checked
+    }
+}
+
+/// Pagination links for long lists.
+struct PaginationView: Sendable {
+    let page: Int
+    let pageCount: Int
+    let previousHref: String?
+    let nextHref: String?
+
+    /// nil when everything fits on one page.
+    static func make(page: Int, pageSize: Int, total: Int, href: (Int) -> String) -> PaginationView? {
+        let pageCount = max(1, (total + pageSize - 1) / pageSize)
+        guard pageCount > 1 else { return nil }
+        return PaginationView(
+            page: page, pageCount: pageCount,
+            previousHref: page > 1 ? href(page - 1) : nil,
+            nextHref: page < pageCount ? href(page + 1) : nil)
+    }
+}
+
+/// Plain-text rules shared by the forms and the command line.
+enum InputRules {
+    static let minimumPasswordLength = 10
+
+    static func emailProblem(_ email: String) -> String? {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        if email.isEmpty { return "Enter an email address." }
+        if parts.count != 2 || parts[0].isEmpty || !parts[1].contains(".") || email.contains(" ") || email.count > 254 {
+            return "Enter an email address like name@example.com."
+        }
+        return nil
+    }
+
+    static func passwordProblem(_ password: String) -> String? {
+        if password.count < minimumPasswordLength {
+            return "Use at least \(minimumPasswordLength) characters for the password."
+        }
+        if password.utf8.count > 1024 { return "Use at most 1024 bytes for the password." }
+        return nil
+    }
+}

@@ -1,0 +1,17 @@
+/// Every template the console renders. All of them must load at start, or the boot fails.
+enum Template: String, CaseIterable, Sendable {
+    case layout
+    case error = "errors/error"
+    case setup = "accounts/setup"
+    case login = "accounts/login"
+    case campaigns = "campaigns/index"
+    case users = "users/index"
+    case newUser = "users/new"
+    case editUser = "users/edit"
+    case apps = "apps/index"
+    case newApp = "apps/new"
+    case app = "apps/show"
+    case keyCreated = "apps/key_created"
+    case revokeKey = "apps/revoke_key"
+    case audit = "audit/index"
+}

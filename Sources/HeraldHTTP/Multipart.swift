@@ -1,0 +1,107 @@
+/// One part of a `multipart/form-data` body.
+public struct MultipartPart: Sendable, Equatable {
+    public var name: String
+    public var filename: String?
+    public var contentType: String?
+    public var body: [UInt8]
+}
+
+/// Parses `multipart/form-data` bodies (RFC 7578).
+public enum MultipartParser {
+    public enum Failure: Error, Equatable {
+        case missingBoundary
+        case malformed(String)
+    }
+
+    /// The boundary parameter of a `multipart/form-data` content type.
+    public static func boundary(fromContentType contentType: String) -> String? {
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pieces = parameter.split(separator: "=", maxSplits: 1)
+            guard pieces.count == 2, pieces[0].trimmingSpaces.lowercased() == "boundary" else { continue }
+            let value = pieces[1].trimmingSpaces
+            let unquoted = value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2
+                ? String(value.dropFirst().dropLast()) : value
+            return unquoted.isEmpty ? nil : unquoted
+        }
+        return nil
+    }
+
+    public static func parse(_ body: [UInt8], boundary: String) throws(Failure) -> [MultipartPart] {
+        let delimiter = Array("--\(boundary)".utf8)
+        guard var position = firstIndex(of: delimiter, in: body, from: 0) else {
+            throw .malformed("the body does not contain the boundary")
+        }
+        var parts: [MultipartPart] = []
+        while true {
+            position += delimiter.count
+            if body[position...].starts(with: Array("--".utf8)) { return parts }
+            guard body[position...].starts(with: crlf) else { throw .malformed("a boundary is not followed by a line break") }
+            position += crlf.count
+            guard let headerEnd = firstIndex(of: crlf + crlf, in: body, from: position) else {
+                throw .malformed("a part's headers never end")
+            }
+            guard let headerText = String(validating: body[position..<headerEnd], as: UTF8.self) else {
+                throw .malformed("a part's headers are not UTF-8")
+            }
+            let contentStart = headerEnd + 4
+            guard let next = firstIndex(of: crlf + delimiter, in: body, from: contentStart) else {
+                throw .malformed("the body ends before its closing boundary")
+            }
+            parts.append(try part(headers: headerText, body: Array(body[contentStart..<next])))
+            position = next + crlf.count
+        }
+    }
+
+    private static let crlf: [UInt8] = [13, 10]
+
+    private static func part(headers: String, body: [UInt8]) throws(Failure) -> MultipartPart {
+        var name: String?
+        var filename: String?
+        var contentType: String?
+        for line in headers.split(separator: "\r\n") {
+            let pieces = line.split(separator: ":", maxSplits: 1)
+            guard pieces.count == 2 else { continue }
+            let value = pieces[1].trimmingSpaces
+            switch pieces[0].trimmingSpaces.lowercased() {
+            case "content-disposition":
+                for parameter in value.split(separator: ";").dropFirst() {
+                    let pair = parameter.split(separator: "=", maxSplits: 1)
+                    guard pair.count == 2 else { continue }
+                    let raw = pair[1].trimmingSpaces
+                    let unquoted = raw.hasPrefix("\"") && raw.hasSuffix("\"") && raw.count >= 2
+                        ? String(raw.dropFirst().dropLast()) : raw
+                    switch pair[0].trimmingSpaces.lowercased() {
+                    case "name": name = unquoted
+                    case "filename": filename = unquoted
+                    default: break
+                    }
+                }
+            case "content-type":
+                contentType = value
+            default:
+                break
+            }
+        }
+        guard let name else { throw .malformed("a part has no name") }
+        return MultipartPart(name: name, filename: filename, contentType: contentType, body: body)
+    }
+
+    private static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
+        var index = start
+        let last = haystack.count - needle.count
+        while index <= last {
+            if haystack[index] == needle[0] && haystack[index..<index + needle.count].elementsEqual(needle) {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

@@ -1,0 +1,86 @@
+/// An HTTP request as the server received it: no socket, so handlers can be tested as plain functions.
+public struct Request: Sendable {
+    public var method: String
+    /// The request target as sent, path and query.
+    public var target: String
+    /// The percent-decoded path, or nil when it does not decode to UTF-8.
+    public var path: String?
+    public var query: FormData
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// The client's IP address as text; empty when unknown.
+    public var remoteAddress: String
+
+    public init(
+        method: String, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+        remoteAddress: String = ""
+    ) {
+        self.method = method.uppercased()
+        self.target = target
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+        let pieces = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        self.path = PercentEncoding.decode(pieces[0], plusAsSpace: false)
+        self.query = pieces.count > 1 ? (FormData(urlencoded: pieces[1]) ?? FormData()) : FormData()
+    }
+
+    /// Cookies from every `Cookie` header; the first of a repeated name wins.
+    public var cookies: [String: String] {
+        var result: [String: String] = [:]
+        for header in headers.values("Cookie") {
+            for pair in header.split(separator: ";") {
+                let pieces = pair.split(separator: "=", maxSplits: 1)
+                guard pieces.count == 2 else { continue }
+                let name = pieces[0].trimmingSpaces
+                if result[name] == nil { result[name] = pieces[1].trimmingSpaces }
+            }
+        }
+        return result
+    }
+
+    /// The media type of the body, lower-cased, without parameters.
+    public var mediaType: String? {
+        headers["Content-Type"].map { String($0.split(separator: ";").first ?? "").trimmingSpaces.lowercased() }
+    }
+
+    public enum BodyError: Error, Equatable {
+        case unsupportedMediaType
+        case invalidEncoding
+        case malformedMultipart(String)
+    }
+
+    /// The form fields of a urlencoded or multipart body (file parts are left out; see `multipartParts`).
+    public func formFields() throws(BodyError) -> FormData {
+        switch mediaType {
+        case "application/x-www-form-urlencoded":
+            guard let text = String(validating: body, as: UTF8.self),
+                  let form = FormData(urlencoded: Substring(text)) else { throw .invalidEncoding }
+            return form
+        case "multipart/form-data":
+            var form = FormData()
+            for part in try multipartParts() where part.filename == nil {
+                guard let value = String(validating: part.body, as: UTF8.self) else { throw .invalidEncoding }
+                form.pairs.append((part.name, value))
+            }
+            return form
+        default:
+            throw .unsupportedMediaType
+        }
+    }
+
+    /// Every part of a `multipart/form-data` body, files included.
+    public func multipartParts() throws(BodyError) -> [MultipartPart] {
+        guard mediaType == "multipart/form-data",
+              let boundary = headers["Content-Type"].flatMap(MultipartParser.boundary(fromContentType:))
+        else { throw .unsupportedMediaType }
+        do {
+            return try MultipartParser.parse(body, boundary: boundary)
+        } catch {
+            switch error {
+            case .missingBoundary: throw .malformedMultipart("the boundary is missing")
+            case .malformed(let reason): throw .malformedMultipart(reason)
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// An HTTP response to be written by the adapter.
+public struct Response: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The body as UTF-8 text (for tests and logs).
+    public var text: String { String(decoding: body, as: UTF8.self) }
+
+    public static func html(_ html: String, status: Int = 200) -> Response {
+        Response(status: status, headers: HTTPHeaders([("Content-Type", "text/html; charset=utf-8")]), body: Array(html.utf8))
+    }
+
+    public static func text(_ text: String, status: Int = 200) -> Response {
+        Response(status: status, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")]), body: Array(text.utf8))
+    }
+
+    public static func json(_ body: [UInt8], status: Int = 200) -> Response {
+        Response(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: body)
+    }
+
+    /// A `303 See Other` to `location`, the answer to a successful form POST.
+    public static func redirect(to location: String, status: Int = 303) -> Response {
+        Response(status: status, headers: HTTPHeaders([("Location", location)]))
+    }
+}
+
+/// The reason phrase for a status code.
+public func reasonPhrase(_ status: Int) -> String {
+    switch status {
+    case 200: "OK"
+    case 201: "Created"
+    case 204: "No Content"
+    case 303: "See Other"
+    case 304: "Not Modified"
+    case 400: "Bad Request"
+    case 401: "Unauthorized"
+    case 403: "Forbidden"
+    case 404: "Not Found"
+    case 405: "Method Not Allowed"
+    case 409: "Conflict"
+    case 413: "Content Too Large"
+    case 415: "Unsupported Media Type"
+    case 422: "Unprocessable Content"
+    case 429: "Too Many Requests"
+    case 500: "Internal Server Error"
+    case 503: "Service Unavailable"
+    default: "Status \(status)"
+    }
+}

@@ -1,0 +1,125 @@
+import CMicroHTTPD
+import Foundation
+import HeraldHTTP
+
+// libmicrohttpd's callbacks. They are free functions, not closures, so that they carry no actor
+// isolation: they run on MHD's pool threads.
+
+/// Called when a request line arrives: its return value becomes the request's `req_cls`.
+func requestStarted(
+    _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
+    context.requestsInFlight.add(1, ordering: .relaxed)
+    let target = uri.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? "/"
+    return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
+}
+
+func requestCompleted(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ requestClass: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ termination: MHD_RequestTerminationCode
+) {
+    guard let requestClass, let state = requestClass.pointee else { return }
+    Unmanaged<RequestState>.fromOpaque(state).release()
+    requestClass.pointee = nil
+    let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
+    context.requestsInFlight.subtract(1, ordering: .relaxed)
+}
+
+/// Called for the headers, once per body chunk, and once more when the request is complete.
+func accessHandler(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?,
+    _ uploadData: UnsafePointer<CChar>?, _ uploadDataSize: UnsafeMutablePointer<Int>?,
+    _ requestClass: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
+    guard let connection, let requestClass, let statePointer = requestClass.pointee, let uploadDataSize else {
+        return .NO
+    }
+    let state = Unmanaged<RequestState>.fromOpaque(statePointer).takeUnretainedValue()
+    let limit = context.configuration.maxBodyBytes
+
+    if !state.headersSeen {
+        state.headersSeen = true
+        // A declared length over the cap is refused before the body is read at all.
+        if let declared = headerValue(connection, "Content-Length").flatMap(Int.init), declared > limit {
+            return queue(bodyTooLargeResponse(limit: limit), on: connection)
+        }
+        return .YES
+    }
+
+    let chunkSize = uploadDataSize.pointee
+    if chunkSize > 0 {
+        if !state.bodyTooLarge, let uploadData {
+            if state.body.count + chunkSize > limit {
+                // Chunked bodies have no declared length: stop keeping bytes as soon as the cap is passed.
+                state.bodyTooLarge = true
+                state.body = []
+            } else {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: chunkSize) {
+                    state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: chunkSize))
+                }
+            }
+        }
+        uploadDataSize.pointee = 0
+        return .YES
+    }
+
+    if state.bodyTooLarge {
+        return queue(bodyTooLargeResponse(limit: limit), on: connection)
+    }
+    let request = Request(
+        method: method.map { String(cString: $0) } ?? "GET",
+        target: state.target,
+        headers: requestHeaders(connection),
+        body: state.body,
+        remoteAddress: clientAddress(connection))
+    return queue(context.handler(request), on: connection)
+}
+
+private func bodyTooLargeResponse(limit: Int) -> Response {
+    var response = Response.text("The request body is larger than the limit of \(limit / 1024) KiB. Send less data.\n", status: 413)
+    response.headers.add("Connection", "close")
+    return response
+}
+
+private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Result {
+    let mhdResponse = response.body.withUnsafeBytes { bytes in
+        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+    }
+    guard let mhdResponse else { return .NO }
+    defer { MHD_destroy_response(mhdResponse) }
+    for field in response.headers {
+        _ = MHD_add_response_header(mhdResponse, field.name, field.value)
+    }
+    return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+}
+
+private func headerValue(_ connection: OpaquePointer, _ name: String) -> String? {
+    MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+}
+
+private final class HeaderCollector {
+    var headers = HTTPHeaders()
+}
+
+private func requestHeaders(_ connection: OpaquePointer) -> HTTPHeaders {
+    let collector = HeaderCollector()
+    withExtendedLifetime(collector) {
+        _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+            let collector = Unmanaged<HeaderCollector>.fromOpaque(cls!).takeUnretainedValue()
+            if let key {
+                collector.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+            }
+            return .YES
+        }, Unmanaged.passUnretained(collector).toOpaque())
+    }
+    return collector.headers
+}
+
+private func clientAddress(_ connection: OpaquePointer) -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    herald_mhd_client_address(connection, &buffer, buffer.count)
+    return String(cString: buffer)
+}

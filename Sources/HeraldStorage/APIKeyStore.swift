@@ -1,0 +1,81 @@
+import Foundation
+import GRDB
+import HeraldDomain
+
+/// An app's API key. The secret is shown once at creation; only its hash and a prefix are kept.
+public struct APIKey: Sendable, Equatable, Identifiable {
+    public var id: Int64
+    public var appID: Int64
+    public var name: String
+    /// The first characters of the secret, so people can tell keys apart.
+    public var prefix: String
+    public var scopes: [APIScope]
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+    public var revokedAt: Date?
+
+    public var isRevoked: Bool { revokedAt != nil }
+}
+
+extension APIKey: FetchableRecord {
+    public init(row: Row) throws {
+        id = row["id"]
+        appID = row["app_id"]
+        name = row["name"]
+        prefix = row["prefix"]
+        let stored: String = row["scopes"]
+        scopes = stored.split(separator: " ").compactMap { APIScope(rawValue: String($0)) }
+        createdAt = row["created_at"]
+        lastUsedAt = row["last_used_at"]
+        revokedAt = row["revoked_at"]
+    }
+}
+
+/// The `api_keys` table.
+public struct APIKeyStore: Sendable {
+    let pool: DatabasePool
+
+    /// Creates a key and returns it with its secret, which is not stored and cannot be shown again.
+    public func create(appID: Int64, name: String, scopes: [APIScope], now: Date) throws -> (key: APIKey, secret: String) {
+        let secret = "hrld_" + Secret.random()
+        let prefix = String(secret.prefix(12))
+        let id = try pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO api_keys (app_id, name, prefix, secret_hash, scopes, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [appID, name, prefix, Secret.sha256(secret), scopes.map(\.rawValue).joined(separator: " "), now])
+            return db.lastInsertedRowID
+        }
+        let key = APIKey(id: id, appID: appID, name: name, prefix: prefix, scopes: scopes, createdAt: now)
+        return (key, secret)
+    }
+
+    public func all(appID: Int64) throws -> [APIKey] {
+        try pool.read {
+            try APIKey.fetchAll($0, sql: "SELECT * FROM api_keys WHERE app_id = ? ORDER BY created_at DESC, id DESC", arguments: [appID])
+        }
+    }
+
+    public func find(id: Int64) throws -> APIKey? {
+        try pool.read { try APIKey.fetchOne($0, sql: "SELECT * FROM api_keys WHERE id = ?", arguments: [id]) }
+    }
+
+    /// The live (not revoked) key whose secret is `secret`.
+    public func authenticate(secret: String) throws -> APIKey? {
+        try pool.read {
+            try APIKey.fetchOne(
+                $0, sql: "SELECT * FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL",
+                arguments: [Secret.sha256(secret)])
+        }
+    }
+
+    /// Revokes the key; returns false when it was already revoked or does not exist.
+    public func revoke(id: Int64, now: Date) throws -> Bool {
+        try pool.write { db in
+            try db.execute(sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [now, id])
+            return db.changesCount > 0
+        }
+    }
+}

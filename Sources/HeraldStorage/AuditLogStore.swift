@@ -1,0 +1,72 @@
+import Foundation
+import GRDB
+
+/// Who (a user, an API key, or the command line) changed what.
+public struct AuditActor: Sendable, Equatable {
+    public var userID: Int64?
+    public var keyID: Int64?
+    /// How the actor is shown: an email, a key's name, or "command line".
+    public var label: String
+
+    public init(userID: Int64?, keyID: Int64?, label: String) {
+        self.userID = userID
+        self.keyID = keyID
+        self.label = label
+    }
+
+    public static func user(id: Int64, email: String) -> AuditActor { AuditActor(userID: id, keyID: nil, label: email) }
+    public static func key(id: Int64, name: String) -> AuditActor { AuditActor(userID: nil, keyID: id, label: "API key \(name)") }
+    public static let commandLine = AuditActor(userID: nil, keyID: nil, label: "command line")
+}
+
+/// One line of the audit log.
+public struct AuditEntry: Sendable, Equatable, FetchableRecord {
+    public var id: Int64
+    public var occurredAt: Date
+    public var actor: String
+    public var action: String
+    public var subject: String
+    public var details: String
+
+    public init(row: Row) throws {
+        id = row["id"]
+        occurredAt = row["occurred_at"]
+        actor = row["actor"]
+        action = row["action"]
+        subject = row["subject"]
+        details = row["details"]
+    }
+}
+
+/// The `audit_log` table: append-only.
+public struct AuditLogStore: Sendable {
+    let pool: DatabasePool
+
+    public func record(_ actor: AuditActor, action: String, subject: String, details: String = "", at time: Date) throws {
+        try pool.write { db in
+            try Self.record(actor, action: action, subject: subject, details: details, at: time, in: db)
+        }
+    }
+
+    /// Records inside a caller's transaction, so a change and its audit line commit together.
+    public static func record(_ actor: AuditActor, action: String, subject: String, details: String, at time: Date, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO audit_log (occurred_at, actor_user_id, actor_key_id, actor, action, subject, details)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [time, actor.userID, actor.keyID, actor.label, action, subject, details])
+    }
+
+    /// A page of entries, newest first.
+    public func page(offset: Int, limit: Int) throws -> [AuditEntry] {
+        try pool.read {
+            try AuditEntry.fetchAll(
+                $0, sql: "SELECT * FROM audit_log ORDER BY id DESC LIMIT ? OFFSET ?", arguments: [limit, offset])
+        }
+    }
+
+    public func count() throws -> Int {
+        try pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM audit_log") ?? 0 }
+    }
+}

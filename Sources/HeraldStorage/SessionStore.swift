@@ -1,0 +1,59 @@
+import Foundation
+import GRDB
+
+/// A browser session: anonymous (no user) until login. The token itself is only in the cookie.
+public struct Session: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "sessions"
+
+    public var tokenHash: String
+    public var userID: Int64?
+    public var csrfToken: String
+    public var flashKind: String?
+    public var flashMessage: String?
+    public var createdAt: Date
+    public var lastSeenAt: Date
+    public var expiresAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case tokenHash = "token_hash"
+        case userID = "user_id"
+        case csrfToken = "csrf_token"
+        case flashKind = "flash_kind"
+        case flashMessage = "flash_message"
+        case createdAt = "created_at"
+        case lastSeenAt = "last_seen_at"
+        case expiresAt = "expires_at"
+    }
+}
+
+/// The `sessions` table.
+public struct SessionStore: Sendable {
+    let pool: DatabasePool
+
+    /// Creates a session and returns its token (to put in the cookie) with the stored row.
+    public func create(userID: Int64?, now: Date, lifetime: TimeInterval) throws -> (token: String, session: Session) {
+        let token = Secret.random()
+        let session = Session(
+            tokenHash: Secret.sha256(token), userID: userID, csrfToken: Secret.random(),
+            flashKind: nil, flashMessage: nil, createdAt: now, lastSeenAt: now,
+            expiresAt: now.addingTimeInterval(lifetime))
+        try pool.write { db in
+            // Expired sessions are swept as new ones arrive, so the table stays small without a timer.
+            try Session.filter(Column("expires_at") < now).deleteAll(db)
+            try session.insert(db)
+        }
+        return (token, session)
+    }
+
+    public func find(token: String) throws -> Session? {
+        try pool.read { try Session.fetchOne($0, key: Secret.sha256(token)) }
+    }
+
+    public func save(_ session: Session) throws {
+        try pool.write { try session.update($0) }
+    }
+
+    public func delete(tokenHash: String) throws {
+        _ = try pool.write { try Session.deleteOne($0, key: tokenHash) }
+    }
+}

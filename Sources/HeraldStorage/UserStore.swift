@@ -1,0 +1,103 @@
+import Foundation
+import GRDB
+import HeraldDomain
+
+/// A console account.
+public struct User: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "users"
+
+    public var id: Int64?
+    public var email: String
+    public var name: String
+    public var role: Role
+    public var passwordHash: String
+    public var active: Bool
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(
+        id: Int64? = nil, email: String, name: String, role: Role, passwordHash: String, active: Bool = true,
+        createdAt: Date, updatedAt: Date
+    ) {
+        self.id = id
+        self.email = email
+        self.name = name
+        self.role = role
+        self.passwordHash = passwordHash
+        self.active = active
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, email, name, role, active
+        case passwordHash = "password_hash"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+}
+
+/// The `users` table.
+public struct UserStore: Sendable {
+    let pool: DatabasePool
+
+    public func count() throws -> Int {
+        try pool.read { try User.fetchCount($0) }
+    }
+
+    /// Inserts `user`, returning it with its id. Fails with `.emailTaken` when the email exists.
+    public func insert(_ user: User) throws -> User {
+        try pool.write { db in
+            if try User.filter(Column("email").collating(.nocase) == user.email).fetchCount(db) > 0 {
+                throw UserStoreError.emailTaken
+            }
+            var inserted = user
+            try inserted.insert(db)
+            return inserted
+        }
+    }
+
+    /// Inserts `user` only if there is no user at all (first-run setup), atomically.
+    public func insertFirst(_ user: User) throws -> User? {
+        try pool.write { db in
+            guard try User.fetchCount(db) == 0 else { return nil }
+            var inserted = user
+            try inserted.insert(db)
+            return inserted
+        }
+    }
+
+    public func find(id: Int64) throws -> User? {
+        try pool.read { try User.fetchOne($0, key: id) }
+    }
+
+    public func find(email: String) throws -> User? {
+        try pool.read { try User.filter(Column("email").collating(.nocase) == email).fetchOne($0) }
+    }
+
+    public func all() throws -> [User] {
+        try pool.read { try User.order(Column("email").collating(.nocase)).fetchAll($0) }
+    }
+
+    /// Saves `user`'s role, name, active flag and password hash; refuses to leave no active admin.
+    public func update(_ user: User) throws {
+        try pool.write { db in
+            try user.update(db)
+            let admins = try User.filter(Column("role") == Role.admin.rawValue && Column("active") == true).fetchCount(db)
+            if admins == 0 { throw UserStoreError.lastAdmin }
+            if !user.active, let id = user.id {
+                try db.execute(sql: "DELETE FROM sessions WHERE user_id = ?", arguments: [id])
+            }
+        }
+    }
+}
+
+public enum UserStoreError: Error, Equatable {
+    case emailTaken
+    /// The change would leave no active admin, and nobody could manage users any more.
+    case lastAdmin
+}

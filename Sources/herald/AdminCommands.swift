@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import HeraldConsole
+import HeraldDomain
+import HeraldStorage
+
+extension Role: ExpressibleByArgument {}
+extension Platform: ExpressibleByArgument {}
+extension APIScope: ExpressibleByArgument {}
+
+struct UserCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "user", abstract: "Manage console users.", subcommands: [Create.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a user; the password is read from standard input.")
+
+        @OptionGroup var storage: StorageOptions
+
+        @Option(help: "The user's email, used to sign in.")
+        var email: String
+
+        @Option(help: "The user's name (default: the part of the email before @).")
+        var name: String?
+
+        @Option(help: "admin, editor or viewer.")
+        var role: Role
+
+        @Flag(help: "Read the password from the first line of standard input.")
+        var passwordStdin = false
+
+        func validate() throws {
+            guard passwordStdin else { throw ValidationError("Pass --password-stdin and send the password on standard input.") }
+        }
+
+        func run() throws {
+            guard let password = readLine(strippingNewline: true) else {
+                throw ValidationError("No password on standard input.")
+            }
+            let database = try storage.openDatabase()
+            defer { try? database.close() }
+            let user = try Accounts(database: database, hasher: PasswordHasher()).create(
+                email: email, name: name ?? String(email.prefix { $0 != "@" }), role: role, password: password,
+                actor: .commandLine, now: Date())
+            print("Created \(user.role.rawValue) \(user.email) with id \(user.id ?? 0)")
+        }
+    }
+}
+
+struct AppCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "app", abstract: "Manage apps.", subcommands: [Create.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Register an app; prints its id as the last word.")
+
+        @OptionGroup var storage: StorageOptions
+
+        @Option(help: "The app's name.")
+        var name: String
+
+        @Option(name: .customLong("platform"), help: "ios, android or web; repeat for several.")
+        var platforms: [Platform] = []
+
+        func run() throws {
+            let database = try storage.openDatabase()
+            defer { try? database.close() }
+            let app = try AppRegistry(database: database).createApp(name: name, platforms: platforms, actor: .commandLine, now: Date())
+            print("Created app \(app.name) with id \(app.id)")
+        }
+    }
+}
+
+struct KeyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "key", abstract: "Manage API keys.", subcommands: [Create.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an API key; prints the secret, shown only this once, as the last word.")
+
+        @OptionGroup var storage: StorageOptions
+
+        @Option(help: "The app's id.")
+        var app: Int64
+
+        @Option(help: "The key's name (default: \"command line\").")
+        var name = "command line"
+
+        @Option(name: .customLong("scope"), help: "feed:read, events:write, campaigns:read or campaigns:write; repeat for several.")
+        var scopes: [APIScope] = []
+
+        func run() throws {
+            let database = try storage.openDatabase()
+            defer { try? database.close() }
+            let created = try AppRegistry(database: database).createKey(
+                appID: app, name: name, scopes: scopes, actor: .commandLine, now: Date())
+            print("Created key \(created.key.name) for app \(app) with scopes \(scopes.map(\.rawValue).joined(separator: " ")); its secret is shown only now:")
+            print(created.secret)
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import HeraldConsole
+import HeraldMicroHTTPD
+import HeraldStorage
+import Logging
+import Synchronization
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Start the console and API (the default command).")
+
+    @OptionGroup var storage: StorageOptions
+
+    @Option(help: "The address to listen on, an IP literal (env HERALD_HOST; default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "The port to listen on; 0 picks a free one (env HERALD_PORT; default 8080).")
+    var port: UInt16?
+
+    @Flag(help: "Mark cookies Secure; use when Herald is served over https (env HERALD_SECURE_COOKIES=1).")
+    var secureCookies = false
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        let logger = Logger(label: "herald")
+
+        let database = try storage.openDatabase()
+        var configuration = ConsoleConfiguration(resources: try storage.resourcesFolder())
+        configuration.secureCookies = secureCookies || environment["HERALD_SECURE_COOKIES"] == "1"
+        let application = try await HeraldApplication(configuration: configuration, database: database, logger: logger)
+
+        var serverConfiguration = HTTPServerConfiguration()
+        serverConfiguration.host = host ?? environment["HERALD_HOST"] ?? "127.0.0.1"
+        serverConfiguration.port = try port ?? environment["HERALD_PORT"].map { value in
+            guard let port = UInt16(value) else { throw ValidationError("HERALD_PORT must be a port number, not \(value).") }
+            return port
+        } ?? 8080
+        let server = HTTPServer(configuration: serverConfiguration, logger: logger, handler: application.respond(to:))
+        try server.start()
+
+        let shownHost = serverConfiguration.host.contains(":") ? "[\(serverConfiguration.host)]" : serverConfiguration.host
+        // Written straight to the file descriptor so that a pipe reader (a test, a script) sees it at once.
+        FileHandle.standardOutput.write(Data(
+            "Herald is running at http://\(shownHost):\(server.port)/ (database \(storage.databasePath)). Press Ctrl-C to stop.\n".utf8))
+
+        let signal = await TerminationSignal.wait()
+        logger.info("received \(signal), finishing requests in flight")
+        server.shutdown(gracePeriod: .seconds(8))
+        try database.close()
+        logger.info("stopped")
+    }
+}
+
+/// Waits for SIGINT or SIGTERM.
+enum TerminationSignal {
+    static func wait() async -> String {
+        await withCheckedContinuation { continuation in
+            let resumed = Mutex(false)
+            var sources: [DispatchSourceSignal] = []
+            for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    let first = resumed.withLock { done in
+                        defer { done = true }
+                        return !done
+                    }
+                    if first { continuation.resume(returning: name) }
+                }
+                source.resume()
+                sources.append(source)
+            }
+            // The sources must outlive this call; they live until the process exits.
+            KeepAlive.signalSources = sources
+        }
+    }
+}
+
+private enum KeepAlive {
+    nonisolated(unsafe) static var signalSources: [DispatchSourceSignal] = []
+}
