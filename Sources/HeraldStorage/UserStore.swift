@@ -3,7 +3,7 @@ import GRDB
 import HeraldDomain
 
 /// A console account.
-public struct User: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
+public struct User: Sendable, Equatable, Codable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "users"
 
     public var id: Int64?

@@ -27,7 +27,7 @@ struct AccountPages: Sendable {
             try services.flash(context, .info, "Herald is already set up. Sign in with your account.")
             return .redirect(to: "/login")
         }
-        var errors = FormErrors()
+        var errors = Accounts.problems(email: form["email"] ?? "", name: form["name"] ?? "", password: form["password"] ?? "")
         if form["password"] != form["password_confirmation"] {
             errors.add("password_confirmation", "The two passwords differ. Type the same password twice.")
         }

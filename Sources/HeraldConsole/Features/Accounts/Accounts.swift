@@ -18,11 +18,7 @@ public struct Accounts: Sendable {
     ) throws -> User {
         let email = email.trimmingCharacters(in: .whitespaces)
         let name = name.trimmingCharacters(in: .whitespaces)
-        var errors = FormErrors()
-        if name.isEmpty { errors.add("name", "Enter a name, so others can tell who changed what.") }
-        if name.count > 100 { errors.add("name", "Use at most 100 characters for the name.") }
-        if let problem = InputRules.emailProblem(email) { errors.add("email", problem) }
-        if let problem = InputRules.passwordProblem(password) { errors.add("password", problem) }
+        let errors = Self.problems(email: email, name: name, password: password)
         guard errors.isEmpty else { throw errors }
 
         let user = User(
@@ -43,6 +39,17 @@ public struct Accounts: Sendable {
         }
         try database.auditLog.record(actor, action: "user.create", subject: "user \(email)", details: "role \(role.rawValue)", at: now)
         return created
+    }
+
+    /// What is wrong with a new user's details, field by field.
+    static func problems(email: String, name: String, password: String) -> FormErrors {
+        var errors = FormErrors()
+        let name = name.trimmingCharacters(in: .whitespaces)
+        if name.isEmpty { errors.add("name", "Enter a name, so others can tell who changed what.") }
+        if name.count > 100 { errors.add("name", "Use at most 100 characters for the name.") }
+        if let problem = InputRules.emailProblem(email.trimmingCharacters(in: .whitespaces)) { errors.add("email", problem) }
+        if let problem = InputRules.passwordProblem(password) { errors.add("password", problem) }
+        return errors
     }
 
     /// The active user with these credentials, or nil. Takes as long for unknown emails as for known ones.

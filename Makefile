@@ -1,0 +1,49 @@
+# `make run` and `make test` work on a fresh Debian machine with the Swift toolchain:
+# they install what is missing, build, and run.
+SHELL := /bin/bash
+SWIFT ?= swift
+PYTHON ?= python3
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev
+BROWSER_PACKAGES := chromium chromium-driver
+PYTHON_MODULES := selenium pytest
+
+.PHONY: run test build system-deps test-deps swift-test browser-test clean
+
+run: build
+	.build/release/herald serve
+
+build: system-deps
+	$(SWIFT) build -c release --product herald
+
+test: test-deps
+	$(SWIFT) build --build-tests
+	$(MAKE) --no-print-directory swift-test browser-test
+
+swift-test:
+	$(SWIFT) test --skip-build
+
+browser-test:
+	HERALD_BIN=$(CURDIR)/.build/debug/herald $(PYTHON) -m pytest -q Tests/browser
+
+# Installs only the Debian packages that are missing, so a ready machine needs no network or root.
+define install_missing
+	@missing=""; for package in $(1); do dpkg -s $$package >/dev/null 2>&1 || missing="$$missing $$package"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing Debian packages:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+endef
+
+system-deps:
+	$(call install_missing,$(SYSTEM_PACKAGES))
+
+test-deps: system-deps
+	$(call install_missing,$(BROWSER_PACKAGES))
+	@for module in $(PYTHON_MODULES); do \
+		$(PYTHON) -c "import $$module" 2>/dev/null || $(PYTHON) -m pip install -q $$module; \
+	done
+
+clean:
+	rm -rf .build test-artifacts

@@ -1,0 +1,163 @@
+import Foundation
+import HeraldHTTP
+import HeraldStorage
+import Testing
+
+@Suite("First run, sign-in and sessions")
+struct AccountsTests {
+    @Test("With no user, every page leads to /setup")
+    func firstRunRedirectsToSetup() async throws {
+        // Given a fresh database
+        let app = try await TestApp()
+        let browser = app.browser()
+        // When a visitor opens pages
+        for path in ["/", "/campaigns", "/login", "/users"] {
+            let response = browser.get(path)
+            // Then each one sends them to /setup
+            #expect(response.status == 303, "\(path)")
+            #expect(response.headers["Location"] == "/setup", "\(path)")
+        }
+        #expect(browser.get("/setup").status == 200)
+    }
+
+    @Test("Setup creates the first admin, signs them in, and creates nothing once a user exists")
+    func setupCreatesFirstAdminOnce() async throws {
+        // Given a fresh instance, when the first admin is created
+        let (app, browser) = try await TestApp.withAdmin()
+        // Then they are signed in and see the campaigns page
+        let campaigns = browser.get("/campaigns")
+        #expect(campaigns.status == 200)
+        #expect(campaigns.text.contains("No campaigns yet"))
+        #expect(campaigns.text.contains("Welcome to Herald, Ada Admin"))
+        let admin = try #require(try app.database.users.find(email: "admin@example.com"))
+        #expect(admin.role == .admin)
+        #expect(admin.passwordHash.hasPrefix("$scrypt$ln=8,r=8,p=1$"))
+
+        // When another visitor posts the setup form
+        let intruder = app.browser(address: "10.0.0.9")
+        let response = try intruder.submit(
+            "/setup", from: "/login",
+            ["name": "Mallory", "email": "mallory@example.com", "password": "0123456789ab", "password_confirmation": "0123456789ab"])
+        // Then nothing is created
+        #expect(response.status == 303)
+        #expect(response.headers["Location"] == "/login")
+        #expect(try app.database.users.count() == 1)
+        #expect(intruder.get("/setup").headers["Location"] == "/login")
+    }
+
+    @Test("Setup shows each problem next to its field and keeps the input")
+    func setupValidation() async throws {
+        let app = try await TestApp()
+        let browser = app.browser()
+        let response = try browser.submit(
+            "/setup", from: "/setup",
+            ["name": "مریم رضایی", "email": "not-an-email", "password": "short", "password_confirmation": "other"])
+        #expect(response.status == 422)
+        #expect(response.text.contains(#"class="error-summary" role="alert""#))
+        #expect(response.text.contains("Enter an email address like name@example.com."))
+        #expect(response.text.contains("Use at least 10 characters for the password."))
+        #expect(response.text.contains("The two passwords differ."))
+        #expect(response.text.contains(#"value="مریم رضایی""#))
+        #expect(response.text.contains(#"aria-invalid="true" aria-describedby="field-email-error""#))
+        #expect(try app.database.users.count() == 0)
+    }
+
+    @Test("The session cookie is HttpOnly and SameSite=Lax, and login replaces the visitor's session")
+    func sessionCookieFlags() async throws {
+        let (app, _) = try await TestApp.withAdmin()
+        let browser = app.browser()
+        let login = browser.get("/login")
+        let cookie = try #require(login.headers["Set-Cookie"])
+        #expect(cookie.hasPrefix("herald_session="))
+        #expect(cookie.contains("HttpOnly"))
+        #expect(cookie.contains("SameSite=Lax"))
+        #expect(!cookie.contains("Secure"))
+        let visitorSession = browser.cookies["herald_session"]
+
+        let response = try browser.submit("/login", from: "/login", ["email": "admin@example.com", "password": "correct horse battery"])
+        #expect(response.status == 303)
+        #expect(response.headers["Location"] == "/campaigns")
+        #expect(browser.cookies["herald_session"] != visitorSession)
+        #expect(try app.database.sessions.find(token: visitorSession ?? "") == nil)
+    }
+
+    @Test("A form POST without a valid CSRF token is refused with 403")
+    func csrfRequired() async throws {
+        let (app, browser) = try await TestApp.withAdmin()
+        let withoutToken = browser.post("/apps", [("name", "Shop"), ("platforms", "ios")])
+        #expect(withoutToken.status == 403)
+        #expect(withoutToken.text.contains("This form expired or came from another site"))
+        let wrongToken = browser.post("/apps", [("csrf_token", "forged"), ("name", "Shop"), ("platforms", "ios")])
+        #expect(wrongToken.status == 403)
+        let anonymous = app.browser(address: "10.0.0.2")
+        #expect(anonymous.post("/login", [("email", "admin@example.com"), ("password", "correct horse battery")]).status == 403)
+        #expect(try app.database.apps.all().isEmpty)
+    }
+
+    @Test("Wrong passwords are refused; after 5 failures the account gets 429 for 5 minutes")
+    func loginThrottling() async throws {
+        // Given an admin
+        let (app, _) = try await TestApp.withAdmin()
+        let attacker = app.browser(address: "10.0.0.66")
+        // When five wrong passwords are tried
+        for _ in 1...5 {
+            let response = try attacker.submit("/login", from: "/login", ["email": "admin@example.com", "password": "wrong password"])
+            #expect(response.status == 401)
+            #expect(response.text.contains("That email and password do not match an active account."))
+            #expect(response.text.contains(#"value="admin@example.com""#))
+        }
+        // Then the account is locked, even for the right password from another address
+        let locked = try app.browser(address: "10.0.0.7").submit(
+            "/login", from: "/login", ["email": "admin@example.com", "password": "correct horse battery"])
+        #expect(locked.status == 429)
+        #expect(locked.text.contains("Too many attempts, try again in 5 minutes."))
+        #expect(locked.headers["Retry-After"] == "300")
+        // And the address is locked for other accounts too
+        let sameAddress = try attacker.submit("/login", from: "/login", ["email": "someone@example.com", "password": "x"])
+        #expect(sameAddress.status == 429)
+
+        // When the window passes, the right password works again
+        app.clock.advance(2 * 60)
+        let stillLocked = try app.browser(address: "10.0.0.8").submit(
+            "/login", from: "/login", ["email": "admin@example.com", "password": "correct horse battery"])
+        #expect(stillLocked.text.contains("try again in 3 minutes"))
+        app.clock.advance(3 * 60 + 1)
+        let allowed = try app.browser(address: "10.0.0.8").submit(
+            "/login", from: "/login", ["email": "admin@example.com", "password": "correct horse battery"])
+        #expect(allowed.status == 303)
+    }
+
+    @Test("Sign out ends the session")
+    func logout() async throws {
+        let (app, browser) = try await TestApp.withAdmin()
+        let token = try #require(browser.cookies["herald_session"])
+        let response = try browser.submit("/logout", from: "/campaigns", [:])
+        #expect(response.headers["Location"] == "/login?signed_out=1")
+        #expect(try app.database.sessions.find(token: token) == nil)
+        #expect(browser.get("/campaigns").headers["Location"] == "/login?next=%2Fcampaigns")
+        #expect(browser.get("/login?signed_out=1").text.contains("You have signed out."))
+    }
+
+    @Test("Sessions end after the idle timeout")
+    func idleTimeout() async throws {
+        let (app, browser) = try await TestApp.withAdmin()
+        #expect(browser.get("/campaigns").status == 200)
+        app.clock.advance(2 * 3600 + 1)
+        #expect(browser.get("/campaigns").status == 303)
+    }
+
+    @Test("After login the user lands on the page they asked for, never on another site")
+    func loginNext() async throws {
+        let (app, _) = try await TestApp.withAdmin()
+        let browser = app.browser()
+        let redirect = browser.get("/users")
+        #expect(redirect.headers["Location"] == "/login?next=%2Fusers")
+        let back = try browser.submit("/login", from: "/login?next=%2Fusers",
+                                      ["email": "admin@example.com", "password": "correct horse battery", "next": "/users"])
+        #expect(back.headers["Location"] == "/users")
+        let other = app.browser(address: "10.0.0.3")
+        let offsite = try other.submit("/login", from: "/login",
+                                       ["email": "admin@example.com", "password": "correct horse battery", "next": "//evil.example"])
+        #expect(offsite.headers["Location"] == "/campaigns")
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import HeraldConsole
+import HeraldHTTP
+import HeraldStorage
+import Logging
+import Synchronization
+
+/// The repository root, where Templates/, Public/ and migrations/ live.
+let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// A fresh temporary folder, removed when the value is released.
+final class TemporaryFolder: Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("herald-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+/// A clock tests move by hand.
+final class TestClock: Sendable {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_790_000_000)) {
+        current = Mutex(start)
+    }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(_ seconds: TimeInterval) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
+
+/// The real application on a real SQLite file in a temporary folder, called without a socket.
+struct TestApp {
+    let folder: TemporaryFolder
+    let database: AppDatabase
+    let application: HeraldApplication
+    let clock: TestClock
+
+    /// Cheap scrypt parameters: the format and code path are the production ones, only faster.
+    static let hasher = PasswordHasher(logRounds: 8)
+
+    init() async throws {
+        folder = try TemporaryFolder()
+        clock = TestClock()
+        database = try AppDatabase(
+            path: folder.url.appendingPathComponent("herald.sqlite").path,
+            migrations: repositoryRoot.appendingPathComponent("migrations"))
+        try database.migrate()
+        var configuration = ConsoleConfiguration(resources: repositoryRoot)
+        configuration.passwordHasher = Self.hasher
+        let clock = clock
+        configuration.clock = { clock.now }
+        application = try await HeraldApplication(
+            configuration: configuration, database: database, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    func respond(_ request: Request) -> Response {
+        application.respond(to: request)
+    }
+
+    /// A browser with its own cookie jar.
+    func browser(address: String = "10.0.0.1") -> TestBrowser {
+        TestBrowser(app: self, address: address)
+    }
+
+    /// An app with an admin already set up; returns the signed-in admin's browser.
+    static func withAdmin(email: String = "admin@example.com", password: String = "correct horse battery") async throws -> (TestApp, TestBrowser) {
+        let app = try await TestApp()
+        let browser = app.browser()
+        let response = try browser.submit(
+            "/setup", from: "/setup",
+            ["name": "Ada Admin", "email": email, "password": password, "password_confirmation": password])
+        precondition(response.status == 303, "setup failed: \(response.status) \(response.text)")
+        return (app, browser)
+    }
+
+    /// Creates a user directly, with the test hasher.
+    func createUser(email: String, role: Role, password: String = "correct horse battery") throws {
+        _ = try Accounts(database: database, hasher: Self.hasher).create(
+            email: email, name: email, role: role, password: password, actor: .commandLine, now: clock.now)
+    }
+}
+
+import HeraldDomain
+
+/// Keeps cookies like a browser and knows how to fill a form's CSRF token.
+final class TestBrowser: @unchecked Sendable {
+    let app: TestApp
+    let address: String
+    private(set) var cookies: [String: String] = [:]
+
+    init(app: TestApp, address: String) {
+        self.app = app
+        self.address = address
+    }
+
+    @discardableResult
+    func get(_ target: String, headers: [(String, String)] = []) -> Response {
+        send(Request(method: "GET", target: target, headers: HTTPHeaders(headers)))
+    }
+
+    /// POSTs `fields` urlencoded, with no CSRF token added.
+    @discardableResult
+    func post(_ target: String, _ fields: [(String, String)]) -> Response {
+        send(Request(
+            method: "POST", target: target,
+            headers: HTTPHeaders([("Content-Type", "application/x-www-form-urlencoded")]),
+            body: Array(FormData(fields).urlencoded.utf8)))
+    }
+
+    /// Loads `page`, takes its CSRF token, then POSTs `fields` to `target` as the form would.
+    func submit(_ target: String, from page: String, _ fields: [String: String]) throws -> Response {
+        let form = get(page)
+        guard let token = Self.csrfToken(in: form.text) else {
+            throw TestFailure("no csrf_token on \(page) (status \(form.status))")
+        }
+        return post(target, [("csrf_token", token)] + fields.sorted { $0.key < $1.key })
+    }
+
+    /// Like `submit`, with repeated names (checkbox groups).
+    func submit(_ target: String, from page: String, pairs: [(String, String)]) throws -> Response {
+        let form = get(page)
+        guard let token = Self.csrfToken(in: form.text) else {
+            throw TestFailure("no csrf_token on \(page) (status \(form.status))")
+        }
+        return post(target, [("csrf_token", token)] + pairs)
+    }
+
+    func send(_ request: Request) -> Response {
+        var request = request
+        request.remoteAddress = address
+        if !cookies.isEmpty {
+            request.headers.add("Cookie", cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
+        }
+        let response = app.respond(request)
+        for header in response.headers.values("Set-Cookie") {
+            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(pair[0]), value = pair.count > 1 ? String(pair[1]) : ""
+            if header.contains("Max-Age=0") { cookies[name] = nil } else { cookies[name] = value }
+        }
+        return response
+    }
+
+    static func csrfToken(in html: String) -> String? {
+        guard let range = html.range(of: #"name="csrf_token" value="([^"]+)""#, options: .regularExpression) else { return nil }
+        return String(html[range].split(separator: "\"")[3])
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

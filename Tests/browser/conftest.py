@@ -1,0 +1,166 @@
+"""Fixtures for Herald's real-browser end-to-end tests.
+
+* ``herald_server`` starts the already built ``herald`` binary against a fresh
+  SQLite database in a temporary directory (so every test session is a first
+  run), and stops it with SIGTERM at the end, asserting a clean exit.
+* ``driver`` is a headless Debian Chromium driven by the system chromedriver.
+  Selenium Manager is never consulted because the driver path is explicit.
+* ``screenshot`` saves PNGs into ``<repo root>/test-artifacts/browser/``.
+
+Nothing here builds Swift: set ``HERALD_BIN`` to point at another binary.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_BINARY = REPO_ROOT / ".build" / "debug" / "herald"
+ARTIFACTS_DIR = REPO_ROOT / "test-artifacts" / "browser"
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+STARTUP_TIMEOUT = 30  # seconds to wait for the "Herald is running at" line
+SHUTDOWN_TIMEOUT = 10  # seconds to wait for exit after SIGTERM
+
+BANNER = re.compile(r"Herald is running at (http://\S+?/?) \(database ")
+
+
+@dataclass(frozen=True)
+class HeraldServer:
+    base_url: str  # without a trailing slash, e.g. "http://127.0.0.1:40687"
+    database: Path
+    log_path: Path
+
+    def url(self, path: str = "/") -> str:
+        return self.base_url + path
+
+
+def _herald_binary() -> Path:
+    binary = Path(os.environ.get("HERALD_BIN", DEFAULT_BINARY))
+    if not binary.is_absolute():
+        binary = REPO_ROOT / binary
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        pytest.fail(
+            f"Herald binary not found or not executable at {binary}; "
+            "build it first or set HERALD_BIN"
+        )
+    return binary
+
+
+def _pump_stdout(stream, lines: "queue.Queue[str]") -> None:
+    """Forward stdout lines to a queue, and keep draining so the pipe never fills."""
+    for raw in iter(stream.readline, b""):
+        lines.put(raw.decode("utf-8", errors="replace"))
+    stream.close()
+
+
+@pytest.fixture(scope="session")
+def herald_server(tmp_path_factory) -> HeraldServer:
+    workdir = tmp_path_factory.mktemp("herald")
+    database = workdir / "herald.sqlite"
+    log_path = workdir / "herald.stderr.log"
+
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [
+                str(_herald_binary()),
+                "serve",
+                "--db", str(database),
+                "--port", "0",
+                "--resources", str(REPO_ROOT),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            cwd=workdir,
+        )
+
+    lines: "queue.Queue[str]" = queue.Queue()
+    threading.Thread(
+        target=_pump_stdout, args=(process.stdout, lines), daemon=True
+    ).start()
+
+    try:
+        first_line = lines.get(timeout=STARTUP_TIMEOUT)
+    except queue.Empty:
+        process.kill()
+        process.wait()
+        pytest.fail(
+            f"Herald printed nothing within {STARTUP_TIMEOUT}s "
+            f"(exit code {process.returncode}); stderr: {log_path.read_text()!r}"
+        )
+
+    match = BANNER.search(first_line)
+    if not match:
+        process.kill()
+        process.wait()
+        pytest.fail(
+            f"Unexpected first stdout line from Herald: {first_line!r}; "
+            f"stderr: {log_path.read_text()!r}"
+        )
+
+    server = HeraldServer(
+        base_url=match.group(1).rstrip("/"),
+        database=database,
+        log_path=log_path,
+    )
+    yield server
+
+    process.send_signal(signal.SIGTERM)
+    try:
+        exit_code = process.wait(timeout=SHUTDOWN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        pytest.fail(
+            f"Herald did not exit within {SHUTDOWN_TIMEOUT}s of SIGTERM; "
+            f"stderr: {log_path.read_text()!r}"
+        )
+    assert exit_code == 0, (
+        f"Herald exited with code {exit_code} after SIGTERM; "
+        f"stderr: {log_path.read_text()!r}"
+    )
+
+
+@pytest.fixture(scope="session")
+def driver():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,900",
+        "--lang=en-US",
+    ):
+        options.add_argument(argument)
+
+    service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
+    browser = webdriver.Chrome(service=service, options=options)
+    browser.set_page_load_timeout(30)
+    yield browser
+    browser.quit()
+
+
+@pytest.fixture(scope="session")
+def screenshot(driver):
+    """Return a function that saves a full-window PNG under test-artifacts/browser/."""
+    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
+
+    def save(name: str) -> Path:
+        path = ARTIFACTS_DIR / name
+        assert driver.save_screenshot(str(path)), f"could not save screenshot {path}"
+        return path
+
+    return save

@@ -1,0 +1,211 @@
+"""First-run journey through Herald in a real (headless) Chromium.
+
+The tests share one fresh server and one browser session and run in file
+order: each step starts where the previous one left off (fresh database ->
+setup -> signed in -> signed out -> signed in again).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import pytest
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+WAIT_SECONDS = 10
+
+ADMIN_NAME = "مریم رضایی"
+ADMIN_EMAIL = "maryam@example.com"
+ADMIN_PASSWORD = "a-long-enough-passphrase"
+SHORT_PASSWORD = "short"
+WRONG_PASSWORD = "not-the-right-passphrase"
+
+SETUP_FORM = 'form[action="/setup"]'
+LOGIN_FORM = 'form[action="/login"]'
+LOGOUT_FORM = 'form[action="/logout"]'
+
+
+# --- helpers -----------------------------------------------------------------
+
+def wait(driver: WebDriver) -> WebDriverWait:
+    return WebDriverWait(driver, WAIT_SECONDS)
+
+
+def current_path(driver: WebDriver) -> str:
+    return urlparse(driver.current_url).path
+
+
+def wait_for_path(driver: WebDriver, path: str) -> None:
+    wait(driver).until(
+        lambda d: current_path(d) == path,
+        message=f"expected to reach {path}",
+    )
+
+
+def visible(driver: WebDriver, css: str) -> WebElement:
+    return wait(driver).until(
+        EC.visibility_of_element_located((By.CSS_SELECTOR, css)),
+        message=f"expected a visible {css}",
+    )
+
+
+def fill(driver: WebDriver, css: str, value: str) -> None:
+    field = visible(driver, css)
+    field.clear()
+    field.send_keys(value)
+
+
+def submit(driver: WebDriver, form_css: str) -> None:
+    """Click the form's submit button and wait until the next page has replaced this one."""
+    form = visible(driver, form_css)
+    assert form.find_elements(By.CSS_SELECTOR, 'input[type="hidden"][name="csrf_token"]'), (
+        f"{form_css} has no csrf_token field"
+    )
+    old_page = driver.find_element(By.TAG_NAME, "html")
+    form.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()
+    wait(driver).until(EC.staleness_of(old_page), message=f"{form_css} was not submitted")
+
+
+def assert_campaigns_empty_state(driver: WebDriver) -> None:
+    wait_for_path(driver, "/campaigns")
+    assert visible(driver, "h1").text == "Campaigns"
+    empty_state = visible(driver, "div.empty-state")
+    assert empty_state.find_element(By.TAG_NAME, "h2").text == "No campaigns yet"
+
+
+def assert_stylesheet_applied(driver: WebDriver) -> None:
+    """herald.css moves the skip link off-screen; unstyled HTML would leave it in the flow."""
+    stylesheets = driver.execute_script("return document.styleSheets.length")
+    assert stylesheets >= 1, "herald.css was not loaded"
+    skip_link = driver.find_element(By.CSS_SELECTOR, ".skip-link")
+    assert driver.execute_script(
+        "return getComputedStyle(arguments[0]).position", skip_link
+    ) != "static", "the skip link is unstyled; is /public/css/herald.css served?"
+
+
+# --- the journey ---------------------------------------------------------------
+
+def test_fresh_instance_requires_setup_and_rejects_a_short_password(
+    driver, herald_server, screenshot
+):
+    # Given a Herald instance with a brand-new database
+    # When a visitor opens the home page
+    driver.get(herald_server.url("/"))
+
+    # Then they are sent to the first-run setup form
+    wait_for_path(driver, "/setup")
+    visible(driver, SETUP_FORM)
+    assert_stylesheet_applied(driver)
+    screenshot("setup.png")
+
+    # When they submit a password shorter than 10 characters
+    fill(driver, "#field-name", ADMIN_NAME)
+    fill(driver, "#field-email", ADMIN_EMAIL)
+    fill(driver, "#field-password", SHORT_PASSWORD)
+    fill(driver, "#field-password-confirmation", SHORT_PASSWORD)
+    submit(driver, SETUP_FORM)
+
+    # Then the form is shown again with an error summary and a password field error
+    wait_for_path(driver, "/setup")
+    summary = visible(driver, ".error-summary")
+    assert summary.get_attribute("role") == "alert"
+    password_error = visible(driver, "#field-password ~ .field-error")
+    assert password_error.text.strip(), "the password field error is empty"
+    assert (
+        driver.find_element(By.ID, "field-password").get_attribute("aria-invalid") == "true"
+    )
+
+    # And what they typed in name and email is kept
+    assert driver.find_element(By.ID, "field-name").get_attribute("value") == ADMIN_NAME
+    assert driver.find_element(By.ID, "field-email").get_attribute("value") == ADMIN_EMAIL
+    screenshot("setup-error.png")
+
+
+def test_completing_setup_signs_in_the_first_admin(driver, herald_server, screenshot):
+    # Given the setup form re-rendered after the short-password error
+    wait_for_path(driver, "/setup")
+
+    # When the visitor completes it with a valid password
+    fill(driver, "#field-name", ADMIN_NAME)
+    fill(driver, "#field-email", ADMIN_EMAIL)
+    fill(driver, "#field-password", ADMIN_PASSWORD)
+    fill(driver, "#field-password-confirmation", ADMIN_PASSWORD)
+    submit(driver, SETUP_FORM)
+
+    # Then they land on an empty campaigns page with a welcome message
+    assert_campaigns_empty_state(driver)
+    assert visible(driver, "div.flash.flash-success").text.strip()
+
+    # And the header shows their Persian name exactly as entered, with a sign-out button
+    user_menu = visible(driver, "div.user-menu")
+    assert user_menu.find_element(By.CSS_SELECTOR, ".user-name").text == ADMIN_NAME
+    sign_out = user_menu.find_element(By.CSS_SELECTOR, f"{LOGOUT_FORM} button")
+    assert sign_out.text == "Sign out"
+    assert_stylesheet_applied(driver)
+    screenshot("campaigns-empty.png")
+
+
+def test_sign_out_and_sign_back_in(driver, herald_server, screenshot):
+    # Given the admin is signed in on the campaigns page
+    wait_for_path(driver, "/campaigns")
+
+    # When they sign out
+    submit(driver, LOGOUT_FORM)
+
+    # Then they see the login page confirming it
+    wait(driver).until(
+        lambda d: current_path(d) == "/login" and "signed_out=1" in urlparse(d.current_url).query,
+        message="expected /login?signed_out=1",
+    )
+    assert "You have signed out." in visible(driver, "main").text
+    screenshot("login-signed-out.png")
+
+    # When they sign in with the wrong password
+    fill(driver, "#field-email", ADMIN_EMAIL)
+    fill(driver, "#field-password", WRONG_PASSWORD)
+    submit(driver, LOGIN_FORM)
+
+    # Then an error is announced and the email is kept
+    login_error = visible(driver, "#login-error")
+    assert login_error.get_attribute("role") == "alert"
+    assert login_error.text.strip()
+    assert driver.find_element(By.ID, "field-email").get_attribute("value") == ADMIN_EMAIL
+    assert not driver.find_elements(By.CSS_SELECTOR, "div.user-menu")
+    screenshot("login-error.png")
+
+    # When they sign in with the right password
+    fill(driver, "#field-email", ADMIN_EMAIL)
+    fill(driver, "#field-password", ADMIN_PASSWORD)
+    submit(driver, LOGIN_FORM)
+
+    # Then they are back on the empty campaigns page, signed in
+    assert_campaigns_empty_state(driver)
+    assert visible(driver, "div.user-menu .user-name").text == ADMIN_NAME
+    screenshot("campaigns-after-login.png")
+
+
+def test_skip_link_is_the_first_tab_stop_on_the_login_page(driver, herald_server, screenshot):
+    # Given a signed-out visitor on the login page
+    driver.delete_all_cookies()
+    driver.get(herald_server.url("/login"))
+    wait_for_path(driver, "/login")
+    visible(driver, LOGIN_FORM)
+    skip_link = driver.find_element(By.CSS_SELECTOR, "a.skip-link")
+    assert skip_link.get_attribute("href").endswith("#main")
+
+    # When they press TAB once from the top of the page
+    ActionChains(driver).send_keys(Keys.TAB).perform()
+
+    # Then the skip link has keyboard focus (and is shown on screen)
+    wait(driver).until(
+        lambda d: d.execute_script("return document.activeElement") == skip_link,
+        message="the first TAB did not focus the skip link",
+    )
+    assert skip_link.is_displayed()
+    screenshot("login-skip-link-focused.png")
