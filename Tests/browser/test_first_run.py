@@ -67,8 +67,15 @@ def submit(driver: WebDriver, form_css: str) -> None:
     assert form.find_elements(By.CSS_SELECTOR, 'input[type="hidden"][name="csrf_token"]'), (
         f"{form_css} has no csrf_token field"
     )
+    button = form.find_element(By.CSS_SELECTOR, 'button[type="submit"]')
+    # herald.css turns on `scroll-behavior: smooth`, so a click that has to scroll
+    # the button into view can land while the page is still moving. Bring it into
+    # view instantly first, the way a user would already have scrolled to it.
+    driver.execute_script(
+        "arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", button
+    )
     old_page = driver.find_element(By.TAG_NAME, "html")
-    form.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()
+    wait(driver).until(EC.element_to_be_clickable(button)).click()
     wait(driver).until(EC.staleness_of(old_page), message=f"{form_css} was not submitted")
 
 
@@ -207,5 +214,6 @@ def test_skip_link_is_the_first_tab_stop_on_the_login_page(driver, herald_server
         lambda d: d.execute_script("return document.activeElement") == skip_link,
         message="the first TAB did not focus the skip link",
     )
-    assert skip_link.is_displayed()
+    # (its slide-in is a short CSS transition, so wait for it to become visible)
+    wait(driver).until(EC.visibility_of(skip_link), message="the focused skip link stayed hidden")
     screenshot("login-skip-link-focused.png")

@@ -1,0 +1,191 @@
+import Foundation
+import HeraldHTTP
+import HeraldMicroHTTPD
+import Logging
+import Synchronization
+import Testing
+
+/// The libmicrohttpd adapter, over real loopback sockets.
+@Suite("HTTP adapter over loopback")
+struct AdapterTests {
+    /// Starts a server on a free port with `handler`.
+    private func startServer(
+        handler: @escaping @Sendable (Request) -> Response = { request in
+            .text("\(request.method) \(request.path ?? "?") \(request.query.pairs.map { "\($0.name)=\($0.value)" }.joined(separator: "&")) \(request.body.count)")
+        },
+        configure: (inout HTTPServerConfiguration) -> Void = { _ in }
+    ) throws -> HTTPServer {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 2
+        configure(&configuration)
+        let server = HTTPServer(configuration: configuration, logger: Logger(label: "test"), handler: handler)
+        try server.start()
+        return server
+    }
+
+    @Test("Port 0 binds a free port that can be read back")
+    func freePort() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        #expect(server.port > 0)
+        let connection = try RawHTTPConnection(port: server.port)
+        connection.send("GET /hello?name=ada&x=%C3%A9 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let reply = try connection.readReply()
+        #expect(reply.status == 200)
+        #expect(reply.text == "GET /hello name=ada&x=é 0")
+    }
+
+    @Test("The handler sees method, path, query, headers, cookies, body and the client address")
+    func requestValues() throws {
+        let seen = Mutex<Request?>(nil)
+        let server = try startServer { request in
+            seen.withLock { $0 = request }
+            return .text("ok")
+        }
+        defer { server.shutdown() }
+        let connection = try RawHTTPConnection(port: server.port)
+        let body = "name=%D9%85%D8%B1%DB%8C%D9%85&platforms=ios&platforms=web"
+        connection.send("POST /apps/7?x=1 HTTP/1.1\r\nHost: t\r\nCookie: a=1; herald_session=abc\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        #expect(try connection.readReply().status == 200)
+        let request = try #require(seen.withLock { $0 })
+        #expect(request.method == "POST")
+        #expect(request.path == "/apps/7")
+        #expect(request.query["x"] == "1")
+        #expect(request.cookies["herald_session"] == "abc")
+        #expect(request.remoteAddress == "127.0.0.1")
+        let form = try request.formFields()
+        #expect(form["name"] == "مریم")
+        #expect(form.values("platforms") == ["ios", "web"])
+    }
+
+    @Test("Keep-alive: several requests on one connection")
+    func keepAlive() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let connection = try RawHTTPConnection(port: server.port)
+        for index in 1...3 {
+            connection.send("GET /n/\(index) HTTP/1.1\r\nHost: t\r\n\r\n")
+            let reply = try connection.readReply()
+            #expect(reply.status == 200)
+            #expect(reply.text.hasPrefix("GET /n/\(index)"))
+        }
+    }
+
+    @Test("HEAD gets the headers of GET and no body")
+    func head() throws {
+        let server = try startServer { _ in .text("twelve bytes") }
+        defer { server.shutdown() }
+        let connection = try RawHTTPConnection(port: server.port)
+        connection.send("HEAD / HTTP/1.1\r\nHost: t\r\n\r\n")
+        let head = try connection.readReply(expectBody: false)
+        #expect(head.status == 200)
+        #expect(head.headers["content-length"] == "12")
+        // The next response on the same connection starts right away: no body bytes were sent.
+        connection.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try connection.readReply().text == "twelve bytes")
+    }
+
+    @Test("A declared body over the cap gets 413 before it is sent")
+    func declaredBodyTooLarge() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let connection = try RawHTTPConnection(port: server.port)
+        connection.send("POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: \(2 * 1024 * 1024)\r\n\r\n")
+        let reply = try connection.readReply()
+        #expect(reply.status == 413)
+        #expect(reply.text.contains("larger than the limit of 1024 KiB"))
+    }
+
+    @Test("A chunked body that passes the cap gets 413, and the server keeps serving")
+    func chunkedBodyTooLarge() throws {
+        let handled = Atomic<Int>(0)
+        let server = try startServer { _ in
+            handled.add(1, ordering: .relaxed)
+            return .text("handled")
+        }
+        defer { server.shutdown() }
+        let connection = try RawHTTPConnection(port: server.port)
+        connection.send("POST /upload HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 64 * 1024)
+        for _ in 0..<32 {
+            connection.send(Array("10000\r\n".utf8) + chunk + Array("\r\n".utf8))
+        }
+        connection.send("0\r\n\r\n")
+        let reply = try connection.readReply()
+        #expect(reply.status == 413)
+        #expect(handled.load(ordering: .relaxed) == 0, "the handler never sees an oversized body")
+
+        let next = try RawHTTPConnection(port: server.port)
+        next.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try next.readReply().status == 200)
+    }
+
+    @Test("A body just under the cap arrives whole")
+    func bodyUnderCap() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let connection = try RawHTTPConnection(port: server.port)
+        let size = 1024 * 1024
+        connection.send("POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: \(size)\r\n\r\n")
+        connection.send([UInt8](repeating: 120, count: size))
+        let reply = try connection.readReply()
+        #expect(reply.status == 200)
+        #expect(reply.text == "POST /upload  \(size)")
+    }
+
+    @Test("A silent connection is closed after the connection timeout")
+    func idleTimeout() throws {
+        let server = try startServer(configure: { $0.connectionTimeoutSeconds = 1 })
+        defer { server.shutdown() }
+        let silent = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 5)
+        silent.send("GET / HTTP/1.1\r\nHo")
+        #expect(silent.isClosedByServer())
+        let other = try RawHTTPConnection(port: server.port)
+        other.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try other.readReply().status == 200)
+    }
+
+    @Test("Concurrent requests are all answered")
+    func concurrentRequests() async throws {
+        let server = try startServer { request in
+            Thread.sleep(forTimeInterval: 0.01)
+            return .text(request.path ?? "")
+        }
+        defer { server.shutdown() }
+        let port = server.port
+        let answers = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    let connection = try RawHTTPConnection(port: port)
+                    connection.send("GET /r/\(index) HTTP/1.1\r\nHost: t\r\n\r\n")
+                    let reply = try connection.readReply()
+                    return reply.status == 200 && reply.text == "/r/\(index)"
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(answers.count == 64)
+        #expect(answers.allSatisfy { $0 })
+    }
+
+    @Test("Shutdown stops accepting but finishes the request in flight")
+    func gracefulShutdown() async throws {
+        let started = Atomic<Bool>(false)
+        let server = try startServer { _ in
+            started.store(true, ordering: .relaxed)
+            Thread.sleep(forTimeInterval: 0.5)
+            return .text("finished")
+        }
+        let port = server.port
+        let connection = try RawHTTPConnection(port: port)
+        connection.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
+        while !started.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+        let stopper = Task.detached { server.shutdown(gracePeriod: .seconds(5)) }
+        let reply = try connection.readReply()
+        #expect(reply.status == 200)
+        #expect(reply.text == "finished")
+        await stopper.value
+        #expect(throws: TestFailure.self) { try RawHTTPConnection(port: port) }
+    }
+}

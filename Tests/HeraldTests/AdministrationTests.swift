@@ -1,0 +1,147 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+import Testing
+
+@Suite("Users, apps, API keys and the audit log")
+struct AdministrationTests {
+    @Test("An admin adds a user who can then sign in with their role")
+    func addUser() async throws {
+        let (app, admin) = try await TestApp.withAdmin()
+        let invalid = try admin.submit("/users", from: "/users/new", ["name": "", "email": "x", "password": "short", "role": "owner"])
+        #expect(invalid.status == 422)
+        #expect(invalid.text.contains("Choose a role: viewer, editor or admin."))
+
+        let created = try admin.submit("/users", from: "/users/new",
+                                       ["name": "Eddie", "email": "eddie@example.com", "password": "0123456789ab", "role": "editor"])
+        #expect(created.status == 303)
+        #expect(admin.get("/users").text.contains("eddie@example.com"))
+        let duplicate = try admin.submit("/users", from: "/users/new",
+                                         ["name": "Eddie 2", "email": "EDDIE@example.com", "password": "0123456789ab", "role": "viewer"])
+        #expect(duplicate.status == 422)
+        #expect(duplicate.text.contains("A user with this email already exists."))
+
+        let eddie = app.browser(address: "10.2.0.1")
+        let login = try eddie.submit("/login", from: "/login", ["email": "eddie@example.com", "password": "0123456789ab"])
+        #expect(login.status == 303)
+        #expect(eddie.get("/campaigns").text.contains(#"<span class="badge">Editor</span>"#))
+    }
+
+    @Test("Changing a role, resetting a password and deactivating take effect at once")
+    func changeUser() async throws {
+        let (app, admin) = try await TestApp.withAdmin()
+        try app.createUser(email: "vera@example.com", role: .viewer)
+        let vera = try #require(try app.database.users.find(email: "vera@example.com"))
+        let id = try #require(vera.id)
+        let veraBrowser = app.browser(address: "10.2.0.2")
+        _ = try veraBrowser.submit("/login", from: "/login", ["email": "vera@example.com", "password": "correct horse battery"])
+        #expect(veraBrowser.get("/users").status == 403)
+
+        _ = try admin.submit("/users/\(id)/role", from: "/users/\(id)", ["role": "admin"])
+        #expect(veraBrowser.get("/users").status == 200)
+
+        let short = try admin.submit("/users/\(id)/password", from: "/users/\(id)", ["password": "short"])
+        #expect(short.status == 422)
+        _ = try admin.submit("/users/\(id)/password", from: "/users/\(id)", ["password": "a brand new secret"])
+        let relogin = try app.browser(address: "10.2.0.3").submit(
+            "/login", from: "/login", ["email": "vera@example.com", "password": "a brand new secret"])
+        #expect(relogin.status == 303)
+
+        let unconfirmed = try admin.submit("/users/\(id)/deactivate", from: "/users/\(id)", [:])
+        #expect(unconfirmed.status == 422)
+        #expect(unconfirmed.text.contains("Tick the box to confirm"))
+        _ = try admin.submit("/users/\(id)/deactivate", from: "/users/\(id)", ["confirm": "yes"])
+        #expect(veraBrowser.get("/campaigns").status == 303, "a deactivated user's session ends")
+        let refused = try app.browser(address: "10.2.0.4").submit(
+            "/login", from: "/login", ["email": "vera@example.com", "password": "a brand new secret"])
+        #expect(refused.status == 401)
+    }
+
+    @Test("The last active admin cannot be demoted or deactivated")
+    func lastAdmin() async throws {
+        let (app, admin) = try await TestApp.withAdmin()
+        let id = try #require(try app.database.users.find(email: "admin@example.com")?.id)
+        let demote = try admin.submit("/users/\(id)/role", from: "/users/\(id)", ["role": "viewer"])
+        #expect(demote.status == 422)
+        #expect(demote.text.contains("Herald needs at least one active admin."))
+        let deactivate = try admin.submit("/users/\(id)/deactivate", from: "/users/\(id)", ["confirm": "yes"])
+        #expect(deactivate.status == 422)
+        #expect(try app.database.users.find(id: id)?.role == .admin)
+        #expect(try app.database.users.find(id: id)?.active == true)
+    }
+
+    @Test("An app's key is shown once, stored hashed, authenticates with its scopes, and stops working when revoked")
+    func apiKeys() async throws {
+        // Given an app
+        let (app, admin) = try await TestApp.withAdmin()
+        #expect(admin.get("/apps").text.contains("No apps yet"))
+        let noPlatform = try admin.submit("/apps", from: "/apps/new", pairs: [("name", "Shop")])
+        #expect(noPlatform.status == 422)
+        #expect(noPlatform.text.contains("Choose at least one platform"))
+        let created = try admin.submit("/apps", from: "/apps/new", pairs: [("name", "Shop"), ("platforms", "ios"), ("platforms", "android")])
+        let location = try #require(created.headers["Location"])
+        let shop = try #require(try app.database.apps.all().first)
+        #expect(location == "/apps/\(shop.id)")
+        #expect(shop.platforms == [.ios, .android])
+
+        // When a key is created with two scopes
+        let keyPage = try admin.submit(location + "/keys", from: location,
+                                       pairs: [("name", "iOS app"), ("scopes", "feed:read"), ("scopes", "events:write")])
+        #expect(keyPage.status == 201)
+        let secret = try #require(keyPage.text.firstMatch(of: /hrld_[A-Za-z0-9_-]{43}/).map { String($0.output) })
+        // Then the secret is shown once, and never stored
+        #expect(!admin.get(location).text.contains(secret))
+        let stored = try await app.database.pool.read { try String.fetchAll($0, sql: "SELECT secret_hash FROM api_keys") }
+        #expect(stored == [Secret.sha256(secret)])
+
+        // And it authenticates API requests, carrying its app and scopes
+        let info = app.respond(Request(method: "GET", target: "/api/v1/key", headers: HTTPHeaders([("Authorization", "Bearer \(secret)")])))
+        #expect(info.status == 200)
+        #expect(info.text.contains(#""scopes":["feed:read","events:write"]"#))
+        #expect(info.text.contains(#""name":"Shop""#))
+        #expect(app.respond(Request(method: "GET", target: "/api/v1/key")).status == 401)
+        #expect(app.respond(Request(method: "GET", target: "/api/v1/key", headers: HTTPHeaders([("Authorization", "Bearer hrld_nope")]))).status == 401)
+
+        // When it is revoked (after a confirmation page), it stops working
+        let key = try #require(try app.database.apiKeys.all(appID: shop.id).first)
+        let confirm = admin.get("\(location)/keys/\(key.id)/revoke")
+        #expect(confirm.text.contains("This cannot be undone"))
+        let revoked = try admin.submit("\(location)/keys/\(key.id)/revoke", from: "\(location)/keys/\(key.id)/revoke", [:])
+        #expect(revoked.status == 303)
+        let after = app.respond(Request(method: "GET", target: "/api/v1/key", headers: HTTPHeaders([("Authorization", "Bearer \(secret)")])))
+        #expect(after.status == 401)
+        #expect(after.text.contains(#""code":"unauthorized""#))
+        #expect(admin.get(location).text.contains("Revoked"))
+    }
+
+    @Test("Every change is in the audit log with who made it")
+    func auditLog() async throws {
+        let (app, admin) = try await TestApp.withAdmin()
+        _ = try admin.submit("/apps", from: "/apps/new", pairs: [("name", "Shop"), ("platforms", "web")])
+        let shop = try #require(try app.database.apps.all().first)
+        _ = try admin.submit("/apps/\(shop.id)/keys", from: "/apps/\(shop.id)", pairs: [("name", "Web"), ("scopes", "feed:read")])
+        _ = try admin.submit("/users", from: "/users/new", ["name": "Val", "email": "val@example.com", "password": "0123456789ab", "role": "viewer"])
+        let entries = try app.database.auditLog.page(offset: 0, limit: 10)
+        #expect(entries.map(\.action) == ["user.create", "key.create", "app.create", "user.create"])
+        #expect(entries.dropLast().allSatisfy { $0.actor == "admin@example.com" })
+        let page = admin.get("/audit").text
+        #expect(page.contains("key.create"))
+        #expect(page.contains("app.create"))
+    }
+
+    @Test("The audit log pages through long histories")
+    func auditPagination() async throws {
+        let (app, admin) = try await TestApp.withAdmin()
+        for index in 0..<120 {
+            try app.database.auditLog.record(.commandLine, action: "test.entry", subject: "entry \(index)", at: app.clock.now)
+        }
+        let first = admin.get("/audit").text
+        #expect(first.contains("Page 1 of 3"))
+        #expect(first.contains("entry 119"))
+        #expect(!first.contains("entry 69<"))
+        let third = admin.get("/audit?page=3").text
+        #expect(third.contains("Page 3 of 3"))
+        #expect(third.contains("entry 0<"))
+    }
+}
