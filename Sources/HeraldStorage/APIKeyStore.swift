@@ -71,6 +71,14 @@ public struct APIKeyStore: Sendable {
         }
     }
 
+    /// Records that the key was used, at most once a minute so busy keys do not write on every request.
+    public func markUsed(_ key: APIKey, now: Date) throws {
+        guard key.lastUsedAt.map({ now.timeIntervalSince($0) > 60 }) ?? true else { return }
+        try pool.write { db in
+            try db.execute(sql: "UPDATE api_keys SET last_used_at = ? WHERE id = ?", arguments: [now, key.id])
+        }
+    }
+
     /// Revokes the key; returns false when it was already revoked or does not exist.
     public func revoke(id: Int64, now: Date) throws -> Bool {
         try pool.write { db in

@@ -100,11 +100,14 @@ struct AdministrationTests {
         #expect(info.status == 200)
         #expect(info.text.contains(#""scopes":["feed:read","events:write"]"#))
         #expect(info.text.contains(#""name":"Shop""#))
+        #expect(try app.database.apiKeys.all(appID: shop.id).first { $0.name == "iOS app" }?.lastUsedAt == app.clock.now)
+        let eventsOnly = try app.database.apiKeys.create(appID: shop.id, name: "events", scopes: [.eventsWrite], now: app.clock.now)
+        #expect(app.respond(Request(method: "GET", target: "/api/v1/key", headers: HTTPHeaders([("Authorization", "Bearer \(eventsOnly.secret)")]))).status == 200)
         #expect(app.respond(Request(method: "GET", target: "/api/v1/key")).status == 401)
         #expect(app.respond(Request(method: "GET", target: "/api/v1/key", headers: HTTPHeaders([("Authorization", "Bearer hrld_nope")]))).status == 401)
 
         // When it is revoked (after a confirmation page), it stops working
-        let key = try #require(try app.database.apiKeys.all(appID: shop.id).first)
+        let key = try #require(try app.database.apiKeys.all(appID: shop.id).first { $0.name == "iOS app" })
         let confirm = admin.get("\(location)/keys/\(key.id)/revoke")
         #expect(confirm.text.contains("This cannot be undone"))
         let revoked = try admin.submit("\(location)/keys/\(key.id)/revoke", from: "\(location)/keys/\(key.id)/revoke", [:])

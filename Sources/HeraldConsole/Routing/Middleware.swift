@@ -53,6 +53,7 @@ extension HeraldApplication {
         if let scope, !key.scopes.contains(scope) {
             throw HTTPError(403, "This API key lacks the `\(scope.rawValue)` scope.")
         }
+        try services.database.apiKeys.markUsed(key, now: context.now)
         context.apiKey = key
         return try route.handler(context)
     }

@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import Testing
+
+/// The built `herald` binary, run as an operator would. `make test` builds it before the tests.
+@Suite("herald command line", .serialized)
+struct CommandLineTests {
+    static let binary = repositoryRoot.appendingPathComponent(".build/debug/herald")
+
+    struct Output {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+        var lastWord: String { stdout.split(whereSeparator: \.isWhitespace).last.map(String.init) ?? "" }
+    }
+
+    /// Runs `herald arguments` to completion.
+    static func run(_ arguments: [String], input: String? = nil) throws -> Output {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = repositoryRoot
+        let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    /// A running `herald serve` on a free port.
+    final class Server {
+        let process = Process()
+        let port: Int
+
+        init(database: String) throws {
+            process.executableURL = CommandLineTests.binary
+            process.arguments = ["serve", "--db", database, "--port", "0"]
+            process.currentDirectoryURL = repositoryRoot
+            let stdout = Pipe()
+            process.standardOutput = stdout
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            var line = Data()
+            while !line.contains(UInt8(ascii: "\n")) {
+                let chunk = stdout.fileHandleForReading.availableData
+                if chunk.isEmpty { throw TestFailure("herald serve exited before printing its URL") }
+                line.append(chunk)
+            }
+            let text = String(decoding: line, as: UTF8.self)
+            guard let match = text.firstMatch(of: /http:\/\/127\.0\.0\.1:(\d+)\//), let port = Int(match.output.1) else {
+                throw TestFailure("no URL in: \(text)")
+            }
+            self.port = port
+        }
+
+        deinit {
+            if process.isRunning { process.terminate() }
+        }
+    }
+
+    @Test("Every command has --help")
+    func help() throws {
+        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["key", "create"], ["backup"], ["routes"]] {
+            let output = try Self.run(command + ["--help"])
+            #expect(output.status == 0, "\(command)")
+            #expect(output.stdout.contains("USAGE"), "\(command)")
+        }
+    }
+
+    @Test("user, app and key create print what scripts need as the last word")
+    func administration() throws {
+        let folder = try TemporaryFolder()
+        let db = folder.url.appendingPathComponent("data/herald.sqlite").path
+        #expect(try Self.run(["migrate", "--db", db]).stdout.contains("at migration 0001_foundation"))
+
+        let user = try Self.run(["user", "create", "--db", db, "--email", "ops@example.com", "--role", "admin", "--password-stdin"],
+                                input: "a long enough password\n")
+        #expect(user.status == 0, "\(user.stderr)")
+        let short = try Self.run(["user", "create", "--db", db, "--email", "x@example.com", "--role", "viewer", "--password-stdin"], input: "short\n")
+        #expect(short.status != 0)
+        #expect(short.stderr.contains("Use at least 10 characters for the password."))
+
+        let app = try Self.run(["app", "create", "--db", db, "--name", "Shop", "--platform", "ios", "--platform", "android"])
+        #expect(app.status == 0, "\(app.stderr)")
+        #expect(Int(app.lastWord) != nil)
+
+        let key = try Self.run(["key", "create", "--db", db, "--app", app.lastWord, "--scope", "feed:read", "--scope", "events:write"])
+        #expect(key.status == 0, "\(key.stderr)")
+        #expect(key.lastWord.hasPrefix("hrld_"))
+        let badScope = try Self.run(["key", "create", "--db", db, "--app", app.lastWord, "--scope", "everything"])
+        #expect(badScope.status != 0)
+
+        let routes = try Self.run(["routes", "--db", db])
+        #expect(routes.stdout.contains("/users"))
+        #expect(routes.stdout.contains("admin"))
+    }
+
+    @Test("backup makes a valid copy while the server runs, and SIGTERM stops the server with exit 0 within 10 s")
+    func backupWhileServingAndStop() throws {
+        let folder = try TemporaryFolder()
+        let db = folder.url.appendingPathComponent("herald.sqlite").path
+        let server = try Server(database: db)
+        #expect(try Self.run(["app", "create", "--db", db, "--name", "Live", "--platform", "web"]).status == 0)
+
+        let copy = folder.url.appendingPathComponent("backup.sqlite").path
+        let backup = try Self.run(["backup", "--db", db, "--to", copy])
+        #expect(backup.status == 0, "\(backup.stderr)")
+        let queue = try DatabaseQueue(path: copy)
+        let (integrity, apps) = try queue.read { db in
+            (try String.fetchOne(db, sql: "PRAGMA integrity_check"), try String.fetchAll(db, sql: "SELECT name FROM apps"))
+        }
+        #expect(integrity == "ok")
+        #expect(apps == ["Live"])
+
+        let health = try RawHTTPConnection(port: UInt16(server.port))
+        health.send("GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try health.readReply().status == 200)
+
+        let stopAsked = Date()
+        server.process.terminate()
+        server.process.waitUntilExit()
+        #expect(Date().timeIntervalSince(stopAsked) < 10)
+        #expect(server.process.terminationReason == .exit)
+        #expect(server.process.terminationStatus == 0)
+    }
+
+    @Test("A database from a newer Herald is refused with a clear message")
+    func newerDatabase() throws {
+        let folder = try TemporaryFolder()
+        let db = folder.url.appendingPathComponent("herald.sqlite").path
+        #expect(try Self.run(["migrate", "--db", db]).status == 0)
+        let queue = try DatabaseQueue(path: db)
+        try queue.write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_future')") }
+        try queue.close()
+        let refused = try Self.run(["serve", "--db", db, "--port", "0"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("migrated by a newer Herald"))
+    }
+}

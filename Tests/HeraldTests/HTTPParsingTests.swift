@@ -1,0 +1,64 @@
+import HeraldHTTP
+import Testing
+
+@Suite("Form, query and multipart parsing")
+struct HTTPParsingTests {
+    @Test("urlencoded forms decode + and %XX, keep order and repeated names")
+    func urlencoded() throws {
+        let form = try #require(FormData(urlencoded: "a=1+2&b=%E2%9C%93&a=3&empty=&flag"))
+        #expect(form["a"] == "1 2")
+        #expect(form.values("a") == ["1 2", "3"])
+        #expect(form["b"] == "✓")
+        #expect(form["empty"] == "")
+        #expect(form["flag"] == "")
+        #expect(FormData(urlencoded: "a=%FF") == nil, "not UTF-8")
+        #expect(FormData(urlencoded: "a=%G1") == nil, "malformed escape")
+        #expect(FormData([("name", "مریم & co"), ("x", "a=b")]).urlencoded == "name=%D9%85%D8%B1%DB%8C%D9%85%20%26%20co&x=a%3Db")
+    }
+
+    @Test("Request splits the target into a decoded path and a query")
+    func target() {
+        let request = Request(method: "get", target: "/caf%C3%A9/x?q=a%20b&q=c")
+        #expect(request.method == "GET")
+        #expect(request.path == "/café/x")
+        #expect(request.query.values("q") == ["a b", "c"])
+        #expect(Request(method: "GET", target: "/%FF").path == nil)
+    }
+
+    @Test("multipart/form-data gives fields and files")
+    func multipart() throws {
+        let body = [
+            "--XyZ", "Content-Disposition: form-data; name=\"title\"", "", "سلام دنیا",
+            "--XyZ", "Content-Disposition: form-data; name=\"file\"; filename=\"c.json\"", "Content-Type: application/json", "", "{\"a\":1}",
+            "--XyZ--", "",
+        ].joined(separator: "\r\n")
+        let request = Request(
+            method: "POST", target: "/import",
+            headers: HTTPHeaders([("Content-Type", "multipart/form-data; boundary=XyZ")]), body: Array(body.utf8))
+        let fields = try request.formFields()
+        #expect(fields["title"] == "سلام دنیا")
+        #expect(fields["file"] == nil)
+        let parts = try request.multipartParts()
+        #expect(parts.count == 2)
+        #expect(parts[1].filename == "c.json")
+        #expect(parts[1].contentType == "application/json")
+        #expect(String(decoding: parts[1].body, as: UTF8.self) == "{\"a\":1}")
+    }
+
+    @Test("A truncated multipart body is an error, not a crash")
+    func truncatedMultipart() {
+        let body = "--XyZ\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nno end"
+        let request = Request(
+            method: "POST", target: "/import",
+            headers: HTTPHeaders([("Content-Type", "multipart/form-data; boundary=XyZ")]), body: Array(body.utf8))
+        #expect(throws: Request.BodyError.self) { try request.formFields() }
+        let noBoundary = Request(method: "POST", target: "/", headers: HTTPHeaders([("Content-Type", "multipart/form-data")]), body: [])
+        #expect(throws: Request.BodyError.self) { try noBoundary.formFields() }
+    }
+
+    @Test("Cookies are read from every Cookie header")
+    func cookies() {
+        let request = Request(method: "GET", target: "/", headers: HTTPHeaders([("Cookie", "a=1; b=2"), ("cookie", "c=3; a=9")]))
+        #expect(request.cookies == ["a": "1", "b": "2", "c": "3"])
+    }
+}
