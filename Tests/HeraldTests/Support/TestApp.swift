@@ -119,11 +119,7 @@ final class TestBrowser: @unchecked Sendable {
 
     /// Loads `page`, takes its CSRF token, then POSTs `fields` to `target` as the form would.
     func submit(_ target: String, from page: String, _ fields: [String: String]) throws -> Response {
-        let form = get(page)
-        guard let token = Self.csrfToken(in: form.text) else {
-            throw TestFailure("no csrf_token on \(page) (status \(form.status))")
-        }
-        return post(target, [("csrf_token", token)] + fields.sorted { $0.key < $1.key })
+        try submit(target, from: page, pairs: fields.sorted { $0.key < $1.key })
     }
 
     /// Like `submit`, with repeated names (checkbox groups).
