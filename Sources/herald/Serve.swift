@@ -21,10 +21,18 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Mark cookies Secure; use when Herald is served over https (env HERALD_SECURE_COOKIES=1).")
     var secureCookies = false
 
+    @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical (env HERALD_LOG_LEVEL; default info).")
+    var logLevel: String?
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        let levelName = logLevel ?? environment["HERALD_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw ValidationError("Unknown log level \(levelName): use trace, debug, info, notice, warning, error or critical.")
+        }
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
-        let logger = Logger(label: "herald")
+        var logger = Logger(label: "herald")
+        logger.logLevel = level
 
         let database = try storage.openDatabase()
         var configuration = ConsoleConfiguration(resources: try storage.resourcesFolder())
