@@ -1,0 +1,280 @@
+import Foundation
+
+/// A campaign as one document: the format of the feed, the API, export and import (`docs/campaign-json.md`).
+/// Absent optional fields are omitted from JSON, never null-filled.
+public struct Campaign: Codable, Sendable, Equatable {
+    public var id: Int64?
+    public var app: Int64
+    public var name: String
+    public var description: String?
+    /// Derived from the stored state and the schedule; ignored on input.
+    public var status: CampaignStatus?
+    /// 1 (highest) to 10.
+    public var priority: Int
+    public var schedule: Schedule
+    public var triggers: [Trigger]
+    public var frequency: Frequency
+    public var targeting: Targeting
+    /// Reaches only the app's test devices, at once, ignoring the schedule.
+    public var testOnDevice: Bool
+    public var message: Message
+    /// Ordered key/value pairs delivered with the message (FIAM's appData, Braze's extras).
+    public var data: CustomData
+
+    public init(
+        id: Int64? = nil, app: Int64, name: String, description: String? = nil, status: CampaignStatus? = nil,
+        priority: Int = 5, schedule: Schedule = Schedule(), triggers: [Trigger] = [], frequency: Frequency = Frequency(),
+        targeting: Targeting = Targeting(), testOnDevice: Bool = false, message: Message, data: CustomData = CustomData()
+    ) {
+        self.id = id
+        self.app = app
+        self.name = name
+        self.description = description
+        self.status = status
+        self.priority = priority
+        self.schedule = schedule
+        self.triggers = triggers
+        self.frequency = frequency
+        self.targeting = targeting
+        self.testOnDevice = testOnDevice
+        self.message = message
+        self.data = data
+    }
+}
+
+/// Where a campaign is in its life: `draft` → `scheduled`/`running` → `paused`/`ended` → `archived`.
+public enum CampaignStatus: String, Codable, Sendable, CaseIterable {
+    case draft, scheduled, running, paused, ended, archived
+
+    public var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
+}
+
+/// When a campaign may show. A nil start means "when published"; a nil end means "never ends".
+public struct Schedule: Codable, Sendable, Equatable {
+    public var start: Date?
+    public var end: Date?
+    /// The IANA time zone the marketer scheduled in; times are stored in UTC.
+    public var timeZone: String
+
+    public init(start: Date? = nil, end: Date? = nil, timeZone: String = "UTC") {
+        self.start = start
+        self.end = end
+        self.timeZone = timeZone
+    }
+
+    enum CodingKeys: String, CodingKey { case start, end, timeZone }
+
+    // Start and end are always present, null meaning "on publish" and "never".
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(start, forKey: .start)
+        try container.encode(end, forKey: .end)
+        try container.encode(timeZone, forKey: .timeZone)
+    }
+}
+
+/// One event that fires the message; any trigger of a campaign fires it.
+public struct Trigger: Codable, Sendable, Equatable {
+    /// A built-in event (`app_launch`, `app_foreground`, `session_start`, `push_click`), `purchase`, or a custom event ID.
+    public var event: String
+    public var filters: [PropertyFilter]
+
+    public init(event: String, filters: [PropertyFilter] = []) {
+        self.event = event
+        self.filters = filters
+    }
+
+    public static let builtInEvents = ["app_launch", "app_foreground", "session_start", "push_click"]
+    public static let purchaseEvent = "purchase"
+}
+
+/// A condition on an event's (or a user's) property.
+public struct PropertyFilter: Codable, Sendable, Equatable {
+    public var property: String
+    public var op: FilterOperator
+    /// Absent for `exists`.
+    public var value: FilterValue?
+
+    public init(property: String, op: FilterOperator, value: FilterValue? = nil) {
+        self.property = property
+        self.op = op
+        self.value = value
+    }
+}
+
+public enum FilterOperator: String, Codable, Sendable, CaseIterable {
+    case eq, ne, gt, gte, lt, lte, contains, exists
+
+    public var title: String {
+        switch self {
+        case .eq: "equals"
+        case .ne: "does not equal"
+        case .gt: "is greater than"
+        case .gte: "is at least"
+        case .lt: "is less than"
+        case .lte: "is at most"
+        case .contains: "contains"
+        case .exists: "exists"
+        }
+    }
+}
+
+/// A typed filter value: JSON string, number or boolean.
+public enum FilterValue: Codable, Sendable, Equatable {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let bool = try? container.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else {
+            self = .string(try container.decode(String.self))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let text): try container.encode(text)
+        case .number(let number):
+            if number == number.rounded(), abs(number) < 1e15 { try container.encode(Int64(number)) } else { try container.encode(number) }
+        case .bool(let flag): try container.encode(flag)
+        }
+    }
+
+    /// The type's name, as the form's type selector says it.
+    public var typeName: String {
+        switch self {
+        case .string: "string"
+        case .number: "number"
+        case .bool: "bool"
+        }
+    }
+
+    /// The value as a form shows it.
+    public var text: String {
+        switch self {
+        case .string(let text): text
+        case .number(let number): number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .bool(let flag): flag ? "true" : "false"
+        }
+    }
+}
+
+/// How often one device may see the campaign.
+public struct Frequency: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        case once, everyNDays = "every_n_days", always
+    }
+
+    public var type: Kind
+    /// For `every_n_days`.
+    public var days: Int?
+
+    public init(type: Kind = .once, days: Int? = nil) {
+        self.type = type
+        self.days = days
+    }
+}
+
+/// Who may see the campaign; exported in the feed and evaluated by the delivery client.
+public struct Targeting: Codable, Sendable, Equatable {
+    public var platforms: [Platform]?
+    public var appVersion: VersionRule?
+    public var languages: [String]?
+    public var countries: [String]?
+    public var userProperties: [PropertyFilter]?
+    public var daysSinceFirstOpen: DayRange?
+    /// Percentage of installations (1–100), sticky per installation.
+    public var percentage: Int?
+
+    public init(
+        platforms: [Platform]? = nil, appVersion: VersionRule? = nil, languages: [String]? = nil, countries: [String]? = nil,
+        userProperties: [PropertyFilter]? = nil, daysSinceFirstOpen: DayRange? = nil, percentage: Int? = nil
+    ) {
+        self.platforms = platforms
+        self.appVersion = appVersion
+        self.languages = languages
+        self.countries = countries
+        self.userProperties = userProperties
+        self.daysSinceFirstOpen = daysSinceFirstOpen
+        self.percentage = percentage
+    }
+
+    public struct VersionRule: Codable, Sendable, Equatable {
+        public enum Operator: String, Codable, Sendable, CaseIterable {
+            case equals, contains, notContains = "not_contains", regex
+        }
+
+        public var op: Operator
+        public var value: String
+
+        public init(op: Operator, value: String) {
+            self.op = op
+            self.value = value
+        }
+    }
+
+    public struct DayRange: Codable, Sendable, Equatable {
+        public var min: Int?
+        public var max: Int?
+
+        public init(min: Int? = nil, max: Int? = nil) {
+            self.min = min
+            self.max = max
+        }
+    }
+}
+
+/// Ordered custom key/value strings. JSON shows them as an object in order; storage keeps them as pairs,
+/// because JSON decoders do not keep an object's key order.
+public struct CustomData: Codable, Sendable, Equatable {
+    public var pairs: [Pair]
+
+    public struct Pair: Codable, Sendable, Equatable {
+        public var key: String
+        public var value: String
+
+        public init(key: String, value: String) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    public init(_ pairs: [Pair] = []) {
+        self.pairs = pairs
+    }
+
+    /// Set in an encoder's `userInfo` to write pairs as an ordered array (`[{"key", "value"}]`).
+    public static let encodeAsPairs = CodingUserInfoKey(rawValue: "herald.customData.pairs")!
+
+    public init(from decoder: Decoder) throws {
+        if let pairs = try? decoder.singleValueContainer().decode([Pair].self) {
+            self.pairs = pairs
+            return
+        }
+        let container = try decoder.container(keyedBy: DynamicKey.self)
+        pairs = try container.allKeys.map { Pair(key: $0.stringValue, value: try container.decode(String.self, forKey: $0)) }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        if encoder.userInfo[Self.encodeAsPairs] as? Bool == true {
+            var container = encoder.singleValueContainer()
+            try container.encode(pairs)
+            return
+        }
+        var container = encoder.container(keyedBy: DynamicKey.self)
+        for pair in pairs { try container.encode(pair.value, forKey: DynamicKey(stringValue: pair.key)) }
+    }
+
+    struct DynamicKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}

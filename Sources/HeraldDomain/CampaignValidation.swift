@@ -1,0 +1,298 @@
+import Foundation
+
+/// One thing wrong with a campaign: where (its JSON path, which is also the form field's name) and why.
+public struct FieldProblem: Sendable, Equatable, CustomStringConvertible {
+    public let path: String
+    public let message: String
+
+    public init(_ path: String, _ message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "\(path): \(message)" }
+}
+
+/// Format rules apply to every save; completeness rules only to publishing.
+public enum ValidationMode: Sendable {
+    case draft, publish
+}
+
+/// The limits the rules enforce, in one place for the docs and the error messages.
+public enum CampaignLimits {
+    public static let nameLength = 200
+    public static let descriptionLength = 2000
+    public static let titleLength = 200
+    public static let bodyLength = 1000
+    public static let buttonTextLength = 60
+    public static let dataPairs = 50
+    public static let dataKeyLength = 100
+    public static let dataValueLength = 1000
+    public static let eventIDLength = 40
+    public static let triggers = 20
+    public static let filtersPerTrigger = 10
+    public static let dismissSeconds = 1...120
+    public static let frequencyDays = 1...365
+    public static let reservedEventPrefixes = ["firebase_", "google_", "ga_"]
+}
+
+extension Campaign {
+    /// Every problem with this campaign for `mode`, in form order. Empty means it can be saved (or published).
+    public func problems(for mode: ValidationMode) -> [FieldProblem] {
+        var problems: [FieldProblem] = []
+        func add(_ path: String, _ message: String) { problems.append(FieldProblem(path, message)) }
+
+        let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmedName.isEmpty { add("name", "Give the campaign a name, so your team can find it.") }
+        if name.count > CampaignLimits.nameLength { add("name", "Use at most \(CampaignLimits.nameLength) characters for the name.") }
+        if (description ?? "").count > CampaignLimits.descriptionLength {
+            add("description", "Use at most \(CampaignLimits.descriptionLength) characters for the description.")
+        }
+        if !(1...10).contains(priority) { add("priority", "Choose a priority from 1 (highest) to 10 (lowest).") }
+
+        problems += message.problems(for: mode)
+        problems += dataProblems()
+        problems += triggerProblems(for: mode)
+        problems += scheduleProblems()
+        problems += frequencyProblems()
+        problems += targeting.problems()
+        return problems
+    }
+
+    private func dataProblems() -> [FieldProblem] {
+        var problems: [FieldProblem] = []
+        if data.pairs.count > CampaignLimits.dataPairs {
+            problems.append(FieldProblem("data", "Use at most \(CampaignLimits.dataPairs) custom data pairs; this campaign has \(data.pairs.count)."))
+        }
+        var seen: Set<String> = []
+        for (index, pair) in data.pairs.enumerated() {
+            if pair.key.isEmpty {
+                problems.append(FieldProblem("data.\(index).key", "Give this value a key, or remove the row."))
+            } else if seen.contains(pair.key) {
+                problems.append(FieldProblem("data.\(index).key", "The key “\(pair.key)” is used twice; keys must be unique."))
+            }
+            seen.insert(pair.key)
+            if pair.key.count > CampaignLimits.dataKeyLength {
+                problems.append(FieldProblem("data.\(index).key", "Use at most \(CampaignLimits.dataKeyLength) characters for a key."))
+            }
+            if pair.value.count > CampaignLimits.dataValueLength {
+                problems.append(FieldProblem("data.\(index).value", "Use at most \(CampaignLimits.dataValueLength) characters for a value."))
+            }
+        }
+        return problems
+    }
+
+    private func triggerProblems(for mode: ValidationMode) -> [FieldProblem] {
+        var problems: [FieldProblem] = []
+        if mode == .publish && triggers.isEmpty {
+            problems.append(FieldProblem("triggers", "Add at least one trigger: the event that shows the message."))
+        }
+        if triggers.count > CampaignLimits.triggers {
+            problems.append(FieldProblem("triggers", "Use at most \(CampaignLimits.triggers) triggers."))
+        }
+        for (index, trigger) in triggers.enumerated() {
+            if let problem = EventID.problem(trigger.event) {
+                problems.append(FieldProblem("triggers.\(index).event", problem))
+            }
+            if trigger.filters.count > CampaignLimits.filtersPerTrigger {
+                problems.append(FieldProblem("triggers.\(index).filters", "Use at most \(CampaignLimits.filtersPerTrigger) filters per trigger."))
+            }
+            if Trigger.builtInEvents.contains(trigger.event) && !trigger.filters.isEmpty {
+                problems.append(FieldProblem("triggers.\(index).filters", "Built-in events carry no properties; remove the filters or use a purchase or custom event."))
+            }
+            for (filterIndex, filter) in trigger.filters.enumerated() {
+                problems += filter.problems(at: "triggers.\(index).filters.\(filterIndex)")
+            }
+        }
+        return problems
+    }
+
+    private func scheduleProblems() -> [FieldProblem] {
+        var problems: [FieldProblem] = []
+        if TimeZone(identifier: schedule.timeZone) == nil {
+            problems.append(FieldProblem("schedule.timeZone", "“\(schedule.timeZone)” is not a time zone; choose one such as Europe/Paris or UTC."))
+        }
+        if let start = schedule.start, let end = schedule.end, end <= start {
+            problems.append(FieldProblem("schedule.end", "The end must be after the start."))
+        }
+        return problems
+    }
+
+    private func frequencyProblems() -> [FieldProblem] {
+        guard frequency.type == .everyNDays else { return [] }
+        guard let days = frequency.days, CampaignLimits.frequencyDays.contains(days) else {
+            return [FieldProblem("frequency.days", "Enter how many days apart, from 1 to 365.")]
+        }
+        return []
+    }
+}
+
+extension Message {
+    func problems(for mode: ValidationMode) -> [FieldProblem] {
+        var problems: [FieldProblem] = []
+        func add(_ path: String, _ message: String) { problems.append(FieldProblem("message.\(path)", message)) }
+
+        for (path, text, limit) in [("title", title, CampaignLimits.titleLength), ("body", body, CampaignLimits.bodyLength)] {
+            guard let text else { continue }
+            if text.text.count > limit { add("\(path).text", "Use at most \(limit) characters.") }
+            if let color = text.color, let problem = ColorValue.problem(color) { add("\(path).color", problem) }
+        }
+        for (path, url) in [("imageUrl", imageUrl), ("landscapeImageUrl", landscapeImageUrl)] {
+            if let url, let problem = ImageURL.problem(url) { add(path, problem) }
+        }
+        if let color = backgroundColor, let problem = ColorValue.problem(color) { add("backgroundColor", problem) }
+        for (path, button) in [("primaryAction", primaryAction), ("secondaryAction", secondaryAction)] {
+            guard let button else { continue }
+            if button.text.count > CampaignLimits.buttonTextLength {
+                add("\(path).text", "Use at most \(CampaignLimits.buttonTextLength) characters for a button.")
+            }
+            if let color = button.textColor, let problem = ColorValue.problem(color) { add("\(path).textColor", problem) }
+            if let color = button.buttonColor, let problem = ColorValue.problem(color) { add("\(path).buttonColor", problem) }
+            if let url = button.url, let problem = ActionURL.problem(url) { add("\(path).url", problem) }
+        }
+        if let action, let problem = ActionURL.problem(action.url) { add("action.url", problem) }
+        if let dismiss, !CampaignLimits.dismissSeconds.contains(dismiss.seconds) {
+            add("dismiss.seconds", "Choose from \(CampaignLimits.dismissSeconds.lowerBound) to \(CampaignLimits.dismissSeconds.upperBound) seconds.")
+        }
+
+        guard mode == .publish else { return problems }
+        // What delivery components need to draw the layout; they drop messages without it.
+        let fields = layout.fields
+        let needsTitle = layout != .imageOnly && layout != .slideup
+        if needsTitle && (title?.text ?? "").isEmpty { add("title.text", "A \(layout.title.lowercased()) message needs a title.") }
+        if layout == .slideup && (body?.text ?? "").isEmpty { add("body.text", "A slide-up needs its text.") }
+        if [.card, .imageOnly, .fullscreen].contains(layout) && (imageUrl ?? "").isEmpty {
+            add("imageUrl", layout == .card
+                ? "A card needs a portrait image (an https URL); devices drop a card without one."
+                : "A \(layout.title.lowercased()) message needs an image (an https URL); devices drop it without one.")
+        }
+        if layout == .card {
+            if (backgroundColor ?? "").isEmpty { add("backgroundColor", "A card needs a background color.") }
+            if (primaryAction?.text ?? "").isEmpty { add("primaryAction.text", "A card needs the text of its primary button.") }
+            if (primaryAction?.url ?? "").isEmpty { add("primaryAction.url", "A card's primary button needs an action (an https URL or app link).") }
+        } else if fields.contains(.primaryAction), let button = primaryAction {
+            // Elsewhere the primary button is optional, but a button and its action go together.
+            if button.text.isEmpty && !(button.url ?? "").isEmpty { add("primaryAction.text", "Give the button a text, or remove its action.") }
+            if !button.text.isEmpty && (button.url ?? "").isEmpty { add("primaryAction.url", "Give the button an action, or remove its text.") }
+        }
+        if let button = secondaryAction, button.text.isEmpty, !(button.url ?? "").isEmpty {
+            add("secondaryAction.text", "Give the second button a text, or remove its action.")
+        }
+        return problems
+    }
+}
+
+extension PropertyFilter {
+    func problems(at path: String) -> [FieldProblem] {
+        var problems: [FieldProblem] = []
+        if property.isEmpty {
+            problems.append(FieldProblem("\(path).property", "Name the property to compare, or remove the filter."))
+        } else if property.count > CampaignLimits.eventIDLength {
+            problems.append(FieldProblem("\(path).property", "Use at most \(CampaignLimits.eventIDLength) characters for a property."))
+        }
+        switch (op, value) {
+        case (.exists, _):
+            break
+        case (_, nil):
+            problems.append(FieldProblem("\(path).value", "Enter the value to compare with."))
+        case (.gt, .some(let value)), (.gte, .some(let value)), (.lt, .some(let value)), (.lte, .some(let value)):
+            if case .number = value {} else {
+                problems.append(FieldProblem("\(path).value", "“\(op.title)” compares numbers: set the value's type to number."))
+            }
+        case (.contains, .some(let value)):
+            if case .string = value {} else {
+                problems.append(FieldProblem("\(path).value", "“contains” compares text: set the value's type to string."))
+            }
+        case (.eq, _), (.ne, _):
+            break
+        }
+        return problems
+    }
+}
+
+extension Targeting {
+    func problems() -> [FieldProblem] {
+        var problems: [FieldProblem] = []
+        if let percentage, !(1...100).contains(percentage) {
+            problems.append(FieldProblem("targeting.percentage", "Choose a percentage from 1 to 100."))
+        }
+        if let rule = appVersion {
+            if rule.value.isEmpty {
+                problems.append(FieldProblem("targeting.appVersion.value", "Enter the app version to compare with, or clear the rule."))
+            } else if rule.op == .regex, (try? NSRegularExpression(pattern: rule.value)) == nil {
+                problems.append(FieldProblem("targeting.appVersion.value", "This is not a valid regular expression."))
+            }
+        }
+        for (index, language) in (languages ?? []).enumerated() where language.wholeMatch(of: /[a-z]{2,3}(-[A-Za-z0-9]{2,8})?/) == nil {
+            problems.append(FieldProblem("targeting.languages.\(index)", "“\(language)” is not a language code such as en, fa or pt-BR."))
+        }
+        for (index, country) in (countries ?? []).enumerated() where country.wholeMatch(of: /[A-Z]{2}/) == nil {
+            problems.append(FieldProblem("targeting.countries.\(index)", "“\(country)” is not a two-letter country code such as US or IR."))
+        }
+        for (index, filter) in (userProperties ?? []).enumerated() {
+            problems += filter.problems(at: "targeting.userProperties.\(index)")
+        }
+        if let range = daysSinceFirstOpen {
+            if (range.min ?? 0) < 0 || (range.max ?? 0) < 0 {
+                problems.append(FieldProblem("targeting.daysSinceFirstOpen.min", "Days since first open cannot be negative."))
+            }
+            if let min = range.min, let max = range.max, min > max {
+                problems.append(FieldProblem("targeting.daysSinceFirstOpen.max", "The maximum must be at least the minimum."))
+            }
+        }
+        return problems
+    }
+}
+
+/// Analytics event IDs: a letter first, then letters, digits and underscores, at most 40, no reserved prefix.
+public enum EventID {
+    public static func problem(_ event: String) -> String? {
+        if event.isEmpty { return "Choose a built-in event or type a custom event ID." }
+        if event.count > CampaignLimits.eventIDLength { return "Use at most \(CampaignLimits.eventIDLength) characters for an event ID." }
+        if event.wholeMatch(of: /[A-Za-z][A-Za-z0-9_]*/) == nil {
+            return "Event IDs start with a letter and use only letters, digits and underscores."
+        }
+        if let prefix = CampaignLimits.reservedEventPrefixes.first(where: { event.lowercased().hasPrefix($0) }) {
+            return "Event IDs starting with “\(prefix)” are reserved; choose another name."
+        }
+        return nil
+    }
+}
+
+/// `#RRGGBB` or `#AARRGGBB`.
+public enum ColorValue {
+    public static func problem(_ color: String) -> String? {
+        color.wholeMatch(of: /#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})/) == nil
+            ? "Use a color like #1A73E8 (or #CC1A73E8 with transparency)." : nil
+    }
+}
+
+/// Images are fetched by devices over https only.
+public enum ImageURL {
+    public static func problem(_ url: String) -> String? {
+        guard let components = URLComponents(string: url), components.scheme?.lowercased() == "https",
+              let host = components.host, !host.isEmpty else {
+            return "Use an https:// image URL; devices drop images from other addresses."
+        }
+        return nil
+    }
+}
+
+/// Actions open an https URL or an app deep link (`myapp://path`), never script or data.
+public enum ActionURL {
+    static let refusedSchemes: Set<String> = ["javascript", "data", "vbscript", "file", "http", "about", "blob"]
+
+    public static func problem(_ url: String) -> String? {
+        let written = url.prefix { $0 != ":" }.lowercased().trimmingCharacters(in: .whitespaces)
+        if refusedSchemes.contains(written) && url.contains(":") {
+            return written == "http" ? "Use https:// rather than http://." : "“\(written):” links are not allowed; use an https:// or app link."
+        }
+        guard let separator = url.range(of: "://"), let components = URLComponents(string: url),
+              let scheme = components.scheme?.lowercased(), scheme.count == url.distance(from: url.startIndex, to: separator.lowerBound),
+              scheme.wholeMatch(of: /[a-z][a-z0-9+.-]*/) != nil else {
+            return "Use an https:// link or an app link such as myapp://offers."
+        }
+        if scheme == "https" && (components.host ?? "").isEmpty { return "This https link has no host." }
+        return nil
+    }
+}
