@@ -230,8 +230,8 @@ public struct Targeting: Codable, Sendable, Equatable {
     }
 }
 
-/// Ordered custom key/value strings. JSON shows them as an object in order; storage keeps them as pairs,
-/// because JSON decoders do not keep an object's key order.
+/// Ordered custom key/value strings. JSON writes them as an array of `{"key", "value"}` because
+/// JSON objects have no order; an object is accepted on input, in whatever order the decoder gives.
 public struct CustomData: Codable, Sendable, Equatable {
     public var pairs: [Pair]
 
@@ -249,9 +249,6 @@ public struct CustomData: Codable, Sendable, Equatable {
         self.pairs = pairs
     }
 
-    /// Set in an encoder's `userInfo` to write pairs as an ordered array (`[{"key", "value"}]`).
-    public static let encodeAsPairs = CodingUserInfoKey(rawValue: "herald.customData.pairs")!
-
     public init(from decoder: Decoder) throws {
         if let pairs = try? decoder.singleValueContainer().decode([Pair].self) {
             self.pairs = pairs
@@ -262,13 +259,8 @@ public struct CustomData: Codable, Sendable, Equatable {
     }
 
     public func encode(to encoder: Encoder) throws {
-        if encoder.userInfo[Self.encodeAsPairs] as? Bool == true {
-            var container = encoder.singleValueContainer()
-            try container.encode(pairs)
-            return
-        }
-        var container = encoder.container(keyedBy: DynamicKey.self)
-        for pair in pairs { try container.encode(pair.value, forKey: DynamicKey(stringValue: pair.key)) }
+        var container = encoder.singleValueContainer()
+        try container.encode(pairs)
     }
 
     struct DynamicKey: CodingKey {

@@ -135,47 +135,48 @@ extension Message {
         for (path, text, limit) in [("title", title, CampaignLimits.titleLength), ("body", body, CampaignLimits.bodyLength)] {
             guard let text else { continue }
             if text.text.count > limit { add("\(path).text", "Use at most \(limit) characters.") }
-            if let color = text.color, let problem = ColorValue.problem(color) { add("\(path).color", problem) }
+            if let color = text.color, !color.isEmpty, let problem = ColorValue.problem(color) { add("\(path).color", problem) }
         }
         for (path, url) in [("imageUrl", imageUrl), ("landscapeImageUrl", landscapeImageUrl)] {
-            if let url, let problem = ImageURL.problem(url) { add(path, problem) }
+            if let url, !url.isEmpty, let problem = ImageURL.problem(url) { add(path, problem) }
         }
-        if let color = backgroundColor, let problem = ColorValue.problem(color) { add("backgroundColor", problem) }
+        if let color = backgroundColor, !color.isEmpty, let problem = ColorValue.problem(color) { add("backgroundColor", problem) }
         for (path, button) in [("primaryAction", primaryAction), ("secondaryAction", secondaryAction)] {
             guard let button else { continue }
             if button.text.count > CampaignLimits.buttonTextLength {
                 add("\(path).text", "Use at most \(CampaignLimits.buttonTextLength) characters for a button.")
             }
-            if let color = button.textColor, let problem = ColorValue.problem(color) { add("\(path).textColor", problem) }
-            if let color = button.buttonColor, let problem = ColorValue.problem(color) { add("\(path).buttonColor", problem) }
-            if let url = button.url, let problem = ActionURL.problem(url) { add("\(path).url", problem) }
+            if let color = button.textColor, !color.isEmpty, let problem = ColorValue.problem(color) { add("\(path).textColor", problem) }
+            if let color = button.buttonColor, !color.isEmpty, let problem = ColorValue.problem(color) { add("\(path).buttonColor", problem) }
+            if let url = button.url, !url.isEmpty, let problem = ActionURL.problem(url) { add("\(path).url", problem) }
         }
-        if let action, let problem = ActionURL.problem(action.url) { add("action.url", problem) }
+        if let action, !action.url.isEmpty, let problem = ActionURL.problem(action.url) { add("action.url", problem) }
         if let dismiss, !CampaignLimits.dismissSeconds.contains(dismiss.seconds) {
             add("dismiss.seconds", "Choose from \(CampaignLimits.dismissSeconds.lowerBound) to \(CampaignLimits.dismissSeconds.upperBound) seconds.")
         }
 
         guard mode == .publish else { return problems }
-        // What delivery components need to draw the layout; they drop messages without it.
+        // What delivery components need to draw the layout; they drop messages without it. Blank counts as missing.
+        func blank(_ value: String?) -> Bool { (value ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
         let fields = layout.fields
         let needsTitle = layout != .imageOnly && layout != .slideup
-        if needsTitle && (title?.text ?? "").isEmpty { add("title.text", "A \(layout.title.lowercased()) message needs a title.") }
-        if layout == .slideup && (body?.text ?? "").isEmpty { add("body.text", "A slide-up needs its text.") }
-        if [.card, .imageOnly, .fullscreen].contains(layout) && (imageUrl ?? "").isEmpty {
+        if needsTitle && blank(title?.text) { add("title.text", "A \(layout.title.lowercased()) message needs a title.") }
+        if layout == .slideup && blank(body?.text) { add("body.text", "A slide-up needs its text.") }
+        if [.card, .imageOnly, .fullscreen].contains(layout) && blank(imageUrl) {
             add("imageUrl", layout == .card
                 ? "A card needs a portrait image (an https URL); devices drop a card without one."
                 : "A \(layout.title.lowercased()) message needs an image (an https URL); devices drop it without one.")
         }
         if layout == .card {
-            if (backgroundColor ?? "").isEmpty { add("backgroundColor", "A card needs a background color.") }
-            if (primaryAction?.text ?? "").isEmpty { add("primaryAction.text", "A card needs the text of its primary button.") }
-            if (primaryAction?.url ?? "").isEmpty { add("primaryAction.url", "A card's primary button needs an action (an https URL or app link).") }
+            if blank(backgroundColor) { add("backgroundColor", "A card needs a background color.") }
+            if blank(primaryAction?.text) { add("primaryAction.text", "A card needs the text of its primary button.") }
+            if blank(primaryAction?.url) { add("primaryAction.url", "A card's primary button needs an action (an https URL or app link).") }
         } else if fields.contains(.primaryAction), let button = primaryAction {
             // Elsewhere the primary button is optional, but a button and its action go together.
-            if button.text.isEmpty && !(button.url ?? "").isEmpty { add("primaryAction.text", "Give the button a text, or remove its action.") }
-            if !button.text.isEmpty && (button.url ?? "").isEmpty { add("primaryAction.url", "Give the button an action, or remove its text.") }
+            if blank(button.text) && !blank(button.url) { add("primaryAction.text", "Give the button a text, or remove its action.") }
+            if !blank(button.text) && blank(button.url) { add("primaryAction.url", "Give the button an action, or remove its text.") }
         }
-        if let button = secondaryAction, button.text.isEmpty, !(button.url ?? "").isEmpty {
+        if let button = secondaryAction, blank(button.text), !blank(button.url) {
             add("secondaryAction.text", "Give the second button a text, or remove its action.")
         }
         return problems
@@ -233,8 +234,8 @@ extension Targeting {
             problems += filter.problems(at: "targeting.userProperties.\(index)")
         }
         if let range = daysSinceFirstOpen {
-            if (range.min ?? 0) < 0 || (range.max ?? 0) < 0 {
-                problems.append(FieldProblem("targeting.daysSinceFirstOpen.min", "Days since first open cannot be negative."))
+            for (path, days) in [("min", range.min), ("max", range.max)] where (days ?? 0) < 0 {
+                problems.append(FieldProblem("targeting.daysSinceFirstOpen.\(path)", "Days since first open cannot be negative."))
             }
             if let min = range.min, let max = range.max, min > max {
                 problems.append(FieldProblem("targeting.daysSinceFirstOpen.max", "The maximum must be at least the minimum."))

@@ -61,6 +61,7 @@ public final class AppDatabase: Sendable {
     public var apps: AppStore { AppStore(pool: pool) }
     public var apiKeys: APIKeyStore { APIKeyStore(pool: pool) }
     public var auditLog: AuditLogStore { AuditLogStore(pool: pool) }
+    public var campaigns: CampaignStore { CampaignStore(pool: pool) }
 
     private static func migrator(loadingFrom folder: URL) throws -> DatabaseMigrator {
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)

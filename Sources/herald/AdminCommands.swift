@@ -97,3 +97,31 @@ struct KeyCommand: ParsableCommand {
         }
     }
 }
+
+struct DeviceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "device", abstract: "Manage test devices.", subcommands: [Add.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a test device: it sees the app's \"test on device\" campaigns at once.")
+
+        @OptionGroup var storage: StorageOptions
+
+        @Option(help: "The app's id.")
+        var app: Int64
+
+        @Option(help: "The installation ID the device's delivery client reports.")
+        var installation: String
+
+        @Option(help: "A name people recognize, such as \"Sara's iPhone\".")
+        var name: String
+
+        func run() throws {
+            let database = try storage.openDatabase()
+            defer { try? database.close() }
+            let device = try AppRegistry(database: database).addTestDevice(
+                appID: app, installationID: installation, name: name, actor: .commandLine, now: Date())
+            print("Added test device \(device.name) (\(device.installationID)) to app \(app) with id \(device.id)")
+        }
+    }
+}

@@ -77,7 +77,7 @@ struct CommandLineTests {
     func administration() throws {
         let folder = try TemporaryFolder()
         let db = folder.url.appendingPathComponent("data/herald.sqlite").path
-        #expect(try Self.run(["migrate", "--db", db]).stdout.contains("at migration 0001_foundation"))
+        #expect(try Self.run(["migrate", "--db", db]).stdout.contains("at migration 0002_campaigns"))
 
         let user = try Self.run(["user", "create", "--db", db, "--email", "ops@example.com", "--role", "admin", "--password-stdin"],
                                 input: "a long enough password\n")

@@ -73,11 +73,23 @@ struct AppPages: Sendable {
         let revoked: String?
     }
 
+    struct DeviceRow: Sendable {
+        let id: Int64
+        let appID: Int64
+        let name: String
+        let installationID: String
+        let added: String
+    }
+
     struct AppDetail: Sendable {
         let id: Int64
         let name: String
         let platforms: String
         let created: String
+        let minInterval: FieldView
+        let devices: [DeviceRow]
+        let deviceName: FieldView
+        let installationID: FieldView
         let keys: [KeyRow]
         let keyName: FieldView
         let scopes: [ChoiceView]
@@ -87,6 +99,38 @@ struct AppPages: Sendable {
 
     func show(_ context: RequestContext) throws -> Response {
         try renderShow(context, app: try app(context), form: FormData(), errors: FormErrors())
+    }
+
+    func saveSettings(_ context: RequestContext) throws -> Response {
+        let app = try app(context)
+        guard let seconds = context.form["minIntervalSeconds"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }),
+              (0...86_400).contains(seconds) else {
+            return try renderShow(context, app: app, form: context.form,
+                                  errors: FormErrors("minIntervalSeconds", "Enter whole seconds from 0 to 86400 (one day)."), status: 422)
+        }
+        try services.database.apps.setMinInterval(appID: app.id, seconds: seconds, actor: context.actor, now: context.now)
+        try services.flash(context, .success, "Devices now wait at least \(seconds) s between two messages of \(app.name).")
+        return .redirect(to: "/apps/\(app.id)")
+    }
+
+    func addDevice(_ context: RequestContext) throws -> Response {
+        let app = try app(context)
+        do {
+            let device = try registry.addTestDevice(
+                appID: app.id, installationID: context.form["installationId"] ?? "", name: context.form["deviceName"] ?? "",
+                actor: context.actor, now: context.now)
+            try services.flash(context, .success, "“\(device.name)” is a test device: campaigns marked “test on device” reach it at once.")
+            return .redirect(to: "/apps/\(app.id)")
+        } catch let problems as FormErrors {
+            return try renderShow(context, app: app, form: context.form, errors: problems, status: 422)
+        }
+    }
+
+    func removeDevice(_ context: RequestContext) throws -> Response {
+        let app = try app(context)
+        try services.database.apps.removeTestDevice(id: try context.id("deviceID"), appID: app.id, actor: context.actor, now: context.now)
+        try services.flash(context, .success, "The test device is removed.")
+        return .redirect(to: "/apps/\(app.id)")
     }
 
     struct KeyCreated: Sendable {
@@ -154,9 +198,21 @@ struct AppPages: Sendable {
                    revoked: $0.revokedAt.map(DisplayTime.dateTime))
         }
         let chosen = Set(form.values("scopes"))
+        let devices = try services.database.apps.testDevices(appID: app.id).map {
+            DeviceRow(id: $0.id, appID: app.id, name: $0.name, installationID: $0.installationID, added: DisplayTime.date($0.createdAt))
+        }
         let model = AppDetail(
             id: app.id, name: app.name, platforms: app.platforms.map(\.title).joined(separator: ", "),
-            created: DisplayTime.date(app.createdAt), keys: keys,
+            created: DisplayTime.date(app.createdAt),
+            minInterval: FieldView("minIntervalSeconds", label: "Minimum seconds between two messages on a device", type: "number",
+                                   value: form["minIntervalSeconds"] ?? String(app.minIntervalSeconds),
+                                   hint: "Delivery clients wait this long after showing a message before showing another. Default 30.",
+                                   errors: errors),
+            devices: devices,
+            deviceName: FieldView("deviceName", label: "Device name", value: form["deviceName"] ?? "", errors: errors),
+            installationID: FieldView("installationId", label: "Installation ID", value: form["installationId"] ?? "",
+                                      hint: "The ID the delivery client reports as X-Installation-Id.", errors: errors),
+            keys: keys,
             keyName: FieldView("name", label: "Key name", value: form["name"] ?? "",
                                hint: "Where the key will be used, such as “iOS app” or “CI script”.", errors: errors),
             scopes: APIScope.allCases.map {

@@ -44,6 +44,24 @@ public struct AppRegistry: Sendable {
         return created
     }
 
+    /// Adds a named test device; its installation ID is what the delivery client sends.
+    public func addTestDevice(appID: Int64, installationID: String, name: String, actor: AuditActor, now: Date) throws -> TestDevice {
+        let installationID = installationID.trimmingCharacters(in: .whitespaces)
+        let name = name.trimmingCharacters(in: .whitespaces)
+        var errors = FormErrors()
+        if try database.apps.find(id: appID) == nil { errors.add("app", "There is no app with id \(appID).") }
+        if installationID.isEmpty || installationID.count > 200 {
+            errors.add("installationId", "Enter the installation ID (1 to 200 characters) the device's app reports.")
+        }
+        if name.isEmpty || name.count > 80 { errors.add("deviceName", "Name the device (1 to 80 characters), such as “Sara's iPhone”.") }
+        guard errors.isEmpty else { throw errors }
+        do {
+            return try database.apps.addTestDevice(appID: appID, installationID: installationID, name: name, actor: actor, now: now)
+        } catch AppStoreError.deviceTaken {
+            throw FormErrors("installationId", "This installation is already a test device of this app.")
+        }
+    }
+
     func revokeKey(_ key: APIKey, actor: AuditActor, now: Date) throws {
         if try database.apiKeys.revoke(id: key.id, now: now) {
             try database.auditLog.record(actor, action: "key.revoke", subject: "key \(key.prefix)… of app \(key.appID)", at: now)

@@ -1,19 +1,325 @@
+import Foundation
 import HeraldDomain
 import HeraldHTTP
+import HeraldStorage
 
-/// `/campaigns`: the home page after sign-in.
+/// `/campaigns`: list, compose, review, publish and manage campaigns.
 struct CampaignPages: Sendable {
     let services: Services
+    static let pageSize = 25
 
-    struct CampaignList: Sendable {
+    private var store: CampaignStore { services.database.campaigns }
+
+    // MARK: List
+
+    struct ListRow: Sendable {
+        let id: Int64
+        let name: String
+        let status: String
+        let layout: String
+        let app: String
+        let priority: Int
+        let schedule: String
+        let editedBy: String
+        let editedAt: String
+    }
+
+    struct ListView: Sendable {
+        let rows: [ListRow]
+        let countText: String
         let hasApps: Bool
+        let canEdit: Bool
         let canRegisterApps: Bool
+        let filtered: Bool
+        let search: String
+        let apps: [SelectOption]
+        let statuses: [SelectOption]
+        let sorts: [SelectOption]
+        let pagination: PaginationView?
     }
 
     func index(_ context: RequestContext) throws -> Response {
-        let model = CampaignList(
-            hasApps: try !services.database.apps.all().isEmpty,
-            canRegisterApps: context.user?.role.includes(.admin) ?? false)
+        let query = context.request.query
+        var filter = CampaignQuery()
+        filter.appID = query["app"].flatMap(Int64.init)
+        filter.status = query["status"].flatMap(CampaignStatus.init(rawValue:))
+        filter.search = query["q"] ?? ""
+        filter.sort = query["sort"].flatMap(CampaignQuery.Sort.init(rawValue:)) ?? .updated
+        filter.page = max(1, query["page"].flatMap(Int.init) ?? 1)
+        filter.pageSize = Self.pageSize
+        let (campaigns, total) = try store.list(filter, now: context.now)
+        let apps = try services.database.apps.all()
+        let role = context.user?.role ?? .viewer
+        let rows = campaigns.map {
+            ListRow(
+                id: $0.id, name: $0.name, status: $0.status.rawValue, layout: Message.Layout(rawValue: $0.layout)?.title ?? $0.layout,
+                app: $0.appName, priority: $0.priority, schedule: Self.scheduleText(start: $0.startAt, end: $0.endAt),
+                editedBy: $0.updatedBy, editedAt: DisplayTime.dateTime($0.updatedAt))
+        }
+        func href(page: Int) -> String {
+            var pairs = query.pairs.filter { $0.name != "page" }.map { ($0.name, $0.value) }
+            pairs.append(("page", String(page)))
+            return "/campaigns?" + FormData(pairs).urlencoded
+        }
+        let model = ListView(
+            rows: rows, countText: total == 1 ? "1 campaign" : "\(total) campaigns", hasApps: !apps.isEmpty, canEdit: role.includes(.editor), canRegisterApps: role.includes(.admin),
+            filtered: filter.appID != nil || filter.status != nil || !filter.search.isEmpty, search: filter.search,
+            apps: [SelectOption(value: "", label: "All apps", selected: filter.appID == nil)]
+                + apps.map { SelectOption(value: String($0.id), label: $0.name, selected: $0.id == filter.appID) },
+            statuses: [SelectOption(value: "", label: "Any state", selected: filter.status == nil)]
+                + CampaignStatus.allCases.map { SelectOption(value: $0.rawValue, label: $0.title, selected: $0 == filter.status) },
+            sorts: [("updated", "Last edited"), ("name", "Name"), ("priority", "Priority"), ("start", "Start")].map {
+                SelectOption(value: $0.0, label: $0.1, selected: $0.0 == filter.sort.rawValue)
+            },
+            pagination: PaginationView.make(page: filter.page, pageSize: Self.pageSize, total: total, href: href(page:)))
         return try services.page(.campaigns, title: "Campaigns", model: model, context: context)
+    }
+
+    // MARK: Compose
+
+    func new(_ context: RequestContext) throws -> Response {
+        let apps = try services.database.apps.all()
+        guard !apps.isEmpty else {
+            try services.flash(context, .info, "Register an app first: every campaign belongs to one.")
+            return .redirect(to: context.user?.role.includes(.admin) == true ? "/apps/new" : "/campaigns")
+        }
+        var form = FormData([("message.layout", Message.Layout.card.rawValue), ("priority", "5"), ("frequency.type", "once")])
+        if let app = context.request.query["app"] { form.pairs.append(("app", app)) }
+        return try renderComposer(context, form: form, problems: [], stored: nil)
+    }
+
+    func create(_ context: RequestContext) throws -> Response {
+        let form = context.form
+        let intent = form["intent"] ?? "draft"
+        if let rearranged = FormRows.apply(intent, to: form) ?? (intent == "refresh" ? form : nil) {
+            return try renderComposer(context, form: rearranged, problems: [], stored: nil)
+        }
+        guard let appID = form["app"].flatMap(Int64.init), try services.database.apps.find(id: appID) != nil else {
+            return try renderComposer(context, form: form, problems: [FieldProblem("app", "Choose the app this campaign belongs to.")], stored: nil, status: 422)
+        }
+        let publish = intent == "publish"
+        let (campaign, problems) = decode(form, app: appID, publish: publish, now: context.now)
+        guard problems.isEmpty else { return try renderComposer(context, form: form, problems: problems, stored: nil, status: 422) }
+        let id = try store.create(campaign, state: publish ? .published : .draft, actor: context.actor, now: context.now)
+        try services.flash(context, .success, publish ? "“\(campaign.name)” is published." : "“\(campaign.name)” is saved as a draft.")
+        return .redirect(to: "/campaigns/\(id)")
+    }
+
+    func edit(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        guard stored.state != .archived else {
+            throw HTTPError(409, "Archived campaigns cannot be edited. Duplicate it to start a new one from it.")
+        }
+        var form = CampaignForm.encode(stored.campaign)
+        form.pairs.append(("revision", String(stored.revision)))
+        return try renderComposer(context, form: form, problems: [], stored: stored)
+    }
+
+    func update(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        guard stored.state != .archived else {
+            throw HTTPError(409, "Archived campaigns cannot be edited. Duplicate it to start a new one from it.")
+        }
+        var form = context.form
+        form.pairs.removeAll { $0.name == "app" }
+        form.pairs.append(("app", String(stored.campaign.app)))
+        let intent = form["intent"] ?? "draft"
+        if let rearranged = FormRows.apply(intent, to: form) ?? (intent == "refresh" ? form : nil) {
+            return try renderComposer(context, form: rearranged, problems: [], stored: stored)
+        }
+        let publishing = intent == "publish" && stored.state == .draft
+        // A live campaign is on devices: every save must keep it publishable.
+        let live = stored.state == .published || stored.state == .paused
+        var (campaign, problems) = decode(form, app: stored.campaign.app, publish: publishing || live, now: context.now)
+        campaign.id = stored.id
+        guard problems.isEmpty else { return try renderComposer(context, form: form, problems: problems, stored: stored, status: 422) }
+        guard let base = form["revision"].flatMap(Int.init) else {
+            throw HTTPError(400, "The form lost track of which version you edited. Reload the page and make your change again.")
+        }
+        do {
+            try store.update(campaign, expectedRevision: base, state: publishing ? .published : nil, actor: context.actor, now: context.now)
+        } catch CampaignStoreError.staleRevision(_, let current) {
+            return try renderConflict(context, form: form, stored: stored, base: base, current: current)
+        }
+        try services.flash(context, .success, publishing ? "“\(campaign.name)” is published." : "Your changes to “\(campaign.name)” are saved.")
+        return .redirect(to: "/campaigns/\(stored.id)")
+    }
+
+    /// Someone saved since this editor loaded the form: show what they changed, keep this person's input,
+    /// and let them save again on top of the newer version, knowingly.
+    private func renderConflict(_ context: RequestContext, form: FormData, stored: StoredCampaign, base: Int, current: Int) throws -> Response {
+        let revisions = try store.revisions(id: stored.id)
+        let newer = revisions.filter { $0.revision > base }
+        let baseRevision = revisions.first { $0.revision == base }
+        // Revisions come newest first: the first newer one is the version saved now.
+        let changes = newer.first.map { CampaignDiff.changes(from: baseRevision, to: $0) } ?? []
+        let conflict = ConflictView(
+            author: Array(Set(newer.map(\.author))).sorted().joined(separator: ", "),
+            time: newer.first.map { DisplayTime.dateTime($0.createdAt) } ?? "", changes: changes)
+        var kept = form
+        kept.pairs.removeAll { $0.name == "revision" }
+        kept.pairs.append(("revision", String(current)))
+        return try renderComposer(context, form: kept, problems: [], stored: stored, conflict: conflict, status: 409)
+    }
+
+    private func decode(_ form: FormData, app: Int64, publish: Bool, now: Date) -> (Campaign, [FieldProblem]) {
+        var (campaign, problems) = CampaignForm.decode(form, app: app)
+        let readProblems = Set(problems.map(\.path))
+        problems += campaign.problems(for: publish ? .publish : .draft).filter { !readProblems.contains($0.path) }
+        if publish, let end = campaign.schedule.end, end <= now {
+            problems.append(FieldProblem("schedule.end", "This end has already passed; choose a later end or none."))
+        }
+        campaign.status = nil
+        return (campaign, problems)
+    }
+
+    private func renderComposer(
+        _ context: RequestContext, form: FormData, problems: [FieldProblem], stored: StoredCampaign?,
+        conflict: ConflictView? = nil, status: Int = 200
+    ) throws -> Response {
+        let isNew = stored == nil
+        let model = ComposerView(
+            form: form, problems: problems, heading: isNew ? "New campaign" : "Edit “\(stored?.campaign.name ?? "")”",
+            action: isNew ? "/campaigns" : "/campaigns/\(stored?.id ?? 0)", isNew: isNew,
+            revision: form["revision"].flatMap(Int.init), isLive: stored.map { $0.state == .published || $0.state == .paused } ?? false,
+            apps: try services.database.apps.all(), conflict: conflict)
+        return try services.page(.composer, title: model.heading, model: model, context: context, status: status)
+    }
+
+    // MARK: Review and lifecycle
+
+    func show(_ context: RequestContext) throws -> Response {
+        try renderSummary(context, stored: try campaign(context), problems: [])
+    }
+
+    func publish(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        guard stored.state == .draft else { return try refuse(context, stored, "Only drafts can be published; this campaign is \(stored.status(at: context.now).rawValue).") }
+        var problems = stored.campaign.problems(for: .publish)
+        if let end = stored.campaign.schedule.end, end <= context.now {
+            problems.append(FieldProblem("schedule.end", "This end has already passed; choose a later end or none."))
+        }
+        guard problems.isEmpty else { return try renderSummary(context, stored: stored, problems: problems, status: 422) }
+        return try changeState(context, stored, to: .published, message: "“\(stored.campaign.name)” is published.")
+    }
+
+    func pause(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        guard stored.state == .published else { return try refuse(context, stored, "Only published campaigns can be paused.") }
+        return try changeState(context, stored, to: .paused, message: "“\(stored.campaign.name)” is paused: devices stop showing it.")
+    }
+
+    func resume(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        guard stored.state == .paused else { return try refuse(context, stored, "Only paused campaigns can be resumed.") }
+        return try changeState(context, stored, to: .published, message: "“\(stored.campaign.name)” is live again.")
+    }
+
+    func stop(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        guard stored.state == .published || stored.state == .paused else { return try refuse(context, stored, "Only published or paused campaigns can be stopped.") }
+        return try changeState(context, stored, to: .stopped, message: "“\(stored.campaign.name)” has ended.")
+    }
+
+    func archive(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        guard stored.state != .archived else { return try refuse(context, stored, "This campaign is already archived.") }
+        return try changeState(context, stored, to: .archived, message: "“\(stored.campaign.name)” is archived.")
+    }
+
+    func duplicate(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        var copy = stored.campaign
+        copy.id = nil
+        copy.name = String("\(copy.name) (copy)".prefix(CampaignLimits.nameLength))
+        let id = try store.create(copy, state: .draft, actor: context.actor, now: context.now)
+        try services.flash(context, .success, "This draft is a copy of “\(stored.campaign.name)”.")
+        return .redirect(to: "/campaigns/\(id)")
+    }
+
+    struct DeleteConfirmation: Sendable {
+        let id: Int64
+        let name: String
+    }
+
+    func confirmDelete(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        guard stored.state == .draft else { throw HTTPError(409, "Only drafts can be deleted; archive published campaigns instead.") }
+        return try services.page(.deleteCampaign, title: "Delete “\(stored.campaign.name)”?",
+                                 model: DeleteConfirmation(id: stored.id, name: stored.campaign.name), context: context)
+    }
+
+    func delete(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        guard try store.deleteDraft(id: stored.id, actor: context.actor, now: context.now) else {
+            throw HTTPError(409, "Only drafts can be deleted; archive published campaigns instead.")
+        }
+        try services.flash(context, .success, "The draft “\(stored.campaign.name)” is deleted.")
+        return .redirect(to: "/campaigns")
+    }
+
+    private func changeState(_ context: RequestContext, _ stored: StoredCampaign, to state: CampaignState, message: String) throws -> Response {
+        do {
+            try store.update(stored.campaign, expectedRevision: stored.revision, state: state, actor: context.actor, now: context.now)
+        } catch CampaignStoreError.staleRevision {
+            return try refuse(context, stored, "Someone changed this campaign a moment ago. Review it and try again.")
+        }
+        try services.flash(context, .success, message)
+        return .redirect(to: "/campaigns/\(stored.id)")
+    }
+
+    private func refuse(_ context: RequestContext, _ stored: StoredCampaign, _ message: String) throws -> Response {
+        try services.flash(context, .error, message)
+        return .redirect(to: "/campaigns/\(stored.id)")
+    }
+
+    private func renderSummary(_ context: RequestContext, stored: StoredCampaign, problems: [FieldProblem], status: Int = 200) throws -> Response {
+        let app = try services.database.apps.find(id: stored.campaign.app)
+        let model = CampaignSummaryView(
+            stored: stored, appName: app?.name ?? "App \(stored.campaign.app)", now: context.now,
+            canEdit: context.user?.role.includes(.editor) ?? false, problems: problems)
+        return try services.page(.campaign, title: stored.campaign.name, model: model, context: context, status: status)
+    }
+
+    // MARK: History
+
+    struct HistoryEntry: Sendable {
+        let revision: Int
+        let author: String
+        let time: String
+        let state: String
+        let changes: [ChangeRow]
+        let first: Bool
+    }
+
+    struct HistoryView: Sendable {
+        let id: Int64
+        let name: String
+        let entries: [HistoryEntry]
+    }
+
+    func history(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(context)
+        let revisions = try store.revisions(id: stored.id)
+        let entries = revisions.enumerated().map { index, revision in
+            let previous = index + 1 < revisions.count ? revisions[index + 1] : nil
+            return HistoryEntry(
+                revision: revision.revision, author: revision.author, time: DisplayTime.dateTime(revision.createdAt),
+                state: revision.state.rawValue, changes: previous == nil ? [] : CampaignDiff.changes(from: previous, to: revision),
+                first: previous == nil)
+        }
+        return try services.page(.campaignHistory, title: "History of \(stored.campaign.name)",
+                                 model: HistoryView(id: stored.id, name: stored.campaign.name, entries: entries), context: context)
+    }
+
+    private func campaign(_ context: RequestContext) throws -> StoredCampaign {
+        guard let stored = try store.find(id: try context.id("id")) else { throw HTTPError.notFound }
+        return stored
+    }
+
+    static func scheduleText(start: Date?, end: Date?) -> String {
+        let from = start.map { "from \(DisplayTime.dateTime($0))" } ?? "from publishing"
+        let until = end.map { ", until \(DisplayTime.dateTime($0))" } ?? ""
+        return from + until
     }
 }

@@ -1,0 +1,77 @@
+import Foundation
+import HeraldDomain
+import HeraldStorage
+
+/// What changed between two versions of a campaign, field by field, named by JSON path.
+enum CampaignDiff {
+    static func changes(from old: CampaignRevision?, to new: CampaignRevision) -> [ChangeRow] {
+        var rows: [ChangeRow] = []
+        if let old, old.state != new.state {
+            rows.append(ChangeRow(path: "state", before: old.state.rawValue, after: new.state.rawValue))
+        }
+        let before = old.map { flatten($0.campaign) } ?? [:]
+        let after = flatten(new.campaign)
+        for path in Set(before.keys).union(after.keys).sorted(by: pathOrder) where before[path] != after[path] {
+            rows.append(ChangeRow(path: path, before: before[path] ?? "—", after: after[path] ?? "—"))
+        }
+        return rows
+    }
+
+    /// Every leaf of the campaign's JSON as `path → value text`.
+    static func flatten(_ campaign: Campaign) -> [String: String] {
+        var copy = campaign
+        copy.id = nil
+        copy.status = nil
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        guard let data = try? encoder.encode(copy), let root = try? JSONDecoder().decode(JSONLeaf.self, from: data) else { return [:] }
+        var leaves: [String: String] = [:]
+        func walk(_ node: JSONLeaf, _ path: String) {
+            switch node {
+            case .object(let members): for (key, child) in members { walk(child, path.isEmpty ? key : "\(path).\(key)") }
+            case .array(let items): for (index, child) in items.enumerated() { walk(child, "\(path).\(index)") }
+            case .value(let text): leaves[path] = text
+            case .null: break
+            }
+        }
+        walk(root, "")
+        return leaves
+    }
+
+    /// Paths in a readable order: by segment, numbers numerically.
+    private static func pathOrder(_ a: String, _ b: String) -> Bool {
+        let left = a.split(separator: "."), right = b.split(separator: ".")
+        for (x, y) in zip(left, right) where x != y {
+            if let i = Int(x), let j = Int(y) { return i < j }
+            return x < y
+        }
+        return left.count < right.count
+    }
+}
+
+/// A parsed JSON value with scalars kept as their text, enough to compare documents leaf by leaf.
+private indirect enum JSONLeaf: Decodable {
+    case object([String: JSONLeaf])
+    case array([JSONLeaf])
+    case value(String)
+    case null
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .value(flag ? "true" : "false")
+        } else if let integer = try? container.decode(Int64.self) {
+            self = .value(String(integer))
+        } else if let number = try? container.decode(Double.self) {
+            self = .value(String(number))
+        } else if let text = try? container.decode(String.self) {
+            self = .value(text)
+        } else if let items = try? container.decode([JSONLeaf].self) {
+            self = .array(items)
+        } else {
+            self = .object(try container.decode([String: JSONLeaf].self))
+        }
+    }
+}
