@@ -66,7 +66,7 @@ struct CommandLineTests {
 
     @Test("Every command has --help")
     func help() throws {
-        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["key", "create"], ["backup"], ["routes"]] {
+        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["key", "create"], ["device", "add"], ["backup"], ["routes"]] {
             let output = try Self.run(command + ["--help"])
             #expect(output.status == 0, "\(command)")
             #expect(output.stdout.contains("USAGE"), "\(command)")
@@ -95,6 +95,13 @@ struct CommandLineTests {
         #expect(key.lastWord.hasPrefix("hrld_"))
         let badScope = try Self.run(["key", "create", "--db", db, "--app", app.lastWord, "--scope", "everything"])
         #expect(badScope.status != 0)
+
+        let device = try Self.run(["device", "add", "--db", db, "--app", app.lastWord, "--installation", "iid-42", "--name", "QA phone"])
+        #expect(device.status == 0, "\(device.stderr)")
+        #expect(device.stdout.contains("QA phone (iid-42)"))
+        let again = try Self.run(["device", "add", "--db", db, "--app", app.lastWord, "--installation", "iid-42", "--name", "Again"])
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("already a test device"))
 
         let routes = try Self.run(["routes", "--db", db])
         #expect(routes.stdout.contains("/users"))
