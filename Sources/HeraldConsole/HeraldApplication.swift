@@ -50,10 +50,34 @@ enum SecurityHeaders {
         "object-src 'none'",
     ].joined(separator: "; ")
 
+    /// Sets the headers a handler did not set itself (a preview sets its own policy; see `framablePolicy`).
     static func apply(to response: inout Response) {
-        response.headers.set("Content-Security-Policy", contentSecurityPolicy)
+        if response.headers["Content-Security-Policy"] == nil {
+            response.headers.set("Content-Security-Policy", contentSecurityPolicy)
+            response.headers.set("X-Frame-Options", "DENY")
+        }
         response.headers.set("X-Content-Type-Options", "nosniff")
-        response.headers.set("X-Frame-Options", "DENY")
         response.headers.set("Referrer-Policy", "same-origin")
+    }
+
+    /// The policy for a document shown in a frame of our own pages, whose `<style nonce>` element
+    /// carries generated rules (message colors). Still no script at all.
+    static func framablePolicy(styleNonce: String) -> String {
+        [
+            "default-src 'self'",
+            "script-src 'none'",
+            "style-src 'self' 'nonce-\(styleNonce)'",
+            "img-src 'self' https: data:",
+            "form-action 'none'",
+            "frame-ancestors 'self'",
+            "base-uri 'none'",
+            "object-src 'none'",
+        ].joined(separator: "; ")
+    }
+
+    /// Marks `response` as framable by our own pages, with styles allowed by `styleNonce`.
+    static func allowFraming(_ response: inout Response, styleNonce: String) {
+        response.headers.set("Content-Security-Policy", framablePolicy(styleNonce: styleNonce))
+        response.headers.set("X-Frame-Options", "SAMEORIGIN")
     }
 }
