@@ -4,12 +4,14 @@ import HeraldHTTP
 import HeraldStorage
 import Logging
 
-/// What every feature needs: the database, the views, the configuration and the log.
+/// What every feature needs: the database, the views, the configuration, the log, and the in-memory feeds and keys.
 struct Services: Sendable {
     let database: AppDatabase
     let views: Views
     let configuration: ConsoleConfiguration
     let logger: Logger
+    let feeds: FeedService
+    let keys: KeyAuthenticator
 
     static let sessionCookie = "herald_session"
 

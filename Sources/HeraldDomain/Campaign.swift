@@ -20,6 +20,12 @@ public struct Campaign: Codable, Sendable, Equatable {
     public var message: Message
     /// Ordered key/value pairs delivered with the message (FIAM's appData, Braze's extras).
     public var data: CustomData
+    /// Feed only: when the campaign went live, for the priority tie-break (latest wins).
+    public var startedAt: Date?
+    /// Feed only: true on test campaigns sent to a test device.
+    public var test: Bool?
+    /// API only: the stored revision, for `If-Match`.
+    public var revision: Int?
 
     public init(
         id: Int64? = nil, app: Int64, name: String, description: String? = nil, status: CampaignStatus? = nil,
@@ -39,6 +45,68 @@ public struct Campaign: Codable, Sendable, Equatable {
         self.testOnDevice = testOnDevice
         self.message = message
         self.data = data
+    }
+}
+
+extension Campaign {
+    /// The campaign without output-only fields (id, status, feed and API annotations): what is stored and compared.
+    public var content: Campaign {
+        var copy = self
+        copy.id = nil
+        copy.status = nil
+        copy.startedAt = nil
+        copy.test = nil
+        copy.revision = nil
+        return copy
+    }
+}
+
+/// The JSON coders every producer and consumer of Campaign JSON uses (RFC 3339 dates).
+public enum CampaignJSON {
+    /// The version of the Campaign JSON format, in every feed and export.
+    public static let schemaVersion = 1
+
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}
+
+/// What `GET /api/v1/feed` answers: the app's live campaigns, highest priority first.
+public struct Feed: Codable, Sendable, Equatable {
+    public struct App: Codable, Sendable, Equatable {
+        public var id: Int64
+        public var name: String
+        /// The least time between two messages on one device.
+        public var minIntervalSeconds: Int
+
+        public init(id: Int64, name: String, minIntervalSeconds: Int) {
+            self.id = id
+            self.name = name
+            self.minIntervalSeconds = minIntervalSeconds
+        }
+    }
+
+    public var schemaVersion: Int
+    public var app: App
+    public var generatedAt: Date
+    public var pollAfterSeconds: Int
+    public var campaigns: [Campaign]
+
+    public init(schemaVersion: Int = CampaignJSON.schemaVersion, app: App, generatedAt: Date, pollAfterSeconds: Int, campaigns: [Campaign]) {
+        self.schemaVersion = schemaVersion
+        self.app = app
+        self.generatedAt = generatedAt
+        self.pollAfterSeconds = pollAfterSeconds
+        self.campaigns = campaigns
     }
 }
 

@@ -1,10 +1,15 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The database: owns the connection pool and the migrator; features ask it for stores.
 public final class AppDatabase: Sendable {
     public let pool: DatabasePool
     private let migrator: DatabaseMigrator
+    /// Counts committed transactions that touched what feeds and API keys are built from, so
+    /// in-memory copies know when to rebuild without asking the database.
+    public let changes = ChangeCounter()
+    private let observation = Mutex<AnyDatabaseCancellable?>(nil)
 
     /// Opens (creating if needed) the database at `path`, in WAL mode with foreign keys on.
     /// `migrations` is the folder of numbered `.sql` files.
@@ -29,6 +34,17 @@ public final class AppDatabase: Sendable {
             throw StorageError.databaseIsNewer(unknownMigrations: unknown)
         }
         try migrator.migrate(pool)
+        try observeChanges()
+    }
+
+    private func observeChanges() throws {
+        let changes = changes
+        // Keys' last-use times change all the time and matter to no copy: only revocation is tracked there.
+        let region = DatabaseRegionObservation(
+            tracking: Table("campaigns"), Table("apps"), Table("test_devices"),
+            Table("api_keys").select(Column("revoked_at")))
+        let cancellable = try region.start(in: pool, onError: { _ in changes.bump() }, onChange: { _ in changes.bump() })
+        observation.withLock { $0 = cancellable }
     }
 
     /// The migrations applied to this database, in order.
@@ -52,6 +68,7 @@ public final class AppDatabase: Sendable {
     }
 
     public func close() throws {
+        observation.withLock { $0 = nil }
         try pool.close()
     }
 
@@ -92,5 +109,18 @@ public enum StorageError: Error, CustomStringConvertible, Equatable {
         case .noMigrations(let folder):
             "store: no migrations found in \(folder); point --resources at the folder that holds migrations/"
         }
+    }
+}
+
+/// A number that goes up whenever something observed changes.
+public final class ChangeCounter: Sendable {
+    private let value = Atomic<Int>(0)
+
+    public init() {}
+
+    public var current: Int { value.load(ordering: .acquiring) }
+
+    public func bump() {
+        value.add(1, ordering: .releasing)
     }
 }

@@ -88,26 +88,13 @@ public enum CampaignStoreError: Error, Equatable {
 public struct CampaignStore: Sendable {
     let pool: DatabasePool
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
+    static let encoder = CampaignJSON.encoder()
+    static let decoder = CampaignJSON.decoder()
 
     /// Stores a new campaign as revision 1 and returns its id.
     public func create(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date) throws -> Int64 {
         try pool.write { db in
-            var stored = campaign
-            stored.id = nil
-            stored.status = nil
-            let document = try Self.encode(stored)
+            let document = try Self.encode(campaign.content)
             try db.execute(
                 sql: """
                     INSERT INTO campaigns (app_id, name, state, layout, priority, start_at, end_at, started_at, test_on_device,
@@ -138,8 +125,7 @@ public struct CampaignStore: Sendable {
             guard current.revision == expectedRevision else {
                 throw CampaignStoreError.staleRevision(expected: expectedRevision, current: current.revision)
             }
-            var stored = campaign
-            stored.status = nil
+            var stored = campaign.content
             stored.app = current.campaign.app
             let state = newState ?? current.state
             let startedAt = state == .published
@@ -253,6 +239,19 @@ public struct CampaignStore: Sendable {
                     startAt: row["start_at"], endAt: row["end_at"], updatedAt: row["updated_at"], updatedBy: row["updated_by"])
             }
             return (summaries, total)
+        }
+    }
+
+    /// What an app's feed may contain: published campaigns, and test campaigns not yet ended or archived.
+    public func feedCandidates(appID: Int64) throws -> [StoredCampaign] {
+        try pool.read { db in
+            let ids = try Int64.fetchAll(
+                db, sql: """
+                    SELECT id FROM campaigns WHERE app_id = ?
+                    AND (state = 'published' OR (test_on_device = 1 AND state IN ('draft', 'published', 'paused')))
+                    """,
+                arguments: [appID])
+            return try ids.compactMap { try Self.find(id: $0, in: db) }
         }
     }
 

@@ -47,13 +47,12 @@ extension HeraldApplication {
             throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.")
         }
         let secret = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
-        guard let key = try services.database.apiKeys.authenticate(secret: secret) else {
+        guard let key = try services.keys.authenticate(secret: secret, now: context.now) else {
             throw HTTPError(401, "This API key is unknown or has been revoked.")
         }
         if let scope, !key.scopes.contains(scope) {
             throw HTTPError(403, "This API key lacks the `\(scope.rawValue)` scope.")
         }
-        try services.database.apiKeys.markUsed(key, now: context.now)
         context.apiKey = key
         return try route.handler(context)
     }

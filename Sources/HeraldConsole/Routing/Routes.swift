@@ -11,6 +11,7 @@ extension HeraldApplication {
         let apps = AppPages(services: services)
         let audit = AuditPages(services: services)
         let keyInfo = KeyInfo(services: services)
+        let feed = FeedHandler(feeds: services.feeds)
 
         return [
             Route("GET", "/healthz", .anyone, health.alive),
@@ -63,6 +64,7 @@ extension HeraldApplication {
             Route("GET", "/audit", .signedIn(.admin), audit.index),
 
             Route("GET", "/api/v1/key", .apiKey(nil), keyInfo.show),
+            Route("GET", "/api/v1/feed", .apiKey(.feedRead), feed.feed),
         ]
     }
 }

@@ -19,12 +19,7 @@ enum CampaignDiff {
 
     /// Every leaf of the campaign's JSON as `path → value text`.
     static func flatten(_ campaign: Campaign) -> [String: String] {
-        var copy = campaign
-        copy.id = nil
-        copy.status = nil
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        guard let data = try? encoder.encode(copy), let root = try? JSONDecoder().decode(JSONLeaf.self, from: data) else { return [:] }
+        guard let data = try? CampaignJSON.encoder().encode(campaign.content), let root = try? JSONDecoder().decode(JSONLeaf.self, from: data) else { return [:] }
         var leaves: [String: String] = [:]
         func walk(_ node: JSONLeaf, _ path: String) {
             switch node {

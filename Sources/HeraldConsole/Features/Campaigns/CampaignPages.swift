@@ -169,7 +169,6 @@ struct CampaignPages: Sendable {
         if publish, let end = campaign.schedule.end, end <= now {
             problems.append(FieldProblem("schedule.end", "This end has already passed; choose a later end or none."))
         }
-        campaign.status = nil
         return (campaign, problems)
     }
 

@@ -1,0 +1,53 @@
+import Foundation
+import HeraldStorage
+import Synchronization
+
+/// Finds the API key for a secret, keeping recent answers in memory so hot endpoints (the feed)
+/// need no database read. Answers are dropped when keys change (revocation) or after `maxAge`.
+final class KeyAuthenticator: Sendable {
+    private struct Entry {
+        var key: APIKey?
+        let generation: Int
+        let fetchedAt: Date
+    }
+
+    static let maxAge: TimeInterval = 30
+    /// Unknown secrets are remembered too, so a flood of bad keys cannot hammer the database; past
+    /// this many entries the memory is cleared.
+    static let maxEntries = 10_000
+
+    private let database: AppDatabase
+    private let entries = Mutex<[String: Entry]>([:])
+
+    init(database: AppDatabase) {
+        self.database = database
+    }
+
+    /// The live key for `secret`, or nil. Records its use at most once a minute.
+    func authenticate(secret: String, now: Date) throws -> APIKey? {
+        let hash = Secret.sha256(secret)
+        let generation = database.changes.current
+        var entry = entries.withLock { $0[hash] }
+        if entry == nil || entry?.generation != generation || now.timeIntervalSince(entry?.fetchedAt ?? .distantPast) >= Self.maxAge {
+            entry = Entry(key: try database.apiKeys.authenticate(secret: secret), generation: generation, fetchedAt: now)
+        }
+        guard var found = entry, var key = found.key else {
+            remember(hash, entry)
+            return nil
+        }
+        if key.lastUsedAt.map({ now.timeIntervalSince($0) > 60 }) ?? true {
+            try database.apiKeys.markUsed(key, now: now)
+            key.lastUsedAt = now
+            found.key = key
+        }
+        remember(hash, found)
+        return key
+    }
+
+    private func remember(_ hash: String, _ entry: Entry?) {
+        entries.withLock { entries in
+            if entries.count >= Self.maxEntries { entries.removeAll(keepingCapacity: true) }
+            entries[hash] = entry
+        }
+    }
+}

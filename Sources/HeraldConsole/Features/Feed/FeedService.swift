@@ -1,0 +1,148 @@
+import Crypto
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+import Synchronization
+
+/// Each app's encoded feed and its ETag, kept in memory. A snapshot is rebuilt when the database
+/// reports a change, when a campaign's start or end passes, or after `maxAge` (changes made by another
+/// process); a rebuild that finds the same content keeps the old bytes, ETag and `generatedAt`.
+final class FeedService: Sendable {
+    struct Snapshot: Sendable {
+        let body: [UInt8]
+        let etag: String
+        let contentHash: String
+    }
+
+    /// Both variants of one app's feed, and how long they hold.
+    struct AppFeeds: Sendable {
+        let everyone: Snapshot
+        /// Adds the test campaigns; served only to the app's test devices.
+        let testDevices: Snapshot
+        let testInstallations: Set<String>
+        let generation: Int
+        let builtAt: Date
+        let validUntil: Date
+    }
+
+    static let pollAfterSeconds = 60
+    /// Test devices poll often: they should see a change at once.
+    static let testPollAfterSeconds = 10
+    static let maxAge: TimeInterval = 30
+
+    private let database: AppDatabase
+    private let feeds = Mutex<[Int64: AppFeeds]>([:])
+
+    init(database: AppDatabase) {
+        self.database = database
+    }
+
+    /// The snapshot for `appID` as seen by `installationID`; touches the database only to rebuild.
+    func snapshot(appID: Int64, installationID: String?, now: Date) throws -> Snapshot {
+        let generation = database.changes.current
+        let cached = feeds.withLock { $0[appID] }
+        let current: AppFeeds
+        if let cached, cached.generation == generation, now < cached.validUntil, now.timeIntervalSince(cached.builtAt) < Self.maxAge {
+            current = cached
+        } else {
+            current = try build(appID: appID, generation: generation, now: now, previous: cached)
+            feeds.withLock { $0[appID] = current }
+        }
+        if let installationID, current.testInstallations.contains(installationID) { return current.testDevices }
+        return current.everyone
+    }
+
+    private func build(appID: Int64, generation: Int, now: Date, previous: AppFeeds?) throws -> AppFeeds {
+        guard let app = try database.apps.find(id: appID) else { throw HTTPError(401, "This API key's app no longer exists.") }
+        let devices = try database.apps.testDevices(appID: appID)
+        let candidates = try database.campaigns.feedCandidates(appID: appID)
+
+        var live: [StoredCampaign] = []
+        var tests: [StoredCampaign] = []
+        var boundaries: [Date] = []
+        for stored in candidates {
+            if stored.campaign.testOnDevice {
+                tests.append(stored)
+                continue
+            }
+            let schedule = stored.campaign.schedule
+            if let start = schedule.start, start > now { boundaries.append(start); continue }
+            if let end = schedule.end {
+                guard end > now else { continue }
+                boundaries.append(end)
+            }
+            live.append(stored)
+        }
+        let feedApp = Feed.App(id: app.id, name: app.name, minIntervalSeconds: app.minIntervalSeconds)
+        let everyone = try snapshot(
+            app: feedApp, campaigns: Self.ordered(live).map { Self.feedCampaign($0, test: false, now: now) }, poll: Self.pollAfterSeconds,
+            now: now, previous: previous?.everyone)
+        let withTests = try snapshot(
+            app: feedApp, campaigns: Self.ordered(live + tests).map { Self.feedCampaign($0, test: $0.campaign.testOnDevice, now: now) },
+            poll: Self.testPollAfterSeconds, now: now, previous: previous?.testDevices)
+        return AppFeeds(
+            everyone: everyone, testDevices: withTests, testInstallations: Set(devices.map(\.installationID)),
+            generation: generation, builtAt: now, validUntil: boundaries.min() ?? .distantFuture)
+    }
+
+    /// Highest priority first (1 is highest); on a tie, the most recently started.
+    static func ordered(_ campaigns: [StoredCampaign]) -> [StoredCampaign] {
+        campaigns.sorted { a, b in
+            if a.campaign.priority != b.campaign.priority { return a.campaign.priority < b.campaign.priority }
+            let aStart = a.startedAt ?? a.updatedAt, bStart = b.startedAt ?? b.updatedAt
+            if aStart != bStart { return aStart > bStart }
+            return a.id > b.id
+        }
+    }
+
+    static func feedCampaign(_ stored: StoredCampaign, test: Bool, now: Date) -> Campaign {
+        var campaign = stored.campaign
+        campaign.status = test ? stored.status(at: now) : .running
+        campaign.startedAt = stored.startedAt
+        campaign.test = test ? true : nil
+        return campaign
+    }
+
+    private func snapshot(app: Feed.App, campaigns: [Campaign], poll: Int, now: Date, previous: Snapshot?) throws -> Snapshot {
+        let encoder = CampaignJSON.encoder()
+        // The ETag covers what clients act on, not when it was generated, so an unchanged feed keeps its ETag.
+        var content = try encoder.encode(campaigns)
+        content.append(contentsOf: try encoder.encode(app))
+        content.append(contentsOf: Array(String(poll).utf8))
+        let hash = SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined()
+        if let previous, previous.contentHash == hash { return previous }
+        let feed = Feed(app: app, generatedAt: now, pollAfterSeconds: poll, campaigns: campaigns)
+        return Snapshot(body: Array(try encoder.encode(feed)), etag: "\"\(hash.prefix(32))\"", contentHash: hash)
+    }
+}
+
+/// `GET /api/v1/feed`.
+struct FeedHandler: Sendable {
+    let feeds: FeedService
+
+    func feed(_ context: RequestContext) throws -> Response {
+        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+        let installation = context.request.headers["X-Installation-Id"]
+        let snapshot = try feeds.snapshot(appID: key.appID, installationID: installation, now: context.now)
+        var headers = HTTPHeaders([
+            ("ETag", snapshot.etag),
+            // Shared caches may keep it but must revalidate; it differs by key and by test installation.
+            ("Cache-Control", "no-cache"),
+            ("Vary", "Authorization, X-Installation-Id"),
+        ])
+        if let tags = context.request.headers["If-None-Match"], Self.matches(tags, snapshot.etag) {
+            return Response(status: 304, headers: headers)
+        }
+        headers.add("Content-Type", "application/json")
+        return Response(status: 200, headers: headers, body: snapshot.body)
+    }
+
+    /// `If-None-Match` may list several tags, or `*`.
+    static func matches(_ header: String, _ etag: String) -> Bool {
+        header.split(separator: ",").contains { tag in
+            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+            return trimmed == "*" || trimmed == etag || trimmed == "W/" + etag
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+import Testing
+
+@Suite("The feed delivery components poll")
+struct FeedTests {
+    struct Fixture {
+        let app: TestApp
+        let shop: Int64
+        let feedKey: String
+
+        func campaign(
+            _ name: String, priority: Int = 5, start: Date? = nil, end: Date? = nil, test: Bool = false,
+            state: CampaignState = .published, layout: Message.Layout = .banner
+        ) throws -> Int64 {
+            var campaign = Campaign(
+                app: shop, name: name, priority: priority, schedule: Schedule(start: start, end: end),
+                triggers: [Trigger(event: "app_launch")], testOnDevice: test,
+                message: Message(layout: layout, title: .init(text: name)), data: CustomData([.init(key: "promo", value: name)]))
+            campaign.frequency = Frequency(type: .once)
+            return try app.database.campaigns.create(campaign, state: state, actor: .commandLine, now: app.clock.now)
+        }
+
+        func feed(key: String? = nil, headers: [(String, String)] = []) -> Response {
+            var all = headers
+            all.append(("Authorization", "Bearer \(key ?? feedKey)"))
+            return app.respond(Request(method: "GET", target: "/api/v1/feed", headers: HTTPHeaders(all)))
+        }
+
+        func names(_ response: Response) throws -> [String] {
+            try CampaignJSON.decoder().decode(Feed.self, from: Data(response.body)).campaigns.map(\.name)
+        }
+    }
+
+    static func fixture() async throws -> Fixture {
+        let app = try await TestApp()
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], now: app.clock.now)
+        let key = try app.database.apiKeys.create(appID: shop.id, name: "ios", scopes: [.feedRead], now: app.clock.now)
+        return Fixture(app: app, shop: shop.id, feedKey: key.secret)
+    }
+
+    @Test("No key, an unknown key and a key without feed:read get 401, 401 and 403")
+    func authentication() async throws {
+        let fixture = try await Self.fixture()
+        let none = fixture.app.respond(Request(method: "GET", target: "/api/v1/feed"))
+        #expect(none.status == 401)
+        #expect(none.text.contains(#""code":"unauthorized""#))
+        #expect(fixture.feed(key: "hrld_unknown").status == 401)
+        let eventsOnly = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "events", scopes: [.eventsWrite], now: fixture.app.clock.now)
+        let forbidden = fixture.feed(key: eventsOnly.secret)
+        #expect(forbidden.status == 403)
+        #expect(forbidden.text.contains("feed:read"))
+    }
+
+    @Test("Published campaigns only, highest priority first, ties to the most recently started")
+    func contentAndOrder() async throws {
+        let fixture = try await Self.fixture()
+        _ = try fixture.campaign("Draft", priority: 1, state: .draft)
+        _ = try fixture.campaign("Low", priority: 9)
+        fixture.app.clock.advance(10)
+        _ = try fixture.campaign("Top", priority: 1)
+        _ = try fixture.campaign("Older tie", priority: 4)
+        fixture.app.clock.advance(10)
+        _ = try fixture.campaign("Newer tie", priority: 4)
+        _ = try fixture.campaign("Future", priority: 1, start: fixture.app.clock.now.addingTimeInterval(3600))
+        let paused = try fixture.campaign("Paused", priority: 2)
+        try fixture.app.database.campaigns.setState(id: paused, to: .paused, actor: .commandLine, now: fixture.app.clock.now)
+
+        let response = fixture.feed()
+        #expect(response.status == 200)
+        #expect(response.headers["Content-Type"] == "application/json")
+        #expect(try fixture.names(response) == ["Top", "Newer tie", "Older tie", "Low"])
+        let feed = try CampaignJSON.decoder().decode(Feed.self, from: Data(response.body))
+        #expect(feed.schemaVersion == 1)
+        #expect(feed.app == Feed.App(id: fixture.shop, name: "Shop", minIntervalSeconds: 30))
+        #expect(feed.pollAfterSeconds == 60)
+        let top = try #require(feed.campaigns.first)
+        #expect(top.message.title?.text == "Top")
+        #expect(top.triggers == [Trigger(event: "app_launch")])
+        #expect(top.data.pairs == [CustomData.Pair(key: "promo", value: "Top")])
+        #expect(top.startedAt != nil)
+        #expect(top.test == nil)
+        #expect(!response.text.contains("\"test\""))
+    }
+
+    @Test("ETag on every answer; If-None-Match gets 304 with no body; a change gets a new ETag")
+    func etags() async throws {
+        let fixture = try await Self.fixture()
+        let id = try fixture.campaign("Sale")
+        let first = fixture.feed()
+        let etag = try #require(first.headers["ETag"])
+        #expect(etag.hasPrefix("\"") && !etag.hasPrefix("W/"))
+        #expect(first.headers["Cache-Control"] == "no-cache")
+        #expect(first.headers["Vary"] == "Authorization, X-Installation-Id")
+
+        let again = fixture.feed(headers: [("If-None-Match", etag)])
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        #expect(again.headers["ETag"] == etag)
+
+        // Rebuilding with the same content keeps the ETag
+        fixture.app.clock.advance(120)
+        #expect(fixture.feed().headers["ETag"] == etag)
+
+        // Pausing changes the ETag and removes the campaign
+        try fixture.app.database.campaigns.setState(id: id, to: .paused, actor: .commandLine, now: fixture.app.clock.now)
+        let changed = fixture.feed(headers: [("If-None-Match", etag)])
+        #expect(changed.status == 200)
+        #expect(changed.headers["ETag"] != etag)
+        #expect(try fixture.names(changed).isEmpty)
+    }
+
+    @Test("A 304 is answered from memory, without the database")
+    func notModifiedWithoutDatabase() async throws {
+        let fixture = try await Self.fixture()
+        _ = try fixture.campaign("Sale")
+        let etag = try #require(fixture.feed().headers["ETag"])
+        try fixture.app.database.close()
+        let response = fixture.feed(headers: [("If-None-Match", etag)])
+        #expect(response.status == 304)
+    }
+
+    @Test("Campaigns enter at their start and leave at their end, with no edit or restart")
+    func scheduleBoundaries() async throws {
+        let fixture = try await Self.fixture()
+        let now = fixture.app.clock.now
+        _ = try fixture.campaign("Window", start: now.addingTimeInterval(60), end: now.addingTimeInterval(120))
+        #expect(try fixture.names(fixture.feed()).isEmpty)
+        fixture.app.clock.advance(59)
+        #expect(try fixture.names(fixture.feed()).isEmpty)
+        fixture.app.clock.advance(1)
+        #expect(try fixture.names(fixture.feed()) == ["Window"])
+        fixture.app.clock.advance(59)
+        #expect(try fixture.names(fixture.feed()) == ["Window"])
+        fixture.app.clock.advance(1)
+        #expect(try fixture.names(fixture.feed()).isEmpty)
+    }
+
+    @Test("Test campaigns reach only the app's test devices, marked test, whatever their schedule")
+    func testDevices() async throws {
+        let fixture = try await Self.fixture()
+        _ = try fixture.app.database.apps.addTestDevice(
+            appID: fixture.shop, installationID: "iid-tester", name: "QA", actor: .commandLine, now: fixture.app.clock.now)
+        _ = try fixture.campaign("Live", priority: 5)
+        _ = try fixture.campaign("Trial", priority: 1, start: fixture.app.clock.now.addingTimeInterval(86_400), test: true, state: .draft)
+
+        #expect(try fixture.names(fixture.feed()) == ["Live"])
+        #expect(try fixture.names(fixture.feed(headers: [("X-Installation-Id", "iid-stranger")])) == ["Live"])
+        let tester = fixture.feed(headers: [("X-Installation-Id", "iid-tester")])
+        let feed = try CampaignJSON.decoder().decode(Feed.self, from: Data(tester.body))
+        #expect(feed.campaigns.map(\.name) == ["Trial", "Live"])
+        #expect(feed.campaigns.first?.test == true)
+        #expect(feed.campaigns.last?.test == nil)
+        #expect(feed.pollAfterSeconds == 10)
+        #expect(tester.headers["ETag"] != fixture.feed().headers["ETag"])
+
+        // Another app's key never sees them
+        let other = try fixture.app.database.apps.create(name: "Other", platforms: [.web], now: fixture.app.clock.now)
+        let otherKey = try fixture.app.database.apiKeys.create(appID: other.id, name: "web", scopes: [.feedRead], now: fixture.app.clock.now)
+        #expect(try fixture.names(fixture.feed(key: otherKey.secret, headers: [("X-Installation-Id", "iid-tester")])).isEmpty)
+    }
+
+    @Test("A revoked key stops reading the feed at once")
+    func revokedKey() async throws {
+        let fixture = try await Self.fixture()
+        #expect(fixture.feed().status == 200)
+        let key = try #require(try fixture.app.database.apiKeys.all(appID: fixture.shop).first)
+        _ = try fixture.app.database.apiKeys.revoke(id: key.id, now: fixture.app.clock.now)
+        #expect(fixture.feed().status == 401)
+    }
+}
