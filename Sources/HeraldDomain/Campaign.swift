@@ -49,6 +49,32 @@ public struct Campaign: Codable, Sendable, Equatable {
 }
 
 extension Campaign {
+    enum CodingKeys: String, CodingKey {
+        case id, app, name, description, status, priority, schedule, triggers, frequency, targeting, testOnDevice, message, data
+        case startedAt, test, revision
+    }
+
+    /// Only `app`, `name` and `message` are required; the rest default as documented in `docs/campaign-json.md`.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decodeIfPresent(Int64.self, forKey: .id)
+        app = try container.decode(Int64.self, forKey: .app)
+        name = try container.decode(String.self, forKey: .name)
+        description = try container.decodeIfPresent(String.self, forKey: .description)
+        status = try container.decodeIfPresent(CampaignStatus.self, forKey: .status)
+        priority = try container.decodeIfPresent(Int.self, forKey: .priority) ?? 5
+        schedule = try container.decodeIfPresent(Schedule.self, forKey: .schedule) ?? Schedule()
+        triggers = try container.decodeIfPresent([Trigger].self, forKey: .triggers) ?? []
+        frequency = try container.decodeIfPresent(Frequency.self, forKey: .frequency) ?? Frequency()
+        targeting = try container.decodeIfPresent(Targeting.self, forKey: .targeting) ?? Targeting()
+        testOnDevice = try container.decodeIfPresent(Bool.self, forKey: .testOnDevice) ?? false
+        message = try container.decode(Message.self, forKey: .message)
+        data = try container.decodeIfPresent(CustomData.self, forKey: .data) ?? CustomData()
+        startedAt = try container.decodeIfPresent(Date.self, forKey: .startedAt)
+        test = try container.decodeIfPresent(Bool.self, forKey: .test)
+        revision = try container.decodeIfPresent(Int.self, forKey: .revision)
+    }
+
     /// The campaign without output-only fields (id, status, feed and API annotations): what is stored and compared.
     public var content: Campaign {
         var copy = self
@@ -132,6 +158,13 @@ public struct Schedule: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey { case start, end, timeZone }
 
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        start = try container.decodeIfPresent(Date.self, forKey: .start)
+        end = try container.decodeIfPresent(Date.self, forKey: .end)
+        timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone) ?? "UTC"
+    }
+
     // Start and end are always present, null meaning "on publish" and "never".
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -150,6 +183,15 @@ public struct Trigger: Codable, Sendable, Equatable {
     public init(event: String, filters: [PropertyFilter] = []) {
         self.event = event
         self.filters = filters
+    }
+
+    enum CodingKeys: String, CodingKey { case event, filters }
+
+    /// `filters` may be left out.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        event = try container.decode(String.self, forKey: .event)
+        filters = try container.decodeIfPresent([PropertyFilter].self, forKey: .filters) ?? []
     }
 
     public static let builtInEvents = ["app_launch", "app_foreground", "session_start", "push_click"]

@@ -1,11 +1,16 @@
+import HeraldDomain
+
 /// An error a handler throws to answer with a status and a message meant for the person who sent the request.
 public struct HTTPError: Error, Sendable, Equatable {
     public var status: Int
     public var message: String
+    /// For invalid input: each problem with the JSON path it concerns.
+    public var fields: [FieldProblem]
 
-    public init(_ status: Int, _ message: String) {
+    public init(_ status: Int, _ message: String, fields: [FieldProblem] = []) {
         self.status = status
         self.message = message
+        self.fields = fields
     }
 
     public static let notFound = HTTPError(404, "There is nothing at this address. Check the link, or go back to the campaigns.")

@@ -129,8 +129,7 @@ extension HeraldApplication {
     /// An error as JSON for the API, or as a page for browsers (with the layout when signed in).
     func errorResponse(_ error: HTTPError, api: Bool, context: RequestContext?) -> Response {
         if api {
-            let body = #"{"error":{"code":"\#(APIError.code(for: error.status))","message":\#(JSONText.quote(error.message))}}"#
-            return .json(Array(body.utf8), status: error.status)
+            return .json(APIError.body(for: error), status: error.status)
         }
         let model = ErrorPage(status: error.status, heading: reasonPhrase(error.status), message: error.message,
                               signedIn: context?.user != nil)
@@ -147,7 +146,29 @@ struct ErrorPage: Sendable {
     let signedIn: Bool
 }
 
+/// The JSON error body every API answer uses: `{"error": {"code", "message", "fields"}}`.
 enum APIError {
+    private struct Body: Encodable {
+        struct Detail: Encodable {
+            let code: String
+            let message: String
+            let fields: [Field]?
+        }
+
+        struct Field: Encodable {
+            let path: String
+            let message: String
+        }
+
+        let error: Detail
+    }
+
+    static func body(for error: HTTPError) -> [UInt8] {
+        let fields = error.fields.isEmpty ? nil : error.fields.map { Body.Field(path: $0.path, message: $0.message) }
+        let body = Body(error: .init(code: code(for: error.status), message: error.message, fields: fields))
+        return Array((try? CampaignJSON.encoder().encode(body)) ?? Data())
+    }
+
     static func code(for status: Int) -> String {
         switch status {
         case 400: "bad_request"
@@ -163,13 +184,5 @@ enum APIError {
         case 429: "too_many_requests"
         default: "internal"
         }
-    }
-}
-
-/// JSON string quoting for the few hand-written JSON bodies.
-enum JSONText {
-    static func quote(_ text: String) -> String {
-        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
-        return String(decoding: data, as: UTF8.self)
     }
 }

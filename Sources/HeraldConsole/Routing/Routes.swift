@@ -12,6 +12,7 @@ extension HeraldApplication {
         let audit = AuditPages(services: services)
         let keyInfo = KeyInfo(services: services)
         let feed = FeedHandler(feeds: services.feeds)
+        let campaignAPI = CampaignAPI(services: services)
 
         return [
             Route("GET", "/healthz", .anyone, health.alive),
@@ -25,6 +26,7 @@ extension HeraldApplication {
             Route("POST", "/logout", .visitor, accounts.logout),
 
             Route("GET", "/", .signedIn(.viewer)) { _ in .redirect(to: "/campaigns") },
+
             Route("GET", "/campaigns", .signedIn(.viewer), campaigns.index),
             Route("GET", "/campaigns/new", .signedIn(.editor), campaigns.new),
             Route("POST", "/campaigns", .signedIn(.editor), campaigns.create),
@@ -65,6 +67,16 @@ extension HeraldApplication {
 
             Route("GET", "/api/v1/key", .apiKey(nil), keyInfo.show),
             Route("GET", "/api/v1/feed", .apiKey(.feedRead), feed.feed),
+            Route("GET", "/api/v1/campaigns", .apiKey(.campaignsRead), campaignAPI.list),
+            Route("POST", "/api/v1/campaigns", .apiKey(.campaignsWrite), campaignAPI.create),
+            Route("GET", "/api/v1/campaigns/{id}", .apiKey(.campaignsRead), campaignAPI.show),
+            Route("PUT", "/api/v1/campaigns/{id}", .apiKey(.campaignsWrite), campaignAPI.replace),
+            Route("DELETE", "/api/v1/campaigns/{id}", .apiKey(.campaignsWrite), campaignAPI.delete),
+            Route("POST", "/api/v1/campaigns/{id}/publish", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.publish)),
+            Route("POST", "/api/v1/campaigns/{id}/pause", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.pause)),
+            Route("POST", "/api/v1/campaigns/{id}/resume", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.resume)),
+            Route("POST", "/api/v1/campaigns/{id}/stop", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.stop)),
+            Route("POST", "/api/v1/campaigns/{id}/archive", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.archive)),
         ]
     }
 }

@@ -165,10 +165,8 @@ struct CampaignPages: Sendable {
     private func decode(_ form: FormData, app: Int64, publish: Bool, now: Date) -> (Campaign, [FieldProblem]) {
         var (campaign, problems) = CampaignForm.decode(form, app: app)
         let readProblems = Set(problems.map(\.path))
-        problems += campaign.problems(for: publish ? .publish : .draft).filter { !readProblems.contains($0.path) }
-        if publish, let end = campaign.schedule.end, end <= now {
-            problems.append(FieldProblem("schedule.end", "This end has already passed; choose a later end or none."))
-        }
+        let rules = publish ? CampaignLifecycle.publishProblems(campaign, now: now) : campaign.problems(for: .draft)
+        problems += rules.filter { !readProblems.contains($0.path) }
         return (campaign, problems)
     }
 
@@ -192,38 +190,38 @@ struct CampaignPages: Sendable {
     }
 
     func publish(_ context: RequestContext) throws -> Response {
-        let stored = try campaign(context)
-        guard stored.state == .draft else { return try refuse(context, stored, "Only drafts can be published; this campaign is \(stored.status(at: context.now).rawValue).") }
-        var problems = stored.campaign.problems(for: .publish)
-        if let end = stored.campaign.schedule.end, end <= context.now {
-            problems.append(FieldProblem("schedule.end", "This end has already passed; choose a later end or none."))
-        }
-        guard problems.isEmpty else { return try renderSummary(context, stored: stored, problems: problems, status: 422) }
-        return try changeState(context, stored, to: .published, message: "“\(stored.campaign.name)” is published.")
+        try perform(.publish, context, message: { "“\($0)” is published." })
     }
 
     func pause(_ context: RequestContext) throws -> Response {
-        let stored = try campaign(context)
-        guard stored.state == .published else { return try refuse(context, stored, "Only published campaigns can be paused.") }
-        return try changeState(context, stored, to: .paused, message: "“\(stored.campaign.name)” is paused: devices stop showing it.")
+        try perform(.pause, context, message: { "“\($0)” is paused: devices stop showing it." })
     }
 
     func resume(_ context: RequestContext) throws -> Response {
-        let stored = try campaign(context)
-        guard stored.state == .paused else { return try refuse(context, stored, "Only paused campaigns can be resumed.") }
-        return try changeState(context, stored, to: .published, message: "“\(stored.campaign.name)” is live again.")
+        try perform(.resume, context, message: { "“\($0)” is live again." })
     }
 
     func stop(_ context: RequestContext) throws -> Response {
-        let stored = try campaign(context)
-        guard stored.state == .published || stored.state == .paused else { return try refuse(context, stored, "Only published or paused campaigns can be stopped.") }
-        return try changeState(context, stored, to: .stopped, message: "“\(stored.campaign.name)” has ended.")
+        try perform(.stop, context, message: { "“\($0)” has ended." })
     }
 
     func archive(_ context: RequestContext) throws -> Response {
+        try perform(.archive, context, message: { "“\($0)” is archived." })
+    }
+
+    private func perform(_ action: CampaignLifecycle.Action, _ context: RequestContext, message: (String) -> String) throws -> Response {
         let stored = try campaign(context)
-        guard stored.state != .archived else { return try refuse(context, stored, "This campaign is already archived.") }
-        return try changeState(context, stored, to: .archived, message: "“\(stored.campaign.name)” is archived.")
+        do {
+            try CampaignLifecycle(store: store).perform(action, on: stored, actor: context.actor, now: context.now)
+            try services.flash(context, .success, message(stored.campaign.name))
+        } catch CampaignLifecycle.Failure.invalid(let problems) {
+            return try renderSummary(context, stored: stored, problems: problems, status: 422)
+        } catch CampaignLifecycle.Failure.notAllowed(let reason) {
+            try services.flash(context, .error, reason)
+        } catch CampaignLifecycle.Failure.stale {
+            try services.flash(context, .error, "Someone changed this campaign a moment ago. Review it and try again.")
+        }
+        return .redirect(to: "/campaigns/\(stored.id)")
     }
 
     func duplicate(_ context: RequestContext) throws -> Response {
@@ -255,21 +253,6 @@ struct CampaignPages: Sendable {
         }
         try services.flash(context, .success, "The draft “\(stored.campaign.name)” is deleted.")
         return .redirect(to: "/campaigns")
-    }
-
-    private func changeState(_ context: RequestContext, _ stored: StoredCampaign, to state: CampaignState, message: String) throws -> Response {
-        do {
-            try store.update(stored.campaign, expectedRevision: stored.revision, state: state, actor: context.actor, now: context.now)
-        } catch CampaignStoreError.staleRevision {
-            return try refuse(context, stored, "Someone changed this campaign a moment ago. Review it and try again.")
-        }
-        try services.flash(context, .success, message)
-        return .redirect(to: "/campaigns/\(stored.id)")
-    }
-
-    private func refuse(_ context: RequestContext, _ stored: StoredCampaign, _ message: String) throws -> Response {
-        try services.flash(context, .error, message)
-        return .redirect(to: "/campaigns/\(stored.id)")
     }
 
     private func renderSummary(_ context: RequestContext, stored: StoredCampaign, problems: [FieldProblem], status: Int = 200) throws -> Response {

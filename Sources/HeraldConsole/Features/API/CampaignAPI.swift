@@ -1,0 +1,220 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+
+/// `/api/v1/campaigns`: the management API. A key sees and changes only its own app's campaigns.
+struct CampaignAPI: Sendable {
+    let services: Services
+
+    private var store: CampaignStore { services.database.campaigns }
+
+    struct Page: Encodable {
+        let campaigns: [Campaign]
+        let page: Int
+        let pageSize: Int
+        let total: Int
+    }
+
+    func list(_ context: RequestContext) throws -> Response {
+        let query = context.request.query
+        var filter = CampaignQuery()
+        filter.appID = try key(context).appID
+        if let status = query["status"] {
+            guard let parsed = CampaignStatus(rawValue: status) else {
+                throw HTTPError(400, "Unknown status “\(status)”: use \(CampaignStatus.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            filter.status = parsed
+        }
+        filter.search = query["q"] ?? ""
+        filter.page = try positive(query["page"], name: "page") ?? 1
+        filter.pageSize = min(try positive(query["pageSize"], name: "pageSize") ?? 50, 200)
+        let (summaries, total) = try store.list(filter, now: context.now)
+        let campaigns = try summaries.compactMap { try store.find(id: $0.id) }.map { document($0, now: context.now) }
+        return try json(Page(campaigns: campaigns, page: filter.page, pageSize: filter.pageSize, total: total))
+    }
+
+    func create(_ context: RequestContext) throws -> Response {
+        let key = try key(context)
+        var campaign = try decodeBody(context)
+        if campaign.app != key.appID {
+            throw HTTPError(422, "This key belongs to app \(key.appID); `app` must be \(key.appID).",
+                            fields: [FieldProblem("app", "Use \(key.appID), the app of this key.")])
+        }
+        campaign.id = nil
+        try validate(campaign, publish: false, now: context.now)
+        let id = try store.create(campaign, state: .draft, actor: context.actor, now: context.now)
+        var response = try answer(try stored(id, key: key), now: context.now, status: 201)
+        response.headers.add("Location", "/api/v1/campaigns/\(id)")
+        return response
+    }
+
+    func show(_ context: RequestContext) throws -> Response {
+        try answer(try stored(context), now: context.now)
+    }
+
+    func replace(_ context: RequestContext) throws -> Response {
+        let current = try stored(context)
+        var campaign = try decodeBody(context)
+        if campaign.app != current.campaign.app {
+            throw HTTPError(422, "A campaign cannot move to another app.", fields: [FieldProblem("app", "Keep \(current.campaign.app).")])
+        }
+        let expected: Int
+        if let ifMatch = context.request.headers["If-Match"] {
+            guard let revision = Self.revision(fromETag: ifMatch) else {
+                throw HTTPError(400, "If-Match must be an ETag this API gave, such as \"r3\".")
+            }
+            guard revision == current.revision else {
+                throw HTTPError(412, "The campaign changed since revision \(revision); it is at revision \(current.revision). GET it again and reapply your change.")
+            }
+            expected = revision
+        } else {
+            expected = current.revision
+        }
+        campaign.id = current.id
+        // A live campaign is on devices: every change must keep it publishable.
+        try validate(campaign, publish: current.state == .published || current.state == .paused, now: context.now)
+        do {
+            try store.update(campaign, expectedRevision: expected, actor: context.actor, now: context.now)
+        } catch CampaignStoreError.staleRevision(_, let now) {
+            throw HTTPError(412, "The campaign changed while you saved; it is at revision \(now). GET it again and reapply your change.")
+        }
+        return try answer(try stored(current.id, key: try key(context)), now: context.now)
+    }
+
+    func delete(_ context: RequestContext) throws -> Response {
+        let current = try stored(context)
+        guard try store.deleteDraft(id: current.id, actor: context.actor, now: context.now) else {
+            throw HTTPError(409, "Only drafts can be deleted; this campaign is \(current.status(at: context.now).rawValue). Archive it instead.")
+        }
+        return Response(status: 204)
+    }
+
+    /// `POST /api/v1/campaigns/{id}/{action}` for publish, pause, resume, stop and archive.
+    func lifecycle(_ action: CampaignLifecycle.Action) -> Handler {
+        { context in
+            let current = try stored(context)
+            do {
+                try CampaignLifecycle(store: store).perform(action, on: current, actor: context.actor, now: context.now)
+            } catch CampaignLifecycle.Failure.invalid(let problems) {
+                throw HTTPError(422, "The campaign cannot be published as it is.", fields: problems)
+            } catch CampaignLifecycle.Failure.notAllowed(let reason) {
+                throw HTTPError(409, reason)
+            } catch CampaignLifecycle.Failure.stale {
+                throw HTTPError(409, "The campaign changed at the same moment; try again.")
+            }
+            return try answer(try stored(current.id, key: try key(context)), now: context.now)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func key(_ context: RequestContext) throws -> APIKey {
+        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+        return key
+    }
+
+    private func stored(_ context: RequestContext) throws -> StoredCampaign {
+        try stored(try context.id("id"), key: try key(context))
+    }
+
+    /// Another app's campaign is as absent as a missing one.
+    private func stored(_ id: Int64, key: APIKey) throws -> StoredCampaign {
+        guard let stored = try store.find(id: id), stored.campaign.app == key.appID else {
+            throw HTTPError(404, "There is no campaign \(id) in this key's app.")
+        }
+        return stored
+    }
+
+    private func validate(_ campaign: Campaign, publish: Bool, now: Date) throws {
+        let problems = publish ? CampaignLifecycle.publishProblems(campaign, now: now) : campaign.problems(for: .draft)
+        guard problems.isEmpty else {
+            let summary = problems.count == 1 ? "1 field is invalid" : "\(problems.count) fields are invalid"
+            throw HTTPError(422, "\(summary): \(problems.map(\.description).joined(separator: "; ")).", fields: problems)
+        }
+    }
+
+    private func decodeBody(_ context: RequestContext) throws -> Campaign {
+        guard context.request.mediaType == "application/json" else {
+            throw HTTPError(415, "Send the campaign as JSON with `Content-Type: application/json`.")
+        }
+        return try JSONBody.decode(Campaign.self, from: context.request.body)
+    }
+
+    private func document(_ stored: StoredCampaign, now: Date) -> Campaign {
+        var campaign = stored.campaign
+        campaign.status = stored.status(at: now)
+        campaign.revision = stored.revision
+        return campaign
+    }
+
+    private func answer(_ stored: StoredCampaign, now: Date, status: Int = 200) throws -> Response {
+        var response = try json(document(stored, now: now), status: status)
+        response.headers.add("ETag", Self.etag(revision: stored.revision))
+        return response
+    }
+
+    private func json(_ value: some Encodable, status: Int = 200) throws -> Response {
+        .json(Array(try CampaignJSON.encoder().encode(value)), status: status)
+    }
+
+    private func positive(_ text: String?, name: String) throws -> Int? {
+        guard let text else { return nil }
+        guard let value = Int(text), value > 0 else { throw HTTPError(400, "`\(name)` must be a whole number from 1.") }
+        return value
+    }
+
+    static func etag(revision: Int) -> String { "\"r\(revision)\"" }
+
+    static func revision(fromETag tag: String) -> Int? {
+        let trimmed = tag.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasPrefix("\"r"), trimmed.hasSuffix("\""), trimmed.count > 3 else { return nil }
+        return Int(trimmed.dropFirst(2).dropLast())
+    }
+}
+
+/// Decodes JSON request bodies, turning decoding errors into a 400 that says where the body broke.
+enum JSONBody {
+    static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws -> T {
+        do {
+            return try CampaignJSON.decoder().decode(type, from: Data(body))
+        } catch let error as DecodingError {
+            throw HTTPError(400, describe(error))
+        } catch {
+            throw HTTPError(400, "The body is not valid JSON: \(error.localizedDescription)")
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [CodingKey]) -> String {
+            let text = keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            return text.isEmpty ? "the top level" : "`\(text)`"
+        }
+        switch error {
+        case .dataCorrupted(let context):
+            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            if context.codingPath.isEmpty {
+                return "The body is not valid JSON" + (underlying.map { ": \($0)" } ?? ": \(context.debugDescription)")
+            }
+            return "Invalid value at \(path(context.codingPath)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "Missing `\(key.stringValue)` at \(path(context.codingPath))."
+        case .typeMismatch(let type, let context):
+            return "Wrong type at \(path(context.codingPath)): expected \(Self.name(of: type))."
+        case .valueNotFound(let type, let context):
+            return "Missing value at \(path(context.codingPath)): expected \(Self.name(of: type))."
+        @unknown default:
+            return "The body does not match the expected JSON."
+        }
+    }
+
+    private static func name(of type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Double.Type: "a number"
+        case is Bool.Type: "true or false"
+        default: "\(type)".lowercased().contains("array") ? "an array" : "an object"
+        }
+    }
+}

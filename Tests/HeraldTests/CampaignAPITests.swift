@@ -1,0 +1,176 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+import Testing
+
+@Suite("Campaign management API")
+struct CampaignAPITests {
+    struct Fixture {
+        let app: TestApp
+        let shop: Int64
+        let writeKey: String
+        let readKey: String
+
+        func call(_ method: String, _ target: String, key: String? = nil, json: String? = nil, headers: [(String, String)] = []) -> Response {
+            var all = headers
+            all.append(("Authorization", "Bearer \(key ?? writeKey)"))
+            if json != nil { all.append(("Content-Type", "application/json")) }
+            return app.respond(Request(method: method, target: target, headers: HTTPHeaders(all), body: Array((json ?? "").utf8)))
+        }
+
+        func document(_ response: Response) throws -> Campaign {
+            try CampaignJSON.decoder().decode(Campaign.self, from: Data(response.body))
+        }
+    }
+
+    static func fixture() async throws -> Fixture {
+        let app = try await TestApp()
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], now: app.clock.now)
+        let write = try app.database.apiKeys.create(appID: shop.id, name: "CI script", scopes: [.campaignsRead, .campaignsWrite], now: app.clock.now)
+        let read = try app.database.apiKeys.create(appID: shop.id, name: "reader", scopes: [.campaignsRead], now: app.clock.now)
+        return Fixture(app: app, shop: shop.id, writeKey: write.secret, readKey: read.secret)
+    }
+
+    static func cardJSON(app: Int64, title: String = "Spring sale") -> String {
+        """
+        {"app": \(app), "name": "Spring sale", "priority": 2,
+         "triggers": [{"event": "purchase", "filters": [{"property": "product_id", "op": "eq", "value": "sku_1"}]}],
+         "message": {"layout": "card", "title": {"text": "\(title)", "color": "#1A73E8"}, "imageUrl": "https://example.com/p.png",
+                     "backgroundColor": "#FFFFFF", "primaryAction": {"text": "Shop", "url": "https://example.com/shop"},
+                     "secondaryAction": {"text": "Later"}},
+         "data": [{"key": "promo", "value": "SPRING"}, {"key": "discount", "value": "20"}]}
+        """
+    }
+
+    @Test("A card created by API reads back equal, with its id, status, revision and ETag")
+    func createAndRead() async throws {
+        let fixture = try await Self.fixture()
+        let created = fixture.call("POST", "/api/v1/campaigns", json: Self.cardJSON(app: fixture.shop))
+        #expect(created.status == 201)
+        let document = try fixture.document(created)
+        let id = try #require(document.id)
+        #expect(created.headers["Location"] == "/api/v1/campaigns/\(id)")
+        #expect(created.headers["ETag"] == "\"r1\"")
+        #expect(document.status == .draft)
+        #expect(document.revision == 1)
+
+        let read = fixture.call("GET", "/api/v1/campaigns/\(id)", key: fixture.readKey)
+        #expect(read.status == 200)
+        #expect(read.headers["ETag"] == "\"r1\"")
+        let sent = try CampaignJSON.decoder().decode(Campaign.self, from: Data(Self.cardJSON(app: fixture.shop).utf8))
+        #expect(try fixture.document(read).content == sent.content)
+        #expect(try fixture.app.database.auditLog.page(offset: 0, limit: 1).first?.actor == "API key CI script")
+    }
+
+    @Test("An invalid campaign gets 422 naming each field path")
+    func invalid() async throws {
+        let fixture = try await Self.fixture()
+        let body = """
+            {"app": \(fixture.shop), "name": "Bad", "message": {"layout": "card", "title": {"text": "Hi", "color": "blue"},
+             "imageUrl": "http://example.com/p.png"}}
+            """
+        let response = fixture.call("POST", "/api/v1/campaigns", json: body)
+        #expect(response.status == 422)
+        let error = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: [String: Any]]
+        #expect(error?["error"]?["code"] as? String == "invalid")
+        let paths = (error?["error"]?["fields"] as? [[String: String]])?.compactMap { $0["path"] } ?? []
+        #expect(paths.contains("message.imageUrl"))
+        #expect(paths.contains("message.title.color"))
+        #expect(try fixture.app.database.campaigns.list(CampaignQuery(), now: fixture.app.clock.now).total == 0)
+    }
+
+    @Test("Bad input is a 4xx that says what is wrong, never a 5xx")
+    func badInput() async throws {
+        let fixture = try await Self.fixture()
+        let malformed = fixture.call("POST", "/api/v1/campaigns", json: #"{"app": 1, "name": "x", "#)
+        #expect(malformed.status == 400)
+        #expect(malformed.text.contains("not valid JSON"))
+        let wrongType = fixture.call("POST", "/api/v1/campaigns", json: #"{"app": 1, "name": "x", "priority": "high", "message": {"layout": "modal"}}"#)
+        #expect(wrongType.status == 400)
+        #expect(wrongType.text.contains("`priority`"))
+        let badLayout = fixture.call("POST", "/api/v1/campaigns", json: #"{"app": 1, "name": "x", "message": {"layout": "popup"}}"#)
+        #expect(badLayout.status == 400)
+        #expect(badLayout.text.contains("`message.layout`"))
+        let missing = fixture.call("POST", "/api/v1/campaigns", json: #"{"app": 1, "name": "x"}"#)
+        #expect(missing.status == 400)
+        #expect(missing.text.contains("Missing `message`"))
+        let form = fixture.app.respond(Request(
+            method: "POST", target: "/api/v1/campaigns",
+            headers: HTTPHeaders([("Authorization", "Bearer \(fixture.writeKey)"), ("Content-Type", "text/plain")]), body: Array("{}".utf8)))
+        #expect(form.status == 415)
+        let otherApp = fixture.call("POST", "/api/v1/campaigns", json: Self.cardJSON(app: fixture.shop + 1))
+        #expect(otherApp.status == 422)
+        #expect(fixture.call("GET", "/api/v1/campaigns/999").status == 404)
+        #expect(fixture.call("GET", "/api/v1/campaigns/abc").status == 404)
+        #expect(fixture.call("GET", "/api/v1/campaigns?page=0").status == 400)
+        #expect(fixture.call("GET", "/api/v1/campaigns?status=sleeping").status == 400)
+        #expect(fixture.call("PATCH", "/api/v1/campaigns/1").status == 405)
+    }
+
+    @Test("Scopes: a read-only key cannot write; a key without campaign scopes cannot read")
+    func scopes() async throws {
+        let fixture = try await Self.fixture()
+        #expect(fixture.call("POST", "/api/v1/campaigns", key: fixture.readKey, json: Self.cardJSON(app: fixture.shop)).status == 403)
+        let feedOnly = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "feed", scopes: [.feedRead], now: fixture.app.clock.now)
+        #expect(fixture.call("GET", "/api/v1/campaigns", key: feedOnly.secret).status == 403)
+        #expect(fixture.call("GET", "/api/v1/campaigns", key: "nope").status == 401)
+    }
+
+    @Test("PUT replaces; If-Match with an older revision gets 412 and changes nothing")
+    func putAndIfMatch() async throws {
+        let fixture = try await Self.fixture()
+        let id = try #require(try fixture.document(fixture.call("POST", "/api/v1/campaigns", json: Self.cardJSON(app: fixture.shop))).id)
+        let updated = fixture.call("PUT", "/api/v1/campaigns/\(id)", json: Self.cardJSON(app: fixture.shop, title: "Second"), headers: [("If-Match", "\"r1\"")])
+        #expect(updated.status == 200)
+        #expect(updated.headers["ETag"] == "\"r2\"")
+        #expect(try fixture.document(updated).message.title?.text == "Second")
+
+        let stale = fixture.call("PUT", "/api/v1/campaigns/\(id)", json: Self.cardJSON(app: fixture.shop, title: "Stale"), headers: [("If-Match", "\"r1\"")])
+        #expect(stale.status == 412)
+        #expect(stale.text.contains(#""code":"precondition_failed""#))
+        #expect(try fixture.app.database.campaigns.find(id: id)?.campaign.message.title?.text == "Second")
+    }
+
+    @Test("Lifecycle actions, with 422 for an incomplete publish and 409 for a wrong state; DELETE only drafts")
+    func lifecycle() async throws {
+        let fixture = try await Self.fixture()
+        let incomplete = try #require(try fixture.document(fixture.call(
+            "POST", "/api/v1/campaigns", json: #"{"app": \#(fixture.shop), "name": "Idea", "message": {"layout": "image_only"}}"#)).id)
+        let refused = fixture.call("POST", "/api/v1/campaigns/\(incomplete)/publish")
+        #expect(refused.status == 422)
+        #expect(refused.text.contains(#""path":"message.imageUrl""#))
+        #expect(refused.text.contains(#""path":"triggers""#))
+        #expect(fixture.call("DELETE", "/api/v1/campaigns/\(incomplete)").status == 204)
+        #expect(fixture.call("GET", "/api/v1/campaigns/\(incomplete)").status == 404)
+
+        let id = try #require(try fixture.document(fixture.call("POST", "/api/v1/campaigns", json: Self.cardJSON(app: fixture.shop))).id)
+        for (action, status) in [("publish", CampaignStatus.running), ("pause", .paused), ("resume", .running), ("stop", .ended), ("archive", .archived)] {
+            let response = fixture.call("POST", "/api/v1/campaigns/\(id)/\(action)")
+            #expect(response.status == 200, "\(action)")
+            #expect(try fixture.document(response).status == status, "\(action)")
+        }
+        #expect(fixture.call("POST", "/api/v1/campaigns/\(id)/pause").status == 409)
+        #expect(fixture.call("DELETE", "/api/v1/campaigns/\(id)").status == 409)
+    }
+
+    @Test("The list pages through the key's app only, with filters")
+    func list() async throws {
+        let fixture = try await Self.fixture()
+        for index in 0..<5 {
+            _ = fixture.call("POST", "/api/v1/campaigns", json: Self.cardJSON(app: fixture.shop).replacingOccurrences(of: "\"Spring sale\", \"priority\"", with: "\"Sale \(index)\", \"priority\""))
+        }
+        let other = try fixture.app.database.apps.create(name: "Other", platforms: [.web], now: fixture.app.clock.now)
+        _ = try fixture.app.database.campaigns.create(
+            Campaign(app: other.id, name: "Not yours", message: Message(layout: .modal, title: .init(text: "x"))),
+            state: .draft, actor: .commandLine, now: fixture.app.clock.now)
+        let page = fixture.call("GET", "/api/v1/campaigns?pageSize=2&page=2", key: fixture.readKey)
+        #expect(page.status == 200)
+        let body = try JSONSerialization.jsonObject(with: Data(page.body)) as? [String: Any]
+        #expect(body?["total"] as? Int == 5)
+        #expect((body?["campaigns"] as? [Any])?.count == 2)
+        #expect(!page.text.contains("Not yours"))
+        let drafts = fixture.call("GET", "/api/v1/campaigns?status=draft&q=Sale%203", key: fixture.readKey)
+        #expect((try JSONSerialization.jsonObject(with: Data(drafts.body)) as? [String: Any])?["total"] as? Int == 1)
+    }
+}
