@@ -5,6 +5,8 @@ import HeraldDomain
 /// What people did with a campaign; the status shown also depends on the schedule (`status(at:)`).
 public enum CampaignState: String, Sendable, Codable, CaseIterable {
     case draft, published, paused, stopped, archived
+
+    public var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
 }
 
 /// A campaign as stored, with its state and revision.

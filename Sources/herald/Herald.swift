@@ -83,8 +83,9 @@ struct RoutesCommand: AsyncParsableCommand {
             configuration: ConsoleConfiguration(resources: try storage.resourcesFolder()), database: database,
             logger: Logger(label: "herald"))
         for route in application.routeTable {
+            let width = application.routeTable.map(\.pattern.count).max() ?? 0
             print(route.method.padding(toLength: 7, withPad: " ", startingAt: 0)
-                + route.pattern.padding(toLength: 36, withPad: " ", startingAt: 0) + route.access)
+                + route.pattern.padding(toLength: width + 2, withPad: " ", startingAt: 0) + route.access)
         }
         try database.close()
     }

@@ -297,6 +297,12 @@ struct ComposerTests {
         let added = try admin.submit("/campaigns", from: "/campaigns/new", pairs: base + [("intent", "add:triggers.0.filters")])
         #expect(added.status == 200)
         #expect(added.text.contains(#"name="triggers.0.filters.0.property""#))
+        let blank = try admin.submit("/campaigns", from: "/campaigns/new", pairs: [
+            ("app", String(shop)), ("message.layout", "card"), ("data.0.key", ""), ("data.0.value", ""), ("intent", "add:data"),
+        ])
+        #expect(blank.text.contains(#"name="data.1.key""#), "adding a pair gives a second row")
+        #expect(!blank.text.contains(#"name="data.2.key""#), "and only one more")
+        #expect(!blank.text.contains(#"data-layouts="""#), "fields every layout has carry no layout list")
         let removed = try admin.submit("/campaigns", from: "/campaigns/new", pairs: base + [("intent", "remove:data.0")])
         #expect(removed.text.contains(#"name="data.0.key" type="text" value="discount""#))
         #expect(!removed.text.contains(#"value="promo_code""#))

@@ -5,6 +5,8 @@
   run), and stops it with SIGTERM at the end, asserting a clean exit.
 * ``driver`` is a headless Debian Chromium driven by the system chromedriver.
   Selenium Manager is never consulted because the driver path is explicit.
+* ``seeded_herald`` is a second, separate instance whose admin and app ("Shop")
+  are created with the ``herald`` CLI before it starts serving.
 * ``screenshot`` saves PNGs into ``<repo root>/test-artifacts/browser/``.
 
 Nothing here builds Swift: set ``HERALD_BIN`` to point at another binary.
@@ -18,8 +20,10 @@ import re
 import signal
 import subprocess
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from selenium import webdriver
@@ -66,10 +70,9 @@ def _pump_stdout(stream, lines: "queue.Queue[str]") -> None:
     stream.close()
 
 
-@pytest.fixture(scope="session")
-def herald_server(tmp_path_factory) -> HeraldServer:
-    workdir = tmp_path_factory.mktemp("herald")
-    database = workdir / "herald.sqlite"
+@contextmanager
+def _serve(workdir: Path, database: Path) -> Iterator[HeraldServer]:
+    """Run `herald serve` on a free port until the block ends, then stop it with SIGTERM."""
     log_path = workdir / "herald.stderr.log"
 
     with open(log_path, "wb") as log:
@@ -131,6 +134,52 @@ def herald_server(tmp_path_factory) -> HeraldServer:
         f"Herald exited with code {exit_code} after SIGTERM; "
         f"stderr: {log_path.read_text()!r}"
     )
+
+
+@pytest.fixture(scope="session")
+def herald_server(tmp_path_factory) -> Iterator[HeraldServer]:
+    """A brand-new instance: no user yet, so the first visit leads to /setup."""
+    workdir = tmp_path_factory.mktemp("herald")
+    with _serve(workdir, workdir / "herald.sqlite") as server:
+        yield server
+
+
+@dataclass(frozen=True)
+class SeededHerald:
+    server: HeraldServer
+    admin_email: str
+    admin_password: str
+    app_name: str
+
+    def url(self, path: str = "/") -> str:
+        return self.server.url(path)
+
+
+def _herald_cli(*arguments: str, database: Path, cwd: Path, stdin: str | None = None) -> str:
+    result = subprocess.run(
+        [str(_herald_binary()), *arguments, "--db", str(database), "--resources", str(REPO_ROOT)],
+        input=stdin, capture_output=True, text=True, cwd=cwd, timeout=60,
+    )
+    if result.returncode != 0:
+        pytest.fail(
+            f"herald {' '.join(arguments)} exited with {result.returncode}; "
+            f"stdout: {result.stdout!r}; stderr: {result.stderr!r}"
+        )
+    return result.stdout
+
+
+@pytest.fixture(scope="session")
+def seeded_herald(tmp_path_factory) -> Iterator[SeededHerald]:
+    """Its own fresh instance with an admin and an app "Shop" (iOS, Android), made with the CLI."""
+    workdir = tmp_path_factory.mktemp("herald-seeded")
+    database = workdir / "herald.sqlite"
+    email, password, app = "composer-admin@example.com", "composer-passphrase-1", "Shop"
+    _herald_cli("user", "create", "--email", email, "--role", "admin", "--password-stdin",
+                database=database, cwd=workdir, stdin=password + "\n")
+    _herald_cli("app", "create", "--name", app, "--platform", "ios", "--platform", "android",
+                database=database, cwd=workdir)
+    with _serve(workdir, database) as server:
+        yield SeededHerald(server=server, admin_email=email, admin_password=password, app_name=app)
 
 
 @pytest.fixture(scope="session")

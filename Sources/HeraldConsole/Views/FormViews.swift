@@ -42,6 +42,8 @@ struct FieldView: Sendable {
     let hint: String?
     let error: String?
     let required: Bool
+    /// The hint and the error, for `aria-describedby`, so screen readers read both.
+    let describedBy: String?
 
     init(
         _ name: String, label: String, type: String = "text", value: String = "", autocomplete: String = "off",
@@ -54,8 +56,12 @@ struct FieldView: Sendable {
         self.value = value
         self.autocomplete = autocomplete
         self.hint = hint
-        self.error = errors.message(for: name)
+        let error = errors.message(for: name)
+        self.error = error
         self.required = required
+        let id = self.id
+        let described = [hint.map { _ in "\(id)-hint" }, error.map { _ in "\(id)-error" }].compactMap { $0 }
+        self.describedBy = described.isEmpty ? nil : described.joined(separator: " ")
     }
 
     static func id(for name: String) -> String {

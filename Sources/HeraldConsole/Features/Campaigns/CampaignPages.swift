@@ -16,6 +16,7 @@ struct CampaignPages: Sendable {
         let id: Int64
         let name: String
         let status: String
+        let statusTitle: String
         let layout: String
         let app: String
         let priority: Int
@@ -52,7 +53,7 @@ struct CampaignPages: Sendable {
         let role = context.user?.role ?? .viewer
         let rows = campaigns.map {
             ListRow(
-                id: $0.id, name: $0.name, status: $0.status.rawValue, layout: Message.Layout(rawValue: $0.layout)?.title ?? $0.layout,
+                id: $0.id, name: $0.name, status: $0.status.rawValue, statusTitle: $0.status.title, layout: Message.Layout(rawValue: $0.layout)?.title ?? $0.layout,
                 app: $0.appName, priority: $0.priority, schedule: Self.scheduleText(start: $0.startAt, end: $0.endAt),
                 editedBy: $0.updatedBy, editedAt: DisplayTime.dateTime($0.updatedAt))
         }
@@ -270,6 +271,7 @@ struct CampaignPages: Sendable {
         let author: String
         let time: String
         let state: String
+        let stateTitle: String
         let changes: [ChangeRow]
         let first: Bool
     }
@@ -287,7 +289,7 @@ struct CampaignPages: Sendable {
             let previous = index + 1 < revisions.count ? revisions[index + 1] : nil
             return HistoryEntry(
                 revision: revision.revision, author: revision.author, time: DisplayTime.dateTime(revision.createdAt),
-                state: revision.state.rawValue, changes: previous == nil ? [] : CampaignDiff.changes(from: previous, to: revision),
+                state: revision.state.rawValue, stateTitle: revision.state.title, changes: previous == nil ? [] : CampaignDiff.changes(from: previous, to: revision),
                 first: previous == nil)
         }
         return try services.page(.campaignHistory, title: "History of \(stored.campaign.name)",

@@ -20,8 +20,11 @@ struct ComposerField: Sendable {
     /// The SVG fill for the swatch (`#RRGGBB`) and its opacity, for `#AARRGGBB` colors.
     let swatchFill: String?
     let swatchOpacity: String
-    let layouts: String
+    /// nil for fields every layout has.
+    let layouts: String?
     let hidden: Bool
+    /// The hint and the error, for `aria-describedby`, so screen readers read both.
+    let describedBy: String?
 }
 
 struct SelectOption: Sendable {
@@ -36,7 +39,7 @@ struct ComposerSelect: Sendable {
     let label: String
     let options: [SelectOption]
     let error: String?
-    let layouts: String
+    let layouts: String?
     let hidden: Bool
 }
 
@@ -144,13 +147,17 @@ struct ComposerView: Sendable {
             errorPath: String? = nil
         ) -> ComposerField {
             let current = value ?? form[path] ?? ""
-            let swatch = color ? Swatch(current) : nil
+            let swatch = color ? Swatch(current.trimmingCharacters(in: .whitespaces)) : nil
             let layouts = uses.map { field in Message.Layout.allCases.filter { $0.fields.contains(field) }.map(\.rawValue) } ?? []
+            let id = FieldView.id(for: path)
+            let problem = errorPath.map(errorUnder) ?? error(path)
+            let described = [hint.map { _ in "\(id)-hint" }, problem.map { _ in "\(id)-error" }].compactMap { $0 }
             return ComposerField(
-                id: FieldView.id(for: path), name: path, label: label, type: type, value: current, hint: hint,
-                error: errorPath.map(errorUnder) ?? error(path), placeholder: placeholder, datalist: datalist, inputMode: inputMode,
+                id: id, name: path, label: label, type: type, value: current, hint: hint,
+                error: problem, placeholder: placeholder, datalist: datalist, inputMode: inputMode,
                 isColor: color, swatchFill: swatch?.fill, swatchOpacity: swatch?.opacity ?? "1",
-                layouts: layouts.joined(separator: " "), hidden: !layouts.isEmpty && !layouts.contains(layout.rawValue))
+                layouts: layouts.isEmpty ? nil : layouts.joined(separator: " "), hidden: !layouts.isEmpty && !layouts.contains(layout.rawValue),
+                describedBy: described.isEmpty ? nil : described.joined(separator: " "))
         }
         func select(_ path: String, _ label: String, _ options: [(String, String)], default defaultValue: String, uses: Message.Field? = nil) -> ComposerSelect {
             let current = form[path] ?? defaultValue
@@ -158,7 +165,7 @@ struct ComposerView: Sendable {
             return ComposerSelect(
                 id: FieldView.id(for: path), name: path, label: label,
                 options: options.map { SelectOption(value: $0.0, label: $0.1, selected: $0.0 == current) }, error: error(path),
-                layouts: layouts.joined(separator: " "), hidden: !layouts.isEmpty && !layouts.contains(layout.rawValue))
+                layouts: layouts.isEmpty ? nil : layouts.joined(separator: " "), hidden: !layouts.isEmpty && !layouts.contains(layout.rawValue))
         }
         func filterRows(_ prefix: String) -> [FilterRow] {
             FormRows.rows(form, prefix).enumerated().map { index, row in
@@ -169,13 +176,13 @@ struct ComposerView: Sendable {
                     op: ComposerSelect(
                         id: FieldView.id(for: "\(path).op"), name: "\(path).op", label: "Comparison",
                         options: FilterOperator.allCases.map { SelectOption(value: $0.rawValue, label: $0.title, selected: $0.rawValue == (row["op"] ?? "eq")) },
-                        error: error("\(path).op"), layouts: "", hidden: false),
+                        error: error("\(path).op"), layouts: nil, hidden: false),
                     type: ComposerSelect(
                         id: FieldView.id(for: "\(path).type"), name: "\(path).type", label: "Type",
                         options: [("string", "Text"), ("number", "Number"), ("bool", "True/false")].map {
                             SelectOption(value: $0.0, label: $0.1, selected: $0.0 == (row["type"] ?? "string"))
                         },
-                        error: nil, layouts: "", hidden: false),
+                        error: nil, layouts: nil, hidden: false),
                     value: field("\(path).value", "Value", value: row["value"] ?? ""))
             }
         }
@@ -193,7 +200,7 @@ struct ComposerView: Sendable {
         app = isNew ? ComposerSelect(
             id: FieldView.id(for: "app"), name: "app", label: "App",
             options: apps.map { SelectOption(value: String($0.id), label: $0.name, selected: String($0.id) == chosenApp) },
-            error: error("app"), layouts: "", hidden: false) : nil
+            error: error("app"), layouts: nil, hidden: false) : nil
         appName = isNew ? nil : apps.first { String($0.id) == chosenApp }?.name
         let priorities: [(String, String)] = (1...10).map { level in
             let label: String = switch level {
@@ -237,7 +244,9 @@ struct ComposerView: Sendable {
         ]
 
         let data = FormRows.rows(form, "data")
-        dataRows = (data + [FormData()]).enumerated().map { index, row in
+        // One empty row to type into, unless the last row is empty already (just added, say).
+        let lastIsBlank = data.last.map { ($0["key"] ?? "").isEmpty && ($0["value"] ?? "").isEmpty } ?? false
+        dataRows = (lastIsBlank ? data : data + [FormData()]).enumerated().map { index, row in
             DataRow(index: index, prefix: "data.\(index)",
                     key: field("data.\(index).key", "Key", placeholder: "promo_code", value: row["key"] ?? ""),
                     value: field("data.\(index).value", "Value", value: row["value"] ?? ""),
