@@ -95,24 +95,31 @@ public struct CampaignStore: Sendable {
 
     /// Stores a new campaign as revision 1 and returns its id.
     public func create(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date) throws -> Int64 {
-        try pool.write { db in
-            let document = try Self.encode(campaign.content)
-            try db.execute(
-                sql: """
-                    INSERT INTO campaigns (app_id, name, state, layout, priority, start_at, end_at, started_at, test_on_device,
-                                           document, revision, created_at, updated_at, updated_by)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
-                    """,
-                arguments: [
-                    campaign.app, campaign.name, state.rawValue, campaign.message.layout.rawValue, campaign.priority,
-                    campaign.schedule.start, campaign.schedule.end, state == .published ? Self.startedAt(campaign, now: now) : nil,
-                    campaign.testOnDevice, document, now, now, actor.label,
-                ])
-            let id = db.lastInsertedRowID
-            try Self.recordRevision(id: id, revision: 1, state: state, document: document, actor: actor, now: now, in: db)
-            try AuditLogStore.record(actor, action: "campaign.create", subject: "campaign \(id) \(campaign.name)", details: state.rawValue, at: now, in: db)
-            return id
-        }
+        try pool.write { try Self.insert(campaign, state: state, actor: actor, now: now, in: $0) }
+    }
+
+    /// Stores several campaigns in one transaction: all of them, or none if any insert fails.
+    public func createAll(_ campaigns: [Campaign], state: CampaignState, actor: AuditActor, now: Date) throws -> [Int64] {
+        try pool.write { db in try campaigns.map { try Self.insert($0, state: state, actor: actor, now: now, in: db) } }
+    }
+
+    private static func insert(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date, in db: Database) throws -> Int64 {
+        let document = try encode(campaign.content)
+        try db.execute(
+            sql: """
+                INSERT INTO campaigns (app_id, name, state, layout, priority, start_at, end_at, started_at, test_on_device,
+                                       document, revision, created_at, updated_at, updated_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+                """,
+            arguments: [
+                campaign.app, campaign.name, state.rawValue, campaign.message.layout.rawValue, campaign.priority,
+                campaign.schedule.start, campaign.schedule.end, state == .published ? startedAt(campaign, now: now) : nil,
+                campaign.testOnDevice, document, now, now, actor.label,
+            ])
+        let id = db.lastInsertedRowID
+        try recordRevision(id: id, revision: 1, state: state, document: document, actor: actor, now: now, in: db)
+        try AuditLogStore.record(actor, action: "campaign.create", subject: "campaign \(id) \(campaign.name)", details: state.rawValue, at: now, in: db)
+        return id
     }
 
     /// Saves a new version over `expectedRevision`; refuses when someone saved in between.

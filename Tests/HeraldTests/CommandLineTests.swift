@@ -1,5 +1,8 @@
 import Foundation
 import GRDB
+import HeraldConsole
+import HeraldDomain
+import HeraldStorage
 import Testing
 
 /// The built `herald` binary, run as an operator would. `make test` builds it before the tests.
@@ -66,7 +69,7 @@ struct CommandLineTests {
 
     @Test("Every command has --help")
     func help() throws {
-        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["key", "create"], ["device", "add"], ["backup"], ["routes"]] {
+        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["key", "create"], ["device", "add"], ["export"], ["import"], ["backup"], ["routes"]] {
             let output = try Self.run(command + ["--help"])
             #expect(output.status == 0, "\(command)")
             #expect(output.stdout.contains("USAGE"), "\(command)")
@@ -135,6 +138,44 @@ struct CommandLineTests {
         #expect(Date().timeIntervalSince(stopAsked) < 10)
         #expect(server.process.terminationReason == .exit)
         #expect(server.process.terminationStatus == 0)
+    }
+
+    @Test("herald export then herald import into a fresh database gives the same messages and data")
+    func exportImport() throws {
+        let folder = try TemporaryFolder()
+        let source = folder.url.appendingPathComponent("source.sqlite").path
+        let app = try Self.run(["app", "create", "--db", source, "--name", "Shop", "--platform", "ios"]).lastWord
+        let database = try AppDatabase(path: source, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        try database.migrate()
+        for campaign in TransferTests.samples(app: Int64(app)!) {
+            _ = try database.campaigns.create(campaign, state: .published, actor: .commandLine, now: Date())
+        }
+        try database.close()
+
+        let file = folder.url.appendingPathComponent("campaigns.json").path
+        let export = try Self.run(["export", "--db", source, "--app", app, "--out", file])
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stderr.contains("Exported 6 campaigns"))
+
+        let target = folder.url.appendingPathComponent("target.sqlite").path
+        let targetApp = try Self.run(["app", "create", "--db", target, "--name", "Fresh", "--platform", "web"]).lastWord
+        let dryRun = try Self.run(["import", file, "--db", target, "--app", targetApp, "--dry-run"])
+        #expect(dryRun.stdout.contains("6 campaigns would be created"))
+        let imported = try Self.run(["import", file, "--db", target, "--app", targetApp])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("Imported 6 campaigns"))
+
+        let again = try Self.run(["export", "--db", target])
+        let before = try CampaignJSON.decoder().decode(CampaignExport.self, from: Data(contentsOf: URL(fileURLWithPath: file)))
+        let after = try CampaignJSON.decoder().decode(CampaignExport.self, from: Data(again.stdout.utf8))
+        #expect(Set(after.campaigns.map { "\($0.name)|\($0.message)|\($0.data)" }) == Set(before.campaigns.map { "\($0.name)|\($0.message)|\($0.data)" }))
+        #expect(after.campaigns.allSatisfy { $0.status == .draft })
+
+        let broken = folder.url.appendingPathComponent("broken.json").path
+        try Data(#"[{"app": 1, "name": "x", "message": {"layout": "card", "backgroundColor": "nope"}}]"#.utf8).write(to: URL(fileURLWithPath: broken))
+        let refused = try Self.run(["import", broken, "--db", target, "--app", targetApp])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("campaign 1 (x): message.backgroundColor"))
     }
 
     @Test("A database from a newer Herald is refused with a clear message")

@@ -7,6 +7,7 @@ extension HeraldApplication {
         let health = Health(database: services.database)
         let accounts = AccountPages(services: services)
         let campaigns = CampaignPages(services: services)
+        let transfer = CampaignTransferPages(services: services)
         let users = UserPages(services: services)
         let apps = AppPages(services: services)
         let audit = AuditPages(services: services)
@@ -29,6 +30,9 @@ extension HeraldApplication {
 
             Route("GET", "/campaigns", .signedIn(.viewer), campaigns.index),
             Route("GET", "/campaigns/new", .signedIn(.editor), campaigns.new),
+            Route("GET", "/campaigns/export", .signedIn(.viewer), transfer.exportList),
+            Route("GET", "/campaigns/import", .signedIn(.editor), transfer.importForm),
+            Route("POST", "/campaigns/import", .signedIn(.editor), transfer.importFile),
             Route("POST", "/campaigns", .signedIn(.editor), campaigns.create),
             Route("GET", "/campaigns/{id}", .signedIn(.viewer), campaigns.show),
             Route("GET", "/campaigns/{id}/edit", .signedIn(.editor), campaigns.edit),
@@ -42,6 +46,7 @@ extension HeraldApplication {
             Route("GET", "/campaigns/{id}/delete", .signedIn(.editor), campaigns.confirmDelete),
             Route("POST", "/campaigns/{id}/delete", .signedIn(.editor), campaigns.delete),
             Route("GET", "/campaigns/{id}/history", .signedIn(.viewer), campaigns.history),
+            Route("GET", "/campaigns/{id}/export", .signedIn(.viewer), transfer.exportOne),
 
             Route("GET", "/users", .signedIn(.admin), users.index),
             Route("GET", "/users/new", .signedIn(.admin), users.new),

@@ -9,6 +9,7 @@ enum Template: String, CaseIterable, Sendable {
     case campaign = "campaigns/show"
     case campaignHistory = "campaigns/history"
     case deleteCampaign = "campaigns/delete"
+    case importCampaigns = "campaigns/import"
     case users = "users/index"
     case newUser = "users/new"
     case editUser = "users/edit"

@@ -33,6 +33,8 @@ struct CampaignPages: Sendable {
         let canRegisterApps: Bool
         let filtered: Bool
         let search: String
+        /// Exports what the list shows.
+        let exportHref: String
         let apps: [SelectOption]
         let statuses: [SelectOption]
         let sorts: [SelectOption]
@@ -65,6 +67,7 @@ struct CampaignPages: Sendable {
         let model = ListView(
             rows: rows, countText: total == 1 ? "1 campaign" : "\(total) campaigns", hasApps: !apps.isEmpty, canEdit: role.includes(.editor), canRegisterApps: role.includes(.admin),
             filtered: filter.appID != nil || filter.status != nil || !filter.search.isEmpty, search: filter.search,
+            exportHref: "/campaigns/export?" + FormData(query.pairs.filter { ["app", "status", "q"].contains($0.name) }.map { ($0.name, $0.value) }).urlencoded,
             apps: [SelectOption(value: "", label: "All apps", selected: filter.appID == nil)]
                 + apps.map { SelectOption(value: String($0.id), label: $0.name, selected: $0.id == filter.appID) },
             statuses: [SelectOption(value: "", label: "Any state", selected: filter.status == nil)]

@@ -1,0 +1,101 @@
+import Foundation
+import HeraldDomain
+import HeraldStorage
+
+/// A file of campaigns, as export writes it and import reads it.
+public struct CampaignExport: Codable, Sendable {
+    public var schemaVersion: Int
+    /// Always written; optional on input, so hand-written files need not invent one.
+    public var exportedAt: Date?
+    public var campaigns: [Campaign]
+}
+
+/// What an import would do: the campaigns it would create, or every problem by campaign and path.
+public struct ImportPlan: Sendable {
+    public struct Problem: Sendable, Equatable {
+        /// Counted from 1, as people count campaigns in a file.
+        public let campaign: Int
+        public let name: String
+        public let path: String
+        public let message: String
+    }
+
+    public var campaigns: [Campaign]
+    public var problems: [Problem]
+    /// Why the file could not be read at all.
+    public var unreadable: String?
+
+    public var canImport: Bool { unreadable == nil && problems.isEmpty && !campaigns.isEmpty }
+}
+
+/// Export and import of Campaign JSON, shared by the console and the command line.
+public struct CampaignTransfer: Sendable {
+    let database: AppDatabase
+
+    public init(database: AppDatabase) {
+        self.database = database
+    }
+
+    /// The campaigns that match `query` (every page), as a file.
+    public func export(_ query: CampaignQuery, now: Date) throws -> CampaignExport {
+        var all = query
+        all.page = 1
+        all.pageSize = Int.max / 2
+        let ids = try database.campaigns.list(all, now: now).campaigns.map(\.id)
+        let campaigns = try ids.compactMap { try database.campaigns.find(id: $0) }.map { stored -> Campaign in
+            var campaign = stored.campaign
+            campaign.status = stored.status(at: now)
+            return campaign
+        }
+        return CampaignExport(schemaVersion: CampaignJSON.schemaVersion, exportedAt: now, campaigns: campaigns)
+    }
+
+    public func encode(_ export: CampaignExport) throws -> Data {
+        let encoder = CampaignJSON.encoder()
+        encoder.outputFormatting.insert(.prettyPrinted)
+        return try encoder.encode(export)
+    }
+
+    /// Reads an export file (or one campaign, or an array of them) for `appID`, and checks every campaign.
+    public func plan(_ data: Data, appID: Int64) throws -> ImportPlan {
+        guard try database.apps.find(id: appID) != nil else {
+            return ImportPlan(campaigns: [], problems: [], unreadable: "There is no app with id \(appID).")
+        }
+        let campaigns: [Campaign]
+        do {
+            campaigns = try Self.read(data)
+        } catch let error as HTTPError {
+            return ImportPlan(campaigns: [], problems: [], unreadable: error.message)
+        }
+        if campaigns.isEmpty { return ImportPlan(campaigns: [], problems: [], unreadable: "The file holds no campaigns.") }
+        var problems: [ImportPlan.Problem] = []
+        let prepared = campaigns.enumerated().map { index, original -> Campaign in
+            var campaign = original.content
+            campaign.app = appID
+            for problem in campaign.problems(for: .draft) {
+                problems.append(.init(campaign: index + 1, name: campaign.name, path: problem.path, message: problem.message))
+            }
+            return campaign
+        }
+        return ImportPlan(campaigns: prepared, problems: problems, unreadable: nil)
+    }
+
+    /// Creates the planned campaigns as drafts, all in one transaction; nothing when any is invalid.
+    public func apply(_ plan: ImportPlan, actor: AuditActor, now: Date) throws -> [Int64] {
+        guard plan.canImport else { return [] }
+        return try database.campaigns.createAll(plan.campaigns, state: .draft, actor: actor, now: now)
+    }
+
+    private static func read(_ data: Data) throws -> [Campaign] {
+        struct Versioned: Decodable { let schemaVersion: Int? }
+        let trimmed = data.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        if trimmed.first == UInt8(ascii: "[") { return try JSONBody.decode([Campaign].self, from: Array(data)) }
+        if let version = (try? CampaignJSON.decoder().decode(Versioned.self, from: data))?.schemaVersion {
+            guard version <= CampaignJSON.schemaVersion else {
+                throw HTTPError(422, "This file uses Campaign JSON version \(version); this Herald reads up to version \(CampaignJSON.schemaVersion). Import it with a newer Herald.")
+            }
+            return try JSONBody.decode(CampaignExport.self, from: Array(data)).campaigns
+        }
+        return [try JSONBody.decode(Campaign.self, from: Array(data))]
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import HeraldConsole
+import HeraldStorage
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "export", abstract: "Write campaigns as Campaign JSON.")
+
+    @OptionGroup var storage: StorageOptions
+
+    @Option(help: "Only this app's campaigns (default: every app).")
+    var app: Int64?
+
+    @Option(help: "The file to write (default: standard output).")
+    var out: String?
+
+    func run() throws {
+        let database = try storage.openDatabase()
+        defer { try? database.close() }
+        var query = CampaignQuery()
+        query.appID = app
+        let transfer = CampaignTransfer(database: database)
+        let export = try transfer.export(query, now: Date())
+        let data = try transfer.encode(export)
+        if let out {
+            try data.write(to: URL(fileURLWithPath: out))
+            FileHandle.standardError.write(Data("Exported \(export.campaigns.count) campaigns to \(out)\n".utf8))
+        } else {
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        }
+    }
+}
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Create the campaigns of a Campaign JSON file as drafts; all or none.")
+
+    @OptionGroup var storage: StorageOptions
+
+    @Argument(help: "A file written by export (or one campaign, or an array of campaigns).")
+    var file: String
+
+    @Option(help: "The app the campaigns are created in.")
+    var app: Int64
+
+    @Flag(help: "Only check: list what would be created and every problem.")
+    var dryRun = false
+
+    func run() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        let database = try storage.openDatabase()
+        defer { try? database.close() }
+        let transfer = CampaignTransfer(database: database)
+        let plan = try transfer.plan(data, appID: app)
+        if let unreadable = plan.unreadable { throw ValidationError(unreadable) }
+        guard plan.problems.isEmpty else {
+            for problem in plan.problems {
+                FileHandle.standardError.write(Data("campaign \(problem.campaign) (\(problem.name)): \(problem.path): \(problem.message)\n".utf8))
+            }
+            throw ValidationError("Nothing was imported: \(plan.problems.count) problem(s) in \(Set(plan.problems.map(\.campaign)).count) campaign(s).")
+        }
+        if dryRun {
+            for campaign in plan.campaigns { print("would create: \(campaign.name) (\(campaign.message.layout.rawValue))") }
+            print("\(plan.campaigns.count) campaigns would be created as drafts of app \(app); nothing was imported.")
+            return
+        }
+        let ids = try transfer.apply(plan, actor: .commandLine, now: Date())
+        print("Imported \(ids.count) campaigns as drafts of app \(app): \(ids.map(String.init).joined(separator: ", "))")
+    }
+}
