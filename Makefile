@@ -7,9 +7,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev
 BROWSER_PACKAGES := chromium chromium-driver
-PYTHON_MODULES := selenium pytest
+# PyPI packages the Python tests use (browser and API contract), installed when missing.
+PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator
 
-.PHONY: run test build system-deps test-deps swift-test browser-test clean
+.PHONY: run test build system-deps test-deps swift-test python-test clean
 
 run: build
 	.build/release/herald serve
@@ -19,13 +20,14 @@ build: system-deps
 
 test: test-deps
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory swift-test browser-test
+	$(MAKE) --no-print-directory swift-test python-test
 
 swift-test:
 	$(SWIFT) test --skip-build
 
-browser-test:
-	HERALD_BIN=$(CURDIR)/.build/debug/herald $(PYTHON) -m pytest -q Tests/browser
+# Browser tests (Selenium, headless Chromium) and the API contract test against openapi.yaml.
+python-test:
+	HERALD_BIN=$(CURDIR)/.build/debug/herald $(PYTHON) -m pytest -q
 
 # Installs only the Debian packages that are missing, so a ready machine needs no network or root.
 define install_missing
@@ -41,8 +43,8 @@ system-deps:
 
 test-deps: system-deps
 	$(call install_missing,$(BROWSER_PACKAGES))
-	@for module in $(PYTHON_MODULES); do \
-		$(PYTHON) -c "import $$module" 2>/dev/null || $(PYTHON) -m pip install -q $$module; \
+	@for package in $(PYTHON_PACKAGES); do \
+		$(PYTHON) -m pip show -q $$package >/dev/null 2>&1 || $(PYTHON) -m pip install -q $$package; \
 	done
 
 clean:

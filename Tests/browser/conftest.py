@@ -1,185 +1,22 @@
-"""Fixtures for Herald's real-browser end-to-end tests.
+"""Fixtures for Herald's real-browser end-to-end tests (the server fixtures are in ../conftest.py).
 
-* ``herald_server`` starts the already built ``herald`` binary against a fresh
-  SQLite database in a temporary directory (so every test session is a first
-  run), and stops it with SIGTERM at the end, asserting a clean exit.
 * ``driver`` is a headless Debian Chromium driven by the system chromedriver.
   Selenium Manager is never consulted because the driver path is explicit.
-* ``seeded_herald`` is a second, separate instance whose admin and app ("Shop")
-  are created with the ``herald`` CLI before it starts serving.
 * ``screenshot`` saves PNGs into ``<repo root>/test-artifacts/browser/``.
-
-Nothing here builds Swift: set ``HERALD_BIN`` to point at another binary.
 """
 
 from __future__ import annotations
 
-import os
-import queue
-import re
-import signal
-import subprocess
-import threading
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from selenium import webdriver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_BINARY = REPO_ROOT / ".build" / "debug" / "herald"
 ARTIFACTS_DIR = REPO_ROOT / "test-artifacts" / "browser"
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-
-STARTUP_TIMEOUT = 30  # seconds to wait for the "Herald is running at" line
-SHUTDOWN_TIMEOUT = 10  # seconds to wait for exit after SIGTERM
-
-BANNER = re.compile(r"Herald is running at (http://\S+?/?) \(database ")
-
-
-@dataclass(frozen=True)
-class HeraldServer:
-    base_url: str  # without a trailing slash, e.g. "http://127.0.0.1:40687"
-    database: Path
-    log_path: Path
-
-    def url(self, path: str = "/") -> str:
-        return self.base_url + path
-
-
-def _herald_binary() -> Path:
-    binary = Path(os.environ.get("HERALD_BIN", DEFAULT_BINARY))
-    if not binary.is_absolute():
-        binary = REPO_ROOT / binary
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.fail(
-            f"Herald binary not found or not executable at {binary}; "
-            "build it first or set HERALD_BIN"
-        )
-    return binary
-
-
-def _pump_stdout(stream, lines: "queue.Queue[str]") -> None:
-    """Forward stdout lines to a queue, and keep draining so the pipe never fills."""
-    for raw in iter(stream.readline, b""):
-        lines.put(raw.decode("utf-8", errors="replace"))
-    stream.close()
-
-
-@contextmanager
-def _serve(workdir: Path, database: Path) -> Iterator[HeraldServer]:
-    """Run `herald serve` on a free port until the block ends, then stop it with SIGTERM."""
-    log_path = workdir / "herald.stderr.log"
-
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            [
-                str(_herald_binary()),
-                "serve",
-                "--db", str(database),
-                "--port", "0",
-                "--resources", str(REPO_ROOT),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=log,
-            cwd=workdir,
-        )
-
-    lines: "queue.Queue[str]" = queue.Queue()
-    threading.Thread(
-        target=_pump_stdout, args=(process.stdout, lines), daemon=True
-    ).start()
-
-    try:
-        first_line = lines.get(timeout=STARTUP_TIMEOUT)
-    except queue.Empty:
-        process.kill()
-        process.wait()
-        pytest.fail(
-            f"Herald printed nothing within {STARTUP_TIMEOUT}s "
-            f"(exit code {process.returncode}); stderr: {log_path.read_text()!r}"
-        )
-
-    match = BANNER.search(first_line)
-    if not match:
-        process.kill()
-        process.wait()
-        pytest.fail(
-            f"Unexpected first stdout line from Herald: {first_line!r}; "
-            f"stderr: {log_path.read_text()!r}"
-        )
-
-    server = HeraldServer(
-        base_url=match.group(1).rstrip("/"),
-        database=database,
-        log_path=log_path,
-    )
-    yield server
-
-    process.send_signal(signal.SIGTERM)
-    try:
-        exit_code = process.wait(timeout=SHUTDOWN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        pytest.fail(
-            f"Herald did not exit within {SHUTDOWN_TIMEOUT}s of SIGTERM; "
-            f"stderr: {log_path.read_text()!r}"
-        )
-    assert exit_code == 0, (
-        f"Herald exited with code {exit_code} after SIGTERM; "
-        f"stderr: {log_path.read_text()!r}"
-    )
-
-
-@pytest.fixture(scope="session")
-def herald_server(tmp_path_factory) -> Iterator[HeraldServer]:
-    """A brand-new instance: no user yet, so the first visit leads to /setup."""
-    workdir = tmp_path_factory.mktemp("herald")
-    with _serve(workdir, workdir / "herald.sqlite") as server:
-        yield server
-
-
-@dataclass(frozen=True)
-class SeededHerald:
-    server: HeraldServer
-    admin_email: str
-    admin_password: str
-    app_name: str
-
-    def url(self, path: str = "/") -> str:
-        return self.server.url(path)
-
-
-def _herald_cli(*arguments: str, database: Path, cwd: Path, stdin: str | None = None) -> str:
-    result = subprocess.run(
-        [str(_herald_binary()), *arguments, "--db", str(database), "--resources", str(REPO_ROOT)],
-        input=stdin, capture_output=True, text=True, cwd=cwd, timeout=60,
-    )
-    if result.returncode != 0:
-        pytest.fail(
-            f"herald {' '.join(arguments)} exited with {result.returncode}; "
-            f"stdout: {result.stdout!r}; stderr: {result.stderr!r}"
-        )
-    return result.stdout
-
-
-@pytest.fixture(scope="session")
-def seeded_herald(tmp_path_factory) -> Iterator[SeededHerald]:
-    """Its own fresh instance with an admin and an app "Shop" (iOS, Android), made with the CLI."""
-    workdir = tmp_path_factory.mktemp("herald-seeded")
-    database = workdir / "herald.sqlite"
-    email, password, app = "composer-admin@example.com", "composer-passphrase-1", "Shop"
-    _herald_cli("user", "create", "--email", email, "--role", "admin", "--password-stdin",
-                database=database, cwd=workdir, stdin=password + "\n")
-    _herald_cli("app", "create", "--name", app, "--platform", "ios", "--platform", "android",
-                database=database, cwd=workdir)
-    with _serve(workdir, database) as server:
-        yield SeededHerald(server=server, admin_email=email, admin_password=password, app_name=app)
 
 
 @pytest.fixture(scope="session")
