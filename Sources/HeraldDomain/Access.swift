@@ -25,6 +25,8 @@ public enum APIScope: String, CaseIterable, Sendable, Codable {
     case eventsWrite = "events:write"
     case campaignsRead = "campaigns:read"
     case campaignsWrite = "campaigns:write"
+    /// Erases an installation's events (data-subject requests).
+    case installationsDelete = "installations:delete"
 
     /// One line for the key form.
     public var summary: String {
@@ -33,6 +35,7 @@ public enum APIScope: String, CaseIterable, Sendable, Codable {
         case .eventsWrite: "Send impressions, clicks and other events"
         case .campaignsRead: "Read campaigns through the management API"
         case .campaignsWrite: "Create and change campaigns through the management API"
+        case .installationsDelete: "Erase an installation's events (data-subject deletion requests)"
         }
     }
 }

@@ -14,6 +14,9 @@ extension HeraldApplication {
         let keyInfo = KeyInfo(services: services)
         let feed = FeedHandler(feeds: services.feeds)
         let campaignAPI = CampaignAPI(services: services)
+        let events = EventIngestor(services: services)
+        let eraser = InstallationEraser(services: services)
+        let statsAPI = StatsAPI(services: services)
 
         return [
             Route("GET", "/healthz", .anyone, health.alive),
@@ -82,6 +85,9 @@ extension HeraldApplication {
             Route("POST", "/api/v1/campaigns/{id}/resume", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.resume)),
             Route("POST", "/api/v1/campaigns/{id}/stop", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.stop)),
             Route("POST", "/api/v1/campaigns/{id}/archive", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.archive)),
+            Route("GET", "/api/v1/campaigns/{id}/stats", .apiKey(.campaignsRead), statsAPI.stats),
+            Route("POST", "/api/v1/events", .apiKey(.eventsWrite), events.ingest),
+            Route("DELETE", "/api/v1/installations/{installationId}", .apiKey(.installationsDelete), eraser.erase),
         ]
     }
 }

@@ -1,0 +1,175 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+
+/// `POST /api/v1/events`: a batch from a delivery component. Good items are stored (once per id, in one
+/// transaction with their rollups); bad items are rejected one by one with the reason.
+struct EventIngestor: Sendable {
+    let services: Services
+
+    static let maxEvents = 1000
+    /// Devices' clocks drift: an event may claim to be this far in the future, no further.
+    static let futureTolerance: TimeInterval = 3600
+    static let earliest = Date(timeIntervalSince1970: 1_577_836_800)  // 2020-01-01
+
+    struct Rejection: Encodable, Equatable {
+        let index: Int
+        let error: String
+    }
+
+    struct Answer: Encodable {
+        let accepted: Int
+        let duplicates: Int
+        let rejected: [Rejection]
+    }
+
+    func ingest(_ context: RequestContext) throws -> Response {
+        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+        guard context.request.mediaType == "application/json" else {
+            throw HTTPError(415, "Send events as JSON with `Content-Type: application/json`.")
+        }
+        let batch = try JSONBody.decode(Batch.self, from: context.request.body)
+        guard batch.events.count <= Self.maxEvents else {
+            throw HTTPError(422, "A batch holds at most \(Self.maxEvents) events; this one has \(batch.events.count). Send it in smaller batches.",
+                            fields: [FieldProblem("events", "At most \(Self.maxEvents) events.")])
+        }
+        let campaigns = try services.database.events.campaignIDs(appID: key.appID)
+        let testDevices = Set(try services.database.apps.testDevices(appID: key.appID).map(\.installationID))
+        var events: [Event] = []
+        var rejected: [Rejection] = []
+        for (index, item) in batch.events.enumerated() {
+            switch check(item, appID: key.appID, campaigns: campaigns, testDevices: testDevices, now: context.now) {
+            case .success(let event): events.append(event)
+            case .failure(let problem): rejected.append(Rejection(index: index, error: problem.reason))
+            }
+        }
+        let (accepted, duplicates) = try services.database.events.ingest(events, now: context.now)
+        return .json(Array(try CampaignJSON.encoder().encode(Answer(accepted: accepted, duplicates: duplicates, rejected: rejected))))
+    }
+
+    struct Problem: Error {
+        let reason: String
+    }
+
+    private func check(
+        _ item: Batch.Item, appID: Int64, campaigns: Set<Int64>, testDevices: Set<String>, now: Date
+    ) -> Result<Event, Problem> {
+        if let wrong = item.wrongType { return .failure(Problem(reason: wrong)) }
+        guard let id = item.string("id"), UUID(uuidString: id) != nil else {
+            return .failure(Problem(reason: "`id` must be a UUID the client made for this event, so a retried batch counts once."))
+        }
+        guard let type = item.string("type").flatMap(Event.Kind.init(rawValue:)) else {
+            return .failure(Problem(reason: "`type` must be one of impression, click, dismiss, error, conversion."))
+        }
+        guard let campaignID = item.integer("campaignId"), campaigns.contains(campaignID) else {
+            return .failure(Problem(reason: "`campaignId` must be a campaign of this key's app."))
+        }
+        guard let occurredText = item.string("occurredAt"), let occurredAt = try? Date(occurredText, strategy: .iso8601) else {
+            return .failure(Problem(reason: "`occurredAt` must be an RFC 3339 time such as 2026-11-21T10:15:00Z."))
+        }
+        guard occurredAt <= now.addingTimeInterval(Self.futureTolerance), occurredAt >= Self.earliest else {
+            return .failure(Problem(reason: "`occurredAt` is too far in the future or the past; check the device's clock."))
+        }
+        guard let platform = item.string("platform"), Platform(rawValue: platform) != nil else {
+            return .failure(Problem(reason: "`platform` must be ios, android or web."))
+        }
+        let installation = item.string("installationId")
+        if let installation, installation.isEmpty || installation.count > 200 {
+            return .failure(Problem(reason: "`installationId` must be 1 to 200 characters, or absent when the user has not opted in."))
+        }
+        let detail: String
+        var url: String?
+        switch type {
+        case .impression:
+            detail = ""
+        case .click:
+            guard let action = item.string("action"), ["primary", "secondary", "body"].contains(action) else {
+                return .failure(Problem(reason: "A click needs `action`: primary, secondary or body."))
+            }
+            detail = action
+            url = item.string("url")
+            if let url, url.count > 2000 { return .failure(Problem(reason: "`url` is longer than 2000 characters.")) }
+        case .dismiss:
+            guard let kind = item.string("dismissType"), ["auto", "click", "swipe", "unknown"].contains(kind) else {
+                return .failure(Problem(reason: "A dismiss needs `dismissType`: auto, click, swipe or unknown."))
+            }
+            detail = kind
+        case .error:
+            guard let code = item.string("errorCode"), ["image_fetch", "image_display", "image_format", "unspecified"].contains(code) else {
+                return .failure(Problem(reason: "An error needs `errorCode`: image_fetch, image_display, image_format or unspecified."))
+            }
+            detail = code
+        case .conversion:
+            guard let event = item.string("event"), EventID.problem(event) == nil else {
+                return .failure(Problem(reason: "A conversion needs `event`, the conversion's event ID (a letter first, then letters, digits, _)."))
+            }
+            detail = event
+        }
+        return .success(Event(
+            id: id.lowercased(), appID: appID, campaignID: campaignID, type: type, occurredAt: occurredAt, platform: platform,
+            installationID: installation, detail: detail, url: url, test: installation.map(testDevices.contains) ?? false))
+    }
+
+    /// `{"events": [...]}` where each item is read field by field, so one bad item rejects only itself.
+    struct Batch: Decodable {
+        let events: [Item]
+
+        struct Item: Decodable {
+            private var strings: [String: String] = [:]
+            private var integers: [String: Int64] = [:]
+            /// The first field of the wrong JSON type, described.
+            private(set) var wrongType: String?
+
+            static let stringFields = ["id", "type", "occurredAt", "platform", "installationId", "action", "url", "dismissType", "errorCode", "event"]
+
+            init(from decoder: Decoder) throws {
+                guard let container = try? decoder.container(keyedBy: AnyKey.self) else {
+                    wrongType = "Each event must be a JSON object."
+                    return
+                }
+                for name in Self.stringFields {
+                    let key = AnyKey(stringValue: name)
+                    guard container.contains(key), (try? container.decodeNil(forKey: key)) == false else { continue }
+                    if let value = try? container.decode(String.self, forKey: key) { strings[name] = value }
+                    else if wrongType == nil { wrongType = "`\(name)` must be a string." }
+                }
+                let campaign = AnyKey(stringValue: "campaignId")
+                if container.contains(campaign) {
+                    if let value = try? container.decode(Int64.self, forKey: campaign) { integers["campaignId"] = value }
+                    else if wrongType == nil { wrongType = "`campaignId` must be a campaign id (a whole number)." }
+                }
+            }
+
+            func string(_ name: String) -> String? { strings[name] }
+            func integer(_ name: String) -> Int64? { integers[name] }
+        }
+    }
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}
+
+/// `DELETE /api/v1/installations/{installationId}`: erase one installation's raw events.
+struct InstallationEraser: Sendable {
+    let services: Services
+
+    private struct Answer: Encodable {
+        let installationId: String
+        let erasedEvents: Int
+    }
+
+    func erase(_ context: RequestContext) throws -> Response {
+        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+        guard let installation = context.parameters["installationId"], !installation.isEmpty else { throw HTTPError.notFound }
+        let erased = try services.database.events.eraseInstallation(installation, appID: key.appID)
+        try services.database.auditLog.record(
+            context.actor, action: "installation.erase", subject: "installation \(installation) of app \(key.appID)",
+            details: "\(erased) events", at: context.now)
+        return .json(Array(try CampaignJSON.encoder().encode(Answer(installationId: installation, erasedEvents: erased))))
+    }
+}

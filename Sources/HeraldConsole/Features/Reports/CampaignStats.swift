@@ -1,0 +1,129 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+
+/// A range of UTC days, inclusive, as reports and the stats endpoint take it.
+struct DayRange: Sendable, Equatable {
+    let from: String
+    let to: String
+
+    static let longest = 366
+
+    /// `from`/`to` as given (`YYYY-MM-DD`), or the last `defaultDays` days ending today.
+    static func parse(from: String?, to: String?, now: Date, defaultDays: Int = 30) throws -> DayRange {
+        let today = EventDay.string(now)
+        let end = to ?? today
+        guard let endDate = EventDay.date(end) else { throw HTTPError(400, "`to` must be a day such as 2026-11-21.") }
+        let start = from ?? EventDay.string(endDate.addingTimeInterval(-Double(defaultDays - 1) * 86_400))
+        guard let startDate = EventDay.date(start) else { throw HTTPError(400, "`from` must be a day such as 2026-11-01.") }
+        guard startDate <= endDate else { throw HTTPError(400, "`from` must not be after `to`.") }
+        guard endDate.timeIntervalSince(startDate) / 86_400 < Double(longest) else {
+            throw HTTPError(400, "A range covers at most \(longest) days.")
+        }
+        return DayRange(from: start, to: end)
+    }
+
+    /// Every day of the range, in order.
+    var days: [String] {
+        guard var day = EventDay.date(from), let last = EventDay.date(to) else { return [] }
+        var result: [String] = []
+        while day <= last {
+            result.append(EventDay.string(day))
+            day = day.addingTimeInterval(86_400)
+        }
+        return result
+    }
+}
+
+/// What happened to one campaign (or all) over a range: the stats endpoint's body, and the report's data.
+struct CampaignStats: Encodable, Sendable, Equatable {
+    struct Totals: Encodable, Sendable, Equatable {
+        var impressions = 0
+        var clicks = 0
+        var dismissals = 0
+        var errors = 0
+        var conversions = 0
+        var uniqueDevices = 0
+        /// Clicks per impression, 0 when there are none.
+        var ctr: Double = 0
+
+        mutating func add(_ type: Event.Kind, _ count: Int) {
+            switch type {
+            case .impression: impressions += count
+            case .click: clicks += count
+            case .dismiss: dismissals += count
+            case .error: errors += count
+            case .conversion: conversions += count
+            }
+            ctr = impressions == 0 ? 0 : (Double(clicks) / Double(impressions) * 10_000).rounded() / 10_000
+        }
+    }
+
+    struct Day: Encodable, Sendable, Equatable {
+        let date: String
+        var impressions = 0
+        var clicks = 0
+        var dismissals = 0
+        var errors = 0
+        var conversions = 0
+        var ctr: Double = 0
+    }
+
+    var from: String
+    var to: String
+    var totals = Totals()
+    var clicksByAction: [String: Int] = [:]
+    var dismissalsByType: [String: Int] = [:]
+    var errorsByCode: [String: Int] = [:]
+    var conversionsByEvent: [String: Int] = [:]
+    var byPlatform: [String: Totals] = [:]
+    var daily: [Day] = []
+    /// Test devices' events, kept apart.
+    var test = Totals()
+
+    init(counts: EventCounts, range: DayRange) {
+        from = range.from
+        to = range.to
+        var days = Dictionary(uniqueKeysWithValues: range.days.map { ($0, Totals()) })
+        for row in counts.rows {
+            if row.test {
+                test.add(row.type, row.count)
+                continue
+            }
+            totals.add(row.type, row.count)
+            byPlatform[row.platform, default: Totals()].add(row.type, row.count)
+            days[row.day]?.add(row.type, row.count)
+            switch row.type {
+            case .click: clicksByAction[row.detail, default: 0] += row.count
+            case .dismiss: dismissalsByType[row.detail, default: 0] += row.count
+            case .error: errorsByCode[row.detail, default: 0] += row.count
+            case .conversion: conversionsByEvent[row.detail, default: 0] += row.count
+            case .impression: break
+            }
+        }
+        totals.uniqueDevices = counts.uniqueDevices
+        test.uniqueDevices = counts.uniqueTestDevices
+        daily = range.days.map { date in
+            let day = days[date] ?? Totals()
+            return Day(date: date, impressions: day.impressions, clicks: day.clicks, dismissals: day.dismissals,
+                       errors: day.errors, conversions: day.conversions, ctr: day.ctr)
+        }
+    }
+}
+
+/// `GET /api/v1/campaigns/{id}/stats?from=&to=`.
+struct StatsAPI: Sendable {
+    let services: Services
+
+    func stats(_ context: RequestContext) throws -> Response {
+        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+        let id = try context.id("id")
+        guard let stored = try services.database.campaigns.find(id: id), stored.campaign.app == key.appID else {
+            throw HTTPError(404, "There is no campaign \(id) in this key's app.")
+        }
+        let range = try DayRange.parse(from: context.request.query["from"], to: context.request.query["to"], now: context.now)
+        let stats = CampaignStats(counts: try services.database.events.counts(campaignID: id, from: range.from, to: range.to), range: range)
+        return .json(Array(try CampaignJSON.encoder().encode(stats)))
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+import Testing
+
+@Suite("Event ingestion and stats")
+struct EventTests {
+    struct Fixture {
+        let app: TestApp
+        let shop: Int64
+        let campaign: Int64
+        let eventsKey: String
+        let readKey: String
+
+        func post(_ events: [[String: Any]], key: String? = nil) -> Response {
+            let body = try! JSONSerialization.data(withJSONObject: ["events": events])
+            return app.respond(Request(
+                method: "POST", target: "/api/v1/events",
+                headers: HTTPHeaders([("Authorization", "Bearer \(key ?? eventsKey)"), ("Content-Type", "application/json")]),
+                body: Array(body)))
+        }
+
+        func answer(_ response: Response) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        }
+
+        func stats(_ query: String) throws -> [String: Any] {
+            let response = app.respond(Request(
+                method: "GET", target: "/api/v1/campaigns/\(campaign)/stats?\(query)",
+                headers: HTTPHeaders([("Authorization", "Bearer \(readKey)")])))
+            #expect(response.status == 200, "\(response.text)")
+            return try answer(response)
+        }
+    }
+
+    static func fixture() async throws -> Fixture {
+        let app = try await TestApp()
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], now: app.clock.now)
+        let campaign = try app.database.campaigns.create(
+            Campaign(app: shop.id, name: "Sale", triggers: [Trigger(event: "app_launch")], message: Message(layout: .modal, title: .init(text: "Hi"))),
+            state: .published, actor: .commandLine, now: app.clock.now)
+        let events = try app.database.apiKeys.create(appID: shop.id, name: "sdk", scopes: [.eventsWrite], now: app.clock.now)
+        let read = try app.database.apiKeys.create(appID: shop.id, name: "reader", scopes: [.campaignsRead], now: app.clock.now)
+        return Fixture(app: app, shop: shop.id, campaign: campaign, eventsKey: events.secret, readKey: read.secret)
+    }
+
+    static func event(
+        _ type: String, campaign: Int64, at date: Date, platform: String = "ios", installation: String? = "iid-1", extra: [String: Any] = [:]
+    ) -> [String: Any] {
+        var event: [String: Any] = [
+            "id": UUID().uuidString, "type": type, "campaignId": campaign,
+            "occurredAt": ISO8601DateFormatter().string(from: date), "platform": platform,
+        ]
+        if let installation { event["installationId"] = installation }
+        return event.merging(extra) { $1 }
+    }
+
+    @Test("Good items are kept, bad items are rejected by index, and a resent batch counts once")
+    func partialRejectionAndIdempotency() async throws {
+        let fixture = try await Self.fixture()
+        let now = fixture.app.clock.now
+        var batch = (0..<5).map { _ in Self.event("impression", campaign: fixture.campaign, at: now) }
+        batch.insert(Self.event("explode", campaign: fixture.campaign, at: now), at: 1)
+        batch.insert(Self.event("impression", campaign: 999_999, at: now), at: 3)
+        var missingID = Self.event("impression", campaign: fixture.campaign, at: now)
+        missingID["id"] = nil
+        batch.append(missingID)
+        batch.append(Self.event("impression", campaign: fixture.campaign, at: now.addingTimeInterval(86_400 * 3)))
+        batch.append(Self.event("click", campaign: fixture.campaign, at: now))  // no action
+
+        let first = fixture.post(batch)
+        #expect(first.status == 200)
+        let answer = try fixture.answer(first)
+        #expect(answer["accepted"] as? Int == 5)
+        #expect(answer["duplicates"] as? Int == 0)
+        let rejected = try #require(answer["rejected"] as? [[String: Any]])
+        #expect(rejected.compactMap { $0["index"] as? Int } == [1, 3, 7, 8, 9])
+        #expect((rejected.first?["error"] as? String)?.contains("`type`") == true)
+
+        let again = try fixture.answer(fixture.post(batch))
+        #expect(again["accepted"] as? Int == 0)
+        #expect(again["duplicates"] as? Int == 5)
+        #expect(try fixture.stats("")["totals"].flatMap { $0 as? [String: Any] }?["impressions"] as? Int == 5)
+    }
+
+    @Test("Limits and keys: 1001 events are refused, a feed-only key gets 403, bad JSON 400")
+    func limits() async throws {
+        let fixture = try await Self.fixture()
+        let many = (0..<1001).map { _ in Self.event("impression", campaign: fixture.campaign, at: fixture.app.clock.now) }
+        let tooMany = fixture.post(many)
+        #expect(tooMany.status == 422)
+        #expect(tooMany.text.contains("at most 1000 events"))
+        let feedOnly = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "feed", scopes: [.feedRead], now: fixture.app.clock.now)
+        #expect(fixture.post([], key: feedOnly.secret).status == 403)
+        let broken = fixture.app.respond(Request(
+            method: "POST", target: "/api/v1/events",
+            headers: HTTPHeaders([("Authorization", "Bearer \(fixture.eventsKey)"), ("Content-Type", "application/json")]),
+            body: Array(#"{"events": [{"id": 1}"#.utf8)))
+        #expect(broken.status == 400)
+        let wrongTypes = try fixture.answer(fixture.post([["id": 5, "type": "impression"], ["campaignId": "seven"], "text" as Any].map { $0 as? [String: Any] ?? [:] }))
+        #expect((wrongTypes["rejected"] as? [Any])?.count == 3)
+    }
+
+    @Test("Stats: exact totals, breakdowns, unique devices and a 3-day daily series; test devices apart")
+    func stats() async throws {
+        let fixture = try await Self.fixture()
+        _ = try fixture.app.database.apps.addTestDevice(appID: fixture.shop, installationID: "iid-qa", name: "QA", actor: .commandLine, now: fixture.app.clock.now)
+        let day1 = try #require(EventDay.date("2026-09-20")).addingTimeInterval(3600)
+        let day2 = day1.addingTimeInterval(86_400), day3 = day2.addingTimeInterval(86_400)
+        let c = fixture.campaign
+        let events: [[String: Any]] = [
+            Self.event("impression", campaign: c, at: day1, installation: "a"),
+            Self.event("impression", campaign: c, at: day1, installation: "b"),
+            Self.event("impression", campaign: c, at: day1, platform: "android", installation: nil),
+            Self.event("click", campaign: c, at: day1, installation: "a", extra: ["action": "primary", "url": "https://example.com"]),
+            Self.event("impression", campaign: c, at: day3, installation: "a"),
+            Self.event("click", campaign: c, at: day3, installation: "a", extra: ["action": "secondary"]),
+            Self.event("dismiss", campaign: c, at: day3, installation: "b", extra: ["dismissType": "swipe"]),
+            Self.event("dismiss", campaign: c, at: day3, installation: "b", extra: ["dismissType": "auto"]),
+            Self.event("error", campaign: c, at: day3, platform: "android", installation: "c", extra: ["errorCode": "image_fetch"]),
+            Self.event("conversion", campaign: c, at: day3, installation: "a", extra: ["event": "purchase"]),
+            Self.event("impression", campaign: c, at: day2, installation: "iid-qa"),
+            Self.event("click", campaign: c, at: day2, installation: "iid-qa", extra: ["action": "body"]),
+        ]
+        fixture.app.clock.advance(86_400 * 400)
+        #expect(try fixture.answer(fixture.post(events))["rejected"].flatMap { $0 as? [Any] }?.isEmpty == true)
+
+        let stats = try fixture.stats("from=2026-09-20&to=2026-09-22")
+        let totals = try #require(stats["totals"] as? [String: Any])
+        #expect(totals["impressions"] as? Int == 4)
+        #expect(totals["clicks"] as? Int == 2)
+        #expect(totals["dismissals"] as? Int == 2)
+        #expect(totals["errors"] as? Int == 1)
+        #expect(totals["conversions"] as? Int == 1)
+        #expect(totals["uniqueDevices"] as? Int == 3)
+        #expect(totals["ctr"] as? Double == 0.5)
+        #expect(stats["clicksByAction"] as? [String: Int] == ["primary": 1, "secondary": 1])
+        #expect(stats["dismissalsByType"] as? [String: Int] == ["swipe": 1, "auto": 1])
+        #expect(stats["errorsByCode"] as? [String: Int] == ["image_fetch": 1])
+        let android = try #require((stats["byPlatform"] as? [String: Any])?["android"] as? [String: Any])
+        #expect(android["impressions"] as? Int == 1)
+        #expect(android["errors"] as? Int == 1)
+        let daily = try #require(stats["daily"] as? [[String: Any]])
+        #expect(daily.map { $0["date"] as? String } == ["2026-09-20", "2026-09-21", "2026-09-22"])
+        #expect(daily.map { $0["impressions"] as? Int } == [3, 0, 1])
+        #expect(daily.map { $0["clicks"] as? Int } == [1, 0, 1])
+        let test = try #require(stats["test"] as? [String: Any])
+        #expect(test["impressions"] as? Int == 1)
+        #expect(test["clicks"] as? Int == 1)
+        #expect(test["uniqueDevices"] as? Int == 1)
+
+        let oneDay = try fixture.stats("from=2026-09-22&to=2026-09-22")
+        #expect((oneDay["totals"] as? [String: Any])?["uniqueDevices"] as? Int == 3)
+        #expect((try fixture.stats("from=2026-09-20&to=2026-09-20")["totals"] as? [String: Any])?["uniqueDevices"] as? Int == 2)
+    }
+
+    @Test("Rollups always equal counts over raw events, after random batches with duplicates")
+    func rollupsMatchRawEvents() async throws {
+        let fixture = try await Self.fixture()
+        var generator = SystemRandomNumberGenerator()
+        let types: [(String, [String: Any])] = [
+            ("impression", [:]), ("click", ["action": "primary"]), ("click", ["action": "body"]),
+            ("dismiss", ["dismissType": "click"]), ("error", ["errorCode": "unspecified"]), ("conversion", ["event": "signup"]),
+        ]
+        var sent: [[String: Any]] = []
+        for _ in 0..<8 {
+            var batch: [[String: Any]] = (0..<Int.random(in: 20...120, using: &generator)).map { _ in
+                let (type, extra) = types.randomElement(using: &generator)!
+                return Self.event(type, campaign: fixture.campaign,
+                                  at: fixture.app.clock.now.addingTimeInterval(-Double.random(in: 0...(5 * 86_400), using: &generator)),
+                                  platform: ["ios", "android", "web"].randomElement(using: &generator)!,
+                                  installation: "iid-\(Int.random(in: 0..<15, using: &generator))", extra: extra)
+            }
+            batch += sent.shuffled(using: &generator).prefix(10)  // resends
+            sent += batch
+            _ = fixture.post(batch)
+        }
+        let (raw, rolled) = try await fixture.app.database.pool.read { db in
+            (try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM events GROUP BY campaign_id, day, platform, test, type, detail ORDER BY campaign_id, day, platform, test, type, detail"),
+             try Int.fetchAll(db, sql: "SELECT count FROM event_rollups ORDER BY campaign_id, day, platform, test, type, detail"))
+        }
+        #expect(!raw.isEmpty)
+        #expect(raw == rolled)
+        let unique = Set(sent.compactMap { $0["id"] as? String }).count
+        #expect(raw.reduce(0, +) == unique)
+    }
+
+    @Test("Erasing an installation removes its raw events and keeps the counts")
+    func erasure() async throws {
+        let fixture = try await Self.fixture()
+        let now = fixture.app.clock.now
+        _ = fixture.post([Self.event("impression", campaign: fixture.campaign, at: now, installation: "gone"),
+                          Self.event("impression", campaign: fixture.campaign, at: now, installation: "kept")])
+        let admin = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "privacy", scopes: [.installationsDelete], now: now)
+        let forbidden = fixture.app.respond(Request(method: "DELETE", target: "/api/v1/installations/gone",
+                                                    headers: HTTPHeaders([("Authorization", "Bearer \(fixture.eventsKey)")])))
+        #expect(forbidden.status == 403)
+        let erased = fixture.app.respond(Request(method: "DELETE", target: "/api/v1/installations/gone",
+                                                 headers: HTTPHeaders([("Authorization", "Bearer \(admin.secret)")])))
+        #expect(erased.status == 200)
+        #expect(erased.text.contains(#""erasedEvents":1"#))
+        #expect(try fixture.app.database.events.count(installationID: "gone") == 0)
+        #expect(try fixture.app.database.events.count(installationID: "kept") == 1)
+        #expect((try fixture.stats("")["totals"] as? [String: Any])?["impressions"] as? Int == 2)
+        #expect(try fixture.app.database.auditLog.page(offset: 0, limit: 1).first?.action == "installation.erase")
+    }
+}
