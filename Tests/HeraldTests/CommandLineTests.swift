@@ -80,7 +80,7 @@ struct CommandLineTests {
     func administration() throws {
         let folder = try TemporaryFolder()
         let db = folder.url.appendingPathComponent("data/herald.sqlite").path
-        #expect(try Self.run(["migrate", "--db", db]).stdout.contains("at migration 0002_campaigns"))
+        #expect(try Self.run(["migrate", "--db", db]).stdout.contains("at migration 0003_events"))
 
         let user = try Self.run(["user", "create", "--db", db, "--email", "ops@example.com", "--role", "admin", "--password-stdin"],
                                 input: "a long enough password\n")
