@@ -68,3 +68,29 @@ struct ImportCommand: ParsableCommand {
         print("Imported \(ids.count) campaigns as drafts of app \(app): \(ids.map(String.init).joined(separator: ", "))")
     }
 }
+
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Seed a demo app: a published campaign of every layout and days of realistic events.")
+
+    @OptionGroup var storage: StorageOptions
+
+    @Option(help: "How many days of events, ending now.")
+    var days = 30
+
+    @Option(help: "About how many impressions a campaign gets on a weekday.")
+    var dailyImpressions = 400
+
+    func validate() throws {
+        guard (1...366).contains(days) else { throw ValidationError("--days must be from 1 to 366.") }
+        guard (1...100_000).contains(dailyImpressions) else { throw ValidationError("--daily-impressions must be from 1 to 100000.") }
+    }
+
+    func run() throws {
+        let database = try storage.openDatabase()
+        defer { try? database.close() }
+        let summary = try DemoSeeder(database: database).seed(days: days, dailyImpressions: dailyImpressions)
+        print("Seeded app \(summary.appID) with \(summary.campaigns) published campaigns and \(summary.events) events over \(days) days. Open /reports to see them.")
+    }
+}

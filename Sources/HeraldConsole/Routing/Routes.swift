@@ -17,6 +17,7 @@ extension HeraldApplication {
         let events = EventIngestor(services: services)
         let eraser = InstallationEraser(services: services)
         let statsAPI = StatsAPI(services: services)
+        let reports = ReportPages(services: services)
 
         return [
             Route("GET", "/healthz", .anyone, health.alive),
@@ -50,6 +51,11 @@ extension HeraldApplication {
             Route("POST", "/campaigns/{id}/delete", .signedIn(.editor), campaigns.delete),
             Route("GET", "/campaigns/{id}/history", .signedIn(.viewer), campaigns.history),
             Route("GET", "/campaigns/{id}/export", .signedIn(.viewer), transfer.exportOne),
+
+            // Reports
+            Route("GET", "/reports", .signedIn(.viewer), reports.index),
+            Route("GET", "/campaigns/{id}/report", .signedIn(.viewer), reports.campaign),
+            Route("GET", "/campaigns/{id}/report.csv", .signedIn(.viewer), reports.csv),
 
             Route("GET", "/users", .signedIn(.admin), users.index),
             Route("GET", "/users/new", .signedIn(.admin), users.new),

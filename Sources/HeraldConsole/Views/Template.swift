@@ -19,4 +19,11 @@ enum Template: String, CaseIterable, Sendable {
     case keyCreated = "apps/key_created"
     case revokeKey = "apps/revoke_key"
     case audit = "audit/index"
+    // Reports: the two pages and the partials they share.
+    case reports = "reports/index"
+    case campaignReport = "reports/campaign"
+    case reportRange = "reports/range"
+    case reportProblem = "reports/problem"
+    case reportChart = "reports/chart"
+    case reportBreakdown = "reports/breakdown"
 }
