@@ -51,6 +51,7 @@ struct Services: Sendable {
         guard let role = context.user?.role else { return [] }
         let items: [(String, String, Role)] = [
             ("/campaigns", "Campaigns", .viewer),
+            ("/reports", "Reports", .viewer),
             ("/apps", "Apps", .admin),
             ("/users", "Users", .admin),
             ("/audit", "Audit log", .admin),

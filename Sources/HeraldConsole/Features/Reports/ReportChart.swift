@@ -1,0 +1,235 @@
+import Foundation
+
+/// A report's daily chart: impressions and clicks as bars on the left axis, CTR as a line on the right axis.
+/// The geometry is computed here and `reports/chart` only places the shapes, because the CSP allows neither
+/// inline styles nor inline scripts: the chart is plain SVG with presentation attributes and CSS classes.
+struct DailyChart: Sendable {
+    struct Tick: Sendable {
+        /// The x (day ticks) or y (value ticks) position.
+        let at: String
+        let label: String
+    }
+
+    /// One day's slot: a hover area, the impressions bar, the clicks bar drawn over it, and the CTR point.
+    struct Day: Sendable {
+        let slotX: String
+        let slotWidth: String
+        let barX: String
+        let barWidth: String
+        let barY: String
+        let barHeight: String
+        let clickX: String
+        let clickWidth: String
+        let clickY: String
+        let clickHeight: String
+        let pointX: String
+        let pointY: String
+        /// The day's figures, shown on hover and read by screen readers.
+        let title: String
+    }
+
+    static let width = 960.0
+    static let height = 320.0
+    static let marginLeft = 64.0
+    static let marginRight = 64.0
+    static let marginTop = 32.0
+    static let marginBottom = 44.0
+    /// Points are drawn only while they stay apart; past this the line alone reads better.
+    static let mostPoints = 62
+
+    let viewBox = "0 0 \(Int(width)) \(Int(height))"
+    let plotLeft: String
+    let plotRight: String
+    let plotTop: String
+    let plotBottom: String
+    let plotHeight: String
+    let tickEnd: String
+    let valueLabelX: String
+    let rateLabelX: String
+    let dayLabelY: String
+    let axisTitleY: String
+    let frameWidth = Self.number(Self.width)
+    let valueTicks: [Tick]
+    let rateTicks: [Tick]
+    let dayTicks: [Tick]
+    let days: [Day]
+    /// The CTR line's `points`.
+    let ratePoints: String
+    let showsPoints: Bool
+    /// One sentence for the chart's accessible name.
+    let summary: String
+
+    init(daily: [CampaignStats.Day]) {
+        let left = Self.marginLeft, right = Self.width - Self.marginRight
+        let top = Self.marginTop, bottom = Self.height - Self.marginBottom
+        let count = max(1, daily.count)
+
+        let largest = daily.map { max($0.impressions, $0.clicks) }.max() ?? 0
+        let valueStep = max(1, Int(Self.niceStep(Double(max(1, largest)) / 4).rounded(.up)))
+        let intervals = max(1, Int((Double(max(1, largest)) / Double(valueStep)).rounded(.up)))
+        let valueTop = Double(valueStep * intervals)
+        // The CTR axis shares the gridlines: same number of intervals, its own nice step.
+        let rates = daily.map { Self.rate($0.clicks, $0.impressions) }
+        let rateStep = Self.niceStep(max(rates.max() ?? 0, 0.01) / Double(intervals))
+        let rateTop = rateStep * Double(intervals)
+
+        func y(_ value: Double, of top: Double) -> Double { bottom - (bottom - Self.marginTop) * value / top }
+        let slot = (right - left) / Double(count)
+        let barWidth = min(48, slot * (slot >= 6 ? 0.7 : 0.9))
+        let clickWidth = slot >= 6 ? barWidth * 0.5 : barWidth
+
+        var days: [Day] = []
+        var points: [String] = []
+        for (index, day) in daily.enumerated() {
+            let center = left + slot * (Double(index) + 0.5)
+            let barY = y(Double(day.impressions), of: valueTop)
+            let clickY = y(Double(day.clicks), of: valueTop)
+            let pointY = y(rates[index], of: rateTop)
+            points.append("\(Self.number(center)),\(Self.number(pointY))")
+            days.append(Day(
+                slotX: Self.number(left + slot * Double(index)), slotWidth: Self.number(slot),
+                barX: Self.number(center - barWidth / 2), barWidth: Self.number(barWidth),
+                barY: Self.number(barY), barHeight: Self.number(bottom - barY),
+                clickX: Self.number(center - clickWidth / 2), clickWidth: Self.number(clickWidth),
+                clickY: Self.number(clickY), clickHeight: Self.number(bottom - clickY),
+                pointX: Self.number(center), pointY: Self.number(pointY),
+                title: Self.title(day)))
+        }
+
+        plotLeft = Self.number(left)
+        plotRight = Self.number(right)
+        plotTop = Self.number(top)
+        plotBottom = Self.number(bottom)
+        plotHeight = Self.number(bottom - top)
+        tickEnd = Self.number(bottom + 5)
+        valueLabelX = Self.number(left - 8)
+        rateLabelX = Self.number(right + 8)
+        dayLabelY = Self.number(bottom + 20)
+        axisTitleY = Self.number(top - 14)
+        valueTicks = (0...intervals).map {
+            Tick(at: Self.number(y(Double($0 * valueStep), of: valueTop)), label: ReportFormat.count($0 * valueStep))
+        }
+        rateTicks = (0...intervals).map {
+            Tick(at: Self.number(y(Double($0) * rateStep, of: rateTop)), label: Self.percentLabel(Double($0) * rateStep))
+        }
+        dayTicks = Self.dayTickIndices(daily.map(\.date)).map { index, label in
+            Tick(at: Self.number(left + slot * (Double(index) + 0.5)), label: label)
+        }
+        self.days = days
+        ratePoints = points.joined(separator: " ")
+        showsPoints = daily.count <= Self.mostPoints
+        let first = daily.first?.date ?? "", last = daily.last?.date ?? ""
+        summary = "Impressions and clicks per day from \(first) to \(last), with the click-through rate; "
+            + "the table below the chart lists each day's figures."
+    }
+
+    static func rate(_ part: Int, _ whole: Int) -> Double {
+        whole == 0 ? 0 : Double(part) / Double(whole)
+    }
+
+    static func title(_ day: CampaignStats.Day) -> String {
+        let clicks = day.clicks == 1 ? "1 click" : "\(ReportFormat.count(day.clicks)) clicks"
+        let impressions = day.impressions == 1 ? "1 impression" : "\(ReportFormat.count(day.impressions)) impressions"
+        let conversions = day.conversions == 1 ? "1 conversion" : "\(ReportFormat.count(day.conversions)) conversions"
+        return "\(day.date): \(impressions), \(clicks), CTR \(ReportFormat.percent(day.clicks, of: day.impressions)), \(conversions)"
+    }
+
+    /// 1, 2, 2.5 or 5 times a power of ten, at least `raw`.
+    static func niceStep(_ raw: Double) -> Double {
+        guard raw > 0 else { return 1 }
+        let magnitude = pow(10, (log10(raw)).rounded(.down))
+        let fraction = raw / magnitude
+        let nice: Double = fraction <= 1 ? 1 : fraction <= 2 ? 2 : fraction <= 2.5 ? 2.5 : fraction <= 5 ? 5 : 10
+        return nice * magnitude
+    }
+
+    /// Which days get a label: every day, or every few days, so at most 12 labels; past three months, each month's first day.
+    static func dayTickIndices(_ dates: [String]) -> [(Int, String)] {
+        if dates.count > 92 {
+            return dates.enumerated().compactMap { index, date in
+                guard date.hasSuffix("-01") else { return nil }
+                let month = monthName(date)
+                return (index, month == "Jan" || index < 31 ? "\(month) \(date.prefix(4))" : month)
+            }
+        }
+        let step = [1, 2, 3, 7, 14].first { (dates.count + $0 - 1) / $0 <= 12 } ?? 14
+        return stride(from: 0, to: dates.count, by: step).map { ($0, "\(monthName(dates[$0])) \(Int(dates[$0].suffix(2)) ?? 0)") }
+    }
+
+    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func monthName(_ date: String) -> String {
+        let month = Int(date.dropFirst(5).prefix(2)) ?? 1
+        return months[min(max(month, 1), 12) - 1]
+    }
+
+    static func percentLabel(_ ratio: Double) -> String {
+        var text = String(format: "%.2f", ratio * 100)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text + "%"
+    }
+
+    /// A coordinate with one decimal: short, and never in exponent notation.
+    static func number(_ value: Double) -> String {
+        let text = String(format: "%.1f", value)
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+    }
+}
+
+/// A row's trend on the all-campaigns report: daily impressions as a small line, scaled to the row's busiest day.
+struct Sparkline: Sendable {
+    static let width = 120.0
+    static let height = 28.0
+
+    let id: String
+    let line: String
+    let area: String
+    /// What the line shows, for screen readers (the SVG's `<title>`).
+    let title: String
+
+    init(id: String, dates: [String], impressions: [Int]) {
+        self.id = id
+        let top = Double(max(1, impressions.max() ?? 0))
+        let inset = 2.0
+        func y(_ value: Int) -> Double { Self.height - inset - (Self.height - 2 * inset) * Double(value) / top }
+        var coordinates: [(Double, Double)]
+        if impressions.count == 1 {
+            coordinates = [(0, y(impressions[0])), (Self.width, y(impressions[0]))]
+        } else {
+            let step = Self.width / Double(max(1, impressions.count - 1))
+            coordinates = impressions.enumerated().map { (Double($0.offset) * step, y($0.element)) }
+        }
+        let points = coordinates.map { "\(DailyChart.number($0.0)),\(DailyChart.number($0.1))" }
+        line = points.joined(separator: " ")
+        area = (["0,\(DailyChart.number(Self.height))"] + points + ["\(DailyChart.number(Self.width)),\(DailyChart.number(Self.height))"])
+            .joined(separator: " ")
+        let total = impressions.reduce(0, +)
+        if total == 0 {
+            title = "No impressions from \(dates.first ?? "") to \(dates.last ?? "")"
+        } else {
+            let peak = impressions.max() ?? 0
+            let peakDay = dates[impressions.firstIndex(of: peak) ?? 0]
+            title = "Daily impressions from \(dates.first ?? "") to \(dates.last ?? ""): busiest day \(peakDay) with \(ReportFormat.count(peak))"
+        }
+    }
+}
+
+/// Figures as the report pages show them.
+enum ReportFormat {
+    /// `12,345`: grouped by thousands, the same whatever the server's locale.
+    static func count(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var grouped = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { grouped.append(",") }
+            grouped.append(digit)
+        }
+        return (value < 0 ? "-" : "") + grouped
+    }
+
+    /// `part` per `whole` as a percentage with one decimal; a dash when there is no `whole`.
+    static func percent(_ part: Int, of whole: Int) -> String {
+        whole == 0 ? "—" : String(format: "%.1f%%", Double(part) / Double(whole) * 100)
+    }
+}

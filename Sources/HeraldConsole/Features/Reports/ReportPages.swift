@@ -1,0 +1,485 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+
+/// `/reports` and `/campaigns/{id}/report`: what campaigns delivered over a range of UTC days, read from the rollups only.
+struct ReportPages: Sendable {
+    let services: Services
+    static let pageSize = 50
+
+    // MARK: All campaigns
+
+    /// The columns `/reports` sorts by (`sort=`), in the table's order.
+    enum Column: String, CaseIterable, Sendable {
+        case name, app, impressions, clicks, ctr, dismissals, errors, conversions, devices
+
+        var title: String {
+            switch self {
+            case .name: "Campaign"
+            case .app: "App"
+            case .impressions: "Impressions"
+            case .clicks: "Clicks"
+            case .ctr: "CTR"
+            case .dismissals: "Dismissals"
+            case .errors: "Errors"
+            case .conversions: "Conversions"
+            case .devices: "Unique devices"
+            }
+        }
+
+        var isText: Bool { self == .name || self == .app }
+    }
+
+    struct HeaderCell: Sendable {
+        let label: String
+        let href: String?
+        let numeric: Bool
+        let ariaSort: String?
+        let indicator: String?
+    }
+
+    struct IndexRow: Sendable {
+        let id: Int64
+        let name: String
+        let app: String
+        let figures: Figures
+        let spark: Sparkline
+    }
+
+    /// One line of figures, formatted.
+    struct Figures: Sendable {
+        let impressions: String
+        let clicks: String
+        let ctr: String
+        let dismissals: String
+        let errors: String
+        let conversions: String
+        let devices: String
+
+        init(_ totals: CampaignStats.Totals, devices: String) {
+            impressions = ReportFormat.count(totals.impressions)
+            clicks = ReportFormat.count(totals.clicks)
+            ctr = ReportFormat.percent(totals.clicks, of: totals.impressions)
+            dismissals = ReportFormat.count(totals.dismissals)
+            errors = ReportFormat.count(totals.errors)
+            conversions = ReportFormat.count(totals.conversions)
+            self.devices = devices
+        }
+    }
+
+    struct IndexView: Sendable {
+        let range: RangeView
+        let problem: String?
+        let rangeText: String
+        /// `from=…&to=…`, so a campaign's link keeps the range.
+        let rangeQuery: String
+        let ready: Bool
+        let hasRows: Bool
+        let filtered: Bool
+        let appName: String?
+        let countText: String
+        let columns: [HeaderCell]
+        let rows: [IndexRow]
+        let totals: Figures?
+        let longerHref: String
+        let pagination: PaginationView?
+    }
+
+    private struct Entry {
+        let campaign: CampaignSummary
+        var totals = CampaignStats.Totals()
+        var devices = 0
+        var daily: [Int]
+    }
+
+    func index(_ context: RequestContext) throws -> Response {
+        let query = context.request.query
+        let apps = try services.database.apps.all()
+        let appID = query["app"].flatMap(Int64.init).flatMap { id in apps.contains { $0.id == id } ? id : nil }
+        let column = query["sort"].flatMap(Column.init(rawValue:)) ?? .impressions
+        let ascending = query["dir"].map { $0 == "asc" } ?? column.isText
+        let page = max(1, query["page"].flatMap(Int.init) ?? 1)
+        let requested = ReportRange.read(query, now: context.now)
+        let kept = query.pairs.filter { ["app", "sort", "dir"].contains($0.name) }.map { ($0.name, $0.value) }
+        let range = RangeView(
+            action: "/reports", requested: requested, now: context.now, keep: kept,
+            hidden: kept.filter { $0.0 != "app" },
+            apps: [SelectOption(value: "", label: "All apps", selected: appID == nil)]
+                + apps.map { SelectOption(value: String($0.id), label: $0.name, selected: $0.id == appID) })
+
+        guard let days = requested.range else {
+            let model = IndexView(
+                range: range, problem: requested.problem, rangeText: "", rangeQuery: "", ready: false, hasRows: false, filtered: appID != nil,
+                appName: nil, countText: "", columns: [], rows: [], totals: nil, longerHref: "/reports", pagination: nil)
+            return try services.page(.reports, title: "Reports", model: model, context: context, status: 400)
+        }
+
+        // One read of the rollups for every campaign, grouped here; unique devices in one more query.
+        let counts = try services.database.events.counts(campaignID: nil, from: days.from, to: days.to)
+        let devices = try services.database.events.uniqueDevicesByCampaign(from: days.from, to: days.to)
+        var filter = CampaignQuery()
+        filter.appID = appID
+        filter.pageSize = Int(Int32.max)  // every campaign, for the rows' names and apps; one query
+        let campaigns = Dictionary(uniqueKeysWithValues: try services.database.campaigns.list(filter, now: context.now).campaigns.map { ($0.id, $0) })
+        let dates = days.days
+        let dayIndex = Dictionary(uniqueKeysWithValues: dates.enumerated().map { ($0.element, $0.offset) })
+        var entries: [Int64: Entry] = [:]
+        for row in counts.rows where !row.test {
+            guard let campaign = campaigns[row.campaignID] else { continue }
+            entries[row.campaignID, default: Entry(campaign: campaign, daily: Array(repeating: 0, count: dates.count))].totals.add(row.type, row.count)
+            if row.type == .impression, let index = dayIndex[row.day] {
+                entries[row.campaignID]?.daily[index] += row.count
+            }
+        }
+        for id in entries.keys { entries[id]?.devices = devices[id] ?? 0 }
+        let sorted = Self.sort(Array(entries.values), by: column, ascending: ascending)
+        let shown = sorted.dropFirst((page - 1) * Self.pageSize).prefix(Self.pageSize)
+
+        var sum = CampaignStats.Totals()
+        for entry in sorted {
+            for kind in Event.Kind.allCases { sum.add(kind, Self.count(kind, in: entry.totals)) }
+        }
+        let rangeQuery = FormData([("from", days.from), ("to", days.to)]).urlencoded
+        func href(_ pairs: [(String, String)]) -> String { "/reports?" + FormData(pairs).urlencoded }
+        let base = [("from", days.from), ("to", days.to)] + kept.filter { $0.0 == "app" }
+        let columns = Column.allCases.flatMap { candidate -> [HeaderCell] in
+            let current = candidate == column
+            let direction = current ? (ascending ? "desc" : "asc") : (candidate.isText ? "asc" : "desc")
+            let cell = HeaderCell(
+                label: candidate.title, href: href(base + [("sort", candidate.rawValue), ("dir", direction)]), numeric: !candidate.isText,
+                ariaSort: current ? (ascending ? "ascending" : "descending") : nil, indicator: current ? (ascending ? "▲" : "▼") : nil)
+            let trend = HeaderCell(label: "Trend", href: nil, numeric: false, ariaSort: nil, indicator: nil)
+            return candidate == .app ? [cell, trend] : [cell]
+        }
+        let rows = shown.map { entry in
+            IndexRow(
+                id: entry.campaign.id, name: entry.campaign.name, app: entry.campaign.appName,
+                figures: Figures(entry.totals, devices: ReportFormat.count(entry.devices)),
+                spark: Sparkline(id: "trend-\(entry.campaign.id)", dates: dates, impressions: entry.daily))
+        }
+        let appName = appID.flatMap { id in apps.first { $0.id == id }?.name }
+        let model = IndexView(
+            range: range, problem: nil, rangeText: Self.rangeText(days), rangeQuery: rangeQuery, ready: true, hasRows: !rows.isEmpty,
+            filtered: appID != nil, appName: appName,
+            countText: sorted.count == 1 ? "1 campaign delivered" : "\(sorted.count) campaigns delivered",
+            columns: columns, rows: Array(rows),
+            // Devices are counted per campaign; across campaigns only the unfiltered read knows the distinct total.
+            totals: Figures(sum, devices: appID == nil ? ReportFormat.count(counts.uniqueDevices) : "—"),
+            longerHref: href(ReportRange.preset(days: 90, now: context.now) + kept.filter { $0.0 == "app" }),
+            pagination: PaginationView.make(page: page, pageSize: Self.pageSize, total: sorted.count) { number in
+                href(query.pairs.filter { $0.name != "page" }.map { ($0.name, $0.value) } + [("page", String(number))])
+            })
+        return try services.page(.reports, title: "Reports", model: model, context: context)
+    }
+
+    private static func count(_ kind: Event.Kind, in totals: CampaignStats.Totals) -> Int {
+        switch kind {
+        case .impression: totals.impressions
+        case .click: totals.clicks
+        case .dismiss: totals.dismissals
+        case .error: totals.errors
+        case .conversion: totals.conversions
+        }
+    }
+
+    private static func sort(_ entries: [Entry], by column: Column, ascending: Bool) -> [Entry] {
+        func number(_ entry: Entry) -> Double {
+            switch column {
+            case .impressions: Double(entry.totals.impressions)
+            case .clicks: Double(entry.totals.clicks)
+            case .ctr: DailyChart.rate(entry.totals.clicks, entry.totals.impressions)
+            case .dismissals: Double(entry.totals.dismissals)
+            case .errors: Double(entry.totals.errors)
+            case .conversions: Double(entry.totals.conversions)
+            case .devices: Double(entry.devices)
+            case .name, .app: 0
+            }
+        }
+        func text(_ entry: Entry) -> String {
+            (column == .app ? entry.campaign.appName : entry.campaign.name).lowercased()
+        }
+        return entries.sorted { a, b in
+            if column.isText {
+                let (x, y) = (text(a), text(b))
+                if x != y { return ascending ? x < y : x > y }
+            } else {
+                let (x, y) = (number(a), number(b))
+                if x != y { return ascending ? x < y : x > y }
+            }
+            // Ties read in name order, whichever way the column goes.
+            let (x, y) = (a.campaign.name.lowercased(), b.campaign.name.lowercased())
+            return x != y ? x < y : a.campaign.id < b.campaign.id
+        }
+    }
+
+    // MARK: One campaign
+
+    struct Metric: Sendable {
+        let label: String
+        let value: String
+        let note: String?
+    }
+
+    /// One line of a breakdown: a button, a dismissal type, an error code, a conversion event.
+    struct Share: Sendable {
+        let label: String
+        let code: String
+        /// Conversion events are their own label; buttons, types and codes show their code beside a readable label.
+        let showsCode: Bool
+        let count: String
+        let share: String
+        /// The share as a width out of 100, for the small bar beside it.
+        let barWidth: String
+    }
+
+    struct Breakdown: Sendable {
+        let id: String
+        let heading: String
+        let itemHeading: String
+        let rows: [Share]
+        let total: String
+        let hasRows: Bool
+        let emptyText: String
+    }
+
+    struct PlatformRow: Sendable {
+        let name: String
+        let share: String
+        let figures: Figures
+    }
+
+    struct DailyRow: Sendable {
+        let date: String
+        let figures: Figures
+    }
+
+    struct CampaignReport: Sendable {
+        let delivered: Bool
+        let metrics: [Metric]
+        let chart: DailyChart
+        let daily: [DailyRow]
+        let breakdowns: [Breakdown]
+        let platforms: [PlatformRow]
+        let hasPlatforms: Bool
+        let test: [Metric]
+        let hasTest: Bool
+    }
+
+    struct CampaignReportView: Sendable {
+        let id: Int64
+        let name: String
+        let appName: String
+        let status: String
+        let statusTitle: String
+        let range: RangeView
+        let problem: String?
+        let rangeText: String
+        let csvHref: String
+        let report: CampaignReport?
+    }
+
+    func campaign(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(id: try context.id("id"))
+        let requested = ReportRange.read(context.request.query, now: context.now)
+        let appName = try services.database.apps.find(id: stored.campaign.app)?.name ?? "App \(stored.campaign.app)"
+        let status = stored.status(at: context.now)
+        let path = "/campaigns/\(stored.id)/report"
+        // A bad range still shows the page, with the picker and what to fix, as a 400.
+        let days = requested.range
+        let stats = try days.map { CampaignStats(counts: try services.database.events.counts(campaignID: stored.id, from: $0.from, to: $0.to), range: $0) }
+        let model = CampaignReportView(
+            id: stored.id, name: stored.campaign.name, appName: appName, status: status.rawValue, statusTitle: status.title,
+            range: RangeView(action: path, requested: requested, now: context.now, keep: [], hidden: [], apps: []),
+            problem: requested.problem, rangeText: days.map(Self.rangeText) ?? "",
+            csvHref: days.map { "\(path).csv?" + FormData([("from", $0.from), ("to", $0.to)]).urlencoded } ?? "",
+            report: stats.map(Self.report))
+        return try services.page(.campaignReport, title: "Report: \(stored.campaign.name)", model: model, context: context, status: days == nil ? 400 : 200)
+    }
+
+    /// `GET /campaigns/{id}/report.csv`: the daily rows of the range, test devices left out.
+    func csv(_ context: RequestContext) throws -> Response {
+        let stored = try campaign(id: try context.id("id"))
+        let requested = ReportRange.read(context.request.query, now: context.now)
+        guard let days = requested.range else { throw HTTPError(400, requested.problem ?? "Choose a valid range of days.") }
+        let stats = CampaignStats(counts: try services.database.events.counts(campaignID: stored.id, from: days.from, to: days.to), range: days)
+        var lines = ["date,impressions,clicks,ctr,dismissals,errors,conversions"]
+        for day in stats.daily {
+            let ctr = String(format: "%.4f", DailyChart.rate(day.clicks, day.impressions))
+            lines.append("\(day.date),\(day.impressions),\(day.clicks),\(ctr),\(day.dismissals),\(day.errors),\(day.conversions)")
+        }
+        let filename = "campaign-\(stored.id)-report-\(days.from)-to-\(days.to).csv"
+        return Response(
+            status: 200,
+            headers: HTTPHeaders([
+                ("Content-Type", "text/csv; charset=utf-8"),
+                ("Content-Disposition", "attachment; filename=\"\(filename)\""),
+            ]),
+            body: Array((lines.joined(separator: "\r\n") + "\r\n").utf8))
+    }
+
+    private func campaign(id: Int64) throws -> StoredCampaign {
+        guard let stored = try services.database.campaigns.find(id: id) else { throw HTTPError.notFound }
+        return stored
+    }
+
+    static func report(_ stats: CampaignStats) -> CampaignReport {
+        let totals = stats.totals
+        let metrics = [
+            Metric(label: "Impressions", value: ReportFormat.count(totals.impressions), note: nil),
+            Metric(label: "Clicks", value: ReportFormat.count(totals.clicks), note: nil),
+            Metric(label: "CTR", value: ReportFormat.percent(totals.clicks, of: totals.impressions), note: "clicks per impression"),
+            Metric(label: "Dismissals", value: ReportFormat.count(totals.dismissals), note: nil),
+            Metric(label: "Display errors", value: ReportFormat.count(totals.errors), note: nil),
+            Metric(label: "Conversions", value: ReportFormat.count(totals.conversions), note: nil),
+            Metric(label: "Conversion rate", value: ReportFormat.percent(totals.conversions, of: totals.impressions), note: "conversions per impression"),
+            Metric(label: "Unique devices", value: ReportFormat.count(totals.uniqueDevices), note: "installations that sent an ID"),
+        ]
+        let test = stats.test
+        let testMetrics = [
+            Metric(label: "Impressions", value: ReportFormat.count(test.impressions), note: nil),
+            Metric(label: "Clicks", value: ReportFormat.count(test.clicks), note: nil),
+            Metric(label: "CTR", value: ReportFormat.percent(test.clicks, of: test.impressions), note: nil),
+            Metric(label: "Dismissals", value: ReportFormat.count(test.dismissals), note: nil),
+            Metric(label: "Display errors", value: ReportFormat.count(test.errors), note: nil),
+            Metric(label: "Conversions", value: ReportFormat.count(test.conversions), note: nil),
+            Metric(label: "Test devices", value: ReportFormat.count(test.uniqueDevices), note: nil),
+        ]
+        let platforms = stats.byPlatform.sorted { ($0.value.impressions, $1.key) > ($1.value.impressions, $0.key) }.map { name, figures in
+            PlatformRow(
+                name: Self.platformNames[name] ?? name, share: ReportFormat.percent(figures.impressions, of: totals.impressions),
+                figures: Figures(figures, devices: ""))
+        }
+        let conversions = stats.conversionsByEvent.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.key) }
+        let breakdowns = [
+            breakdown("clicks", "Clicks by button", item: "Button", stats.clicksByAction, known: Self.buttons, empty: ""),
+            breakdown("dismissals", "Dismissals by type", item: "How", stats.dismissalsByType, known: Self.dismissTypes, empty: ""),
+            breakdown("errors", "Display errors by code", item: "Error", stats.errorsByCode, known: Self.errorCodes, empty: ""),
+            breakdown("conversions", "Conversions by event", item: "Event", stats.conversionsByEvent, known: conversions,
+                      empty: "No conversions in this range."),
+        ]
+        return CampaignReport(
+            delivered: totals.impressions + totals.clicks + totals.dismissals + totals.errors + totals.conversions > 0,
+            metrics: metrics, chart: DailyChart(daily: stats.daily),
+            daily: stats.daily.map { day in
+                var figures = CampaignStats.Totals()
+                figures.add(.impression, day.impressions)
+                figures.add(.click, day.clicks)
+                figures.add(.dismiss, day.dismissals)
+                figures.add(.error, day.errors)
+                figures.add(.conversion, day.conversions)
+                return DailyRow(date: day.date, figures: Figures(figures, devices: ""))
+            },
+            breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty,
+            test: testMetrics, hasTest: test.impressions + test.clicks + test.dismissals + test.errors + test.conversions > 0)
+    }
+
+    /// The known values first, each shown even at zero, then anything else the events carried.
+    private static func breakdown(
+        _ id: String, _ heading: String, item: String, _ counts: [String: Int], known: [(String, String)], empty: String
+    ) -> Breakdown {
+        let knownCodes = Set(known.map(\.0))
+        let others = counts.keys.filter { !knownCodes.contains($0) }.sorted().map { ($0, $0) }
+        let total = counts.values.reduce(0, +)
+        let rows = (known + others).map { code, label in
+            let count = counts[code] ?? 0
+            return Share(
+                label: label, code: code, showsCode: label != code, count: ReportFormat.count(count), share: ReportFormat.percent(count, of: total),
+                barWidth: DailyChart.number(total == 0 ? 0 : 100 * Double(count) / Double(total)))
+        }
+        return Breakdown(id: id, heading: heading, itemHeading: item, rows: rows, total: ReportFormat.count(total), hasRows: !rows.isEmpty, emptyText: empty)
+    }
+
+    static let buttons = [("primary", "Primary button"), ("secondary", "Secondary button"), ("body", "Message body")]
+    static let dismissTypes = [("auto", "Timed out"), ("click", "Close button"), ("swipe", "Swiped away"), ("unknown", "Unknown")]
+    static let errorCodes = [
+        ("image_fetch", "Image did not download"), ("image_display", "Image could not be shown"),
+        ("image_format", "Image format not supported"), ("unspecified", "Unspecified"),
+    ]
+    static let platformNames = ["ios": "iOS", "android": "Android", "web": "Web"]
+
+    static func rangeText(_ range: DayRange) -> String {
+        let count = range.days.count
+        return range.from == range.to ? range.from : "\(range.from) to \(range.to) (\(count) days)"
+    }
+}
+
+/// The range a report was asked for, read from `from`/`to`, with a message people can act on when it is wrong.
+struct ReportRange: Sendable {
+    let range: DayRange?
+    /// What the inputs show: the range read, or what was typed when it could not be read.
+    let from: String
+    let to: String
+    let problem: String?
+
+    static let defaultDays = 30
+
+    static func read(_ query: FormData, now: Date) -> ReportRange {
+        func given(_ name: String) -> String? {
+            query[name].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let from = given("from"), to = given("to")
+        func failed(_ problem: String) -> ReportRange { ReportRange(range: nil, from: from ?? "", to: to ?? "", problem: problem) }
+        let example = EventDay.string(now)
+        if let from, EventDay.date(from) == nil {
+            return failed("The start date “\(from)” is not a date. Pick one in the calendar, or write it like \(example).")
+        }
+        if let to, EventDay.date(to) == nil {
+            return failed("The end date “\(to)” is not a date. Pick one in the calendar, or write it like \(example).")
+        }
+        do {
+            let range = try DayRange.parse(from: from, to: to, now: now, defaultDays: defaultDays)
+            return ReportRange(range: range, from: range.from, to: range.to, problem: nil)
+        } catch {
+            let end = to ?? example
+            if let from, from > end {
+                return failed("The start date (\(from)) is after the end date (\(end)). Choose a start on or before the end.")
+            }
+            return failed("A report covers at most \(DayRange.longest) days. Choose a shorter range, or download a year at a time.")
+        }
+    }
+
+    /// `from`/`to` for the last `days` days, today included.
+    static func preset(days: Int, now: Date) -> [(String, String)] {
+        [("from", EventDay.string(now.addingTimeInterval(-Double(days - 1) * 86_400))), ("to", EventDay.string(now))]
+    }
+}
+
+/// The date-range picker both report pages show (`reports/range`).
+struct RangeView: Sendable {
+    struct Preset: Sendable {
+        let label: String
+        let href: String
+        let current: Bool
+    }
+
+    struct Hidden: Sendable {
+        let name: String
+        let value: String
+    }
+
+    let action: String
+    let from: String
+    let to: String
+    let rangeError: String?
+    let presets: [Preset]
+    let hidden: [Hidden]
+    let apps: [SelectOption]
+    let hasApps: Bool
+
+    init(action: String, requested: ReportRange, now: Date, keep: [(String, String)], hidden: [(String, String)], apps: [SelectOption]) {
+        self.action = action
+        from = requested.from
+        to = requested.to
+        rangeError = requested.problem
+        presets = [7, 30, 90].map { days in
+            let pairs = ReportRange.preset(days: days, now: now)
+            return Preset(
+                label: "Last \(days) days", href: action + "?" + FormData(pairs + keep).urlencoded,
+                current: requested.range?.from == pairs[0].1 && requested.range?.to == pairs[1].1)
+        }
+        self.hidden = hidden.map { Hidden(name: $0.0, value: $0.1) }
+        self.apps = apps
+        hasApps = !apps.isEmpty
+    }
+}
