@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "herald", targets: ["herald"]),
+        /// What an app adds to show Herald's messages: no server code, no libmicrohttpd, no GRDB.
+        .library(name: "HeraldDelivery", targets: ["HeraldDelivery"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -33,6 +35,8 @@ let package = Package(
         ),
         /// Plain value types shared by the console, the API and the delivery client.
         .target(name: "HeraldDomain"),
+        /// The delivery client: fetches the feed, decides what to show and when, reports events.
+        .target(name: "HeraldDelivery", dependencies: ["HeraldDomain"]),
         /// SQLite through GRDB: the database value, migrations and the stores.
         .target(
             name: "HeraldStorage",
@@ -56,14 +60,14 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldDomain",
+                "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldDomain", "HeraldDelivery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "HeraldTests",
-            dependencies: ["HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldHTTP", "HeraldDomain"]
+            dependencies: ["HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldHTTP", "HeraldDomain", "HeraldDelivery"]
         ),
     ]
 )

@@ -34,16 +34,16 @@ public final class AppDatabase: Sendable {
             throw StorageError.databaseIsNewer(unknownMigrations: unknown)
         }
         try migrator.migrate(pool)
-        try observeChanges()
+        observeChanges()
     }
 
-    private func observeChanges() throws {
+    private func observeChanges() {
         let changes = changes
         // Keys' last-use times change all the time and matter to no copy: only revocation is tracked there.
         let region = DatabaseRegionObservation(
             tracking: Table("campaigns"), Table("apps"), Table("test_devices"),
             Table("api_keys").select(Column("revoked_at")))
-        let cancellable = try region.start(in: pool, onError: { _ in changes.bump() }, onChange: { _ in changes.bump() })
+        let cancellable = region.start(in: pool, onError: { _ in changes.bump() }, onChange: { _ in changes.bump() })
         observation.withLock { $0 = cancellable }
     }
 

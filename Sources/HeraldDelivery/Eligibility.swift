@@ -1,0 +1,121 @@
+import Foundation
+import HeraldDomain
+
+/// What the app knows about this device and user, for targeting.
+public struct DeviceContext: Sendable, Equatable {
+    public var platform: Platform
+    public var appVersion: String
+    /// A language code such as `en` or `pt-BR`.
+    public var language: String
+    /// A two-letter country code such as `US`.
+    public var country: String
+    public var userProperties: [String: FilterValue]
+
+    public init(platform: Platform, appVersion: String, language: String, country: String, userProperties: [String: FilterValue] = [:]) {
+        self.platform = platform
+        self.appVersion = appVersion
+        self.language = language
+        self.country = country
+        self.userProperties = userProperties
+    }
+}
+
+/// The rules that decide whether a campaign may show for an event, as Firebase In-App Messaging and
+/// Braze apply them. Pure functions: the client gives them the device's state.
+enum Eligibility {
+    /// Whether any of the campaign's triggers fires for `event` with `properties`.
+    static func triggers(_ campaign: Campaign, event: String, properties: [String: FilterValue]) -> Bool {
+        campaign.triggers.contains { trigger in
+            trigger.event == event && trigger.filters.allSatisfy { matches($0, properties) }
+        }
+    }
+
+    /// Whether `properties` satisfy `filter`; comparisons are typed (a number never equals a string).
+    static func matches(_ filter: PropertyFilter, _ properties: [String: FilterValue]) -> Bool {
+        let actual = properties[filter.property]
+        if filter.op == .exists { return actual != nil }
+        guard let actual, let expected = filter.value else { return false }
+        switch (filter.op, actual, expected) {
+        case (.eq, _, _): return actual == expected
+        case (.ne, _, _): return actual != expected
+        case (.gt, .number(let a), .number(let b)): return a > b
+        case (.gte, .number(let a), .number(let b)): return a >= b
+        case (.lt, .number(let a), .number(let b)): return a < b
+        case (.lte, .number(let a), .number(let b)): return a <= b
+        case (.contains, .string(let a), .string(let b)): return a.contains(b)
+        default: return false
+        }
+    }
+
+    /// Inside the schedule window; test campaigns on a test device ignore the schedule.
+    static func scheduled(_ campaign: Campaign, now: Date) -> Bool {
+        if campaign.test == true { return true }
+        if let start = campaign.schedule.start, start > now { return false }
+        if let end = campaign.schedule.end, end <= now { return false }
+        return true
+    }
+
+    /// Whether the campaign targets this device. `firstOpen` and `installationID` come from the client's storage.
+    static func targets(_ campaign: Campaign, device: DeviceContext, firstOpen: Date, installationID: String, now: Date) -> Bool {
+        let targeting = campaign.targeting
+        if let platforms = targeting.platforms, !platforms.contains(device.platform) { return false }
+        if let rule = targeting.appVersion {
+            switch rule.op {
+            case .equals: if device.appVersion != rule.value { return false }
+            case .contains: if !device.appVersion.contains(rule.value) { return false }
+            case .notContains: if device.appVersion.contains(rule.value) { return false }
+            case .regex:
+                guard let regex = try? NSRegularExpression(pattern: rule.value),
+                      regex.firstMatch(in: device.appVersion, range: NSRange(device.appVersion.startIndex..., in: device.appVersion)) != nil
+                else { return false }
+            }
+        }
+        if let languages = targeting.languages, !languages.contains(where: { languageMatches($0, device.language) }) { return false }
+        if let countries = targeting.countries, !countries.contains(device.country.uppercased()) { return false }
+        if let conditions = targeting.userProperties, !conditions.allSatisfy({ matches($0, device.userProperties) }) { return false }
+        if let range = targeting.daysSinceFirstOpen {
+            let days = Int(now.timeIntervalSince(firstOpen) / 86_400)
+            if let min = range.min, days < min { return false }
+            if let max = range.max, days > max { return false }
+        }
+        if let percentage = targeting.percentage, rolloutBucket(installationID: installationID, campaignID: campaign.id ?? 0) >= percentage {
+            return false
+        }
+        return true
+    }
+
+    /// `pt` matches `pt-BR`; `pt-BR` matches only `pt-BR`.
+    static func languageMatches(_ wanted: String, _ actual: String) -> Bool {
+        let wanted = wanted.lowercased(), actual = actual.lowercased()
+        return wanted == actual || actual.hasPrefix(wanted + "-")
+    }
+
+    /// A stable bucket 0–99 per installation and campaign, so a rollout shows to the same devices each time.
+    static func rolloutBucket(installationID: String, campaignID: Int64) -> Int {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
+        for byte in "\(campaignID):\(installationID)".utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return Int(hash % 100)
+    }
+
+    /// Whether frequency allows showing, given the campaign's last impression on this device.
+    static func frequencyAllows(_ campaign: Campaign, lastImpression: Date?, now: Date) -> Bool {
+        guard let lastImpression else { return true }
+        switch campaign.frequency.type {
+        case .once: return false
+        case .always: return true
+        case .everyNDays: return now.timeIntervalSince(lastImpression) >= Double(campaign.frequency.days ?? 1) * 86_400
+        }
+    }
+
+    /// The one campaign to show: highest priority (1), then the most recently started. Feed order is
+    /// already that order, but the client does not rely on it.
+    static func pick(_ candidates: [Campaign]) -> Campaign? {
+        candidates.min { a, b in
+            if a.priority != b.priority { return a.priority < b.priority }
+            return (a.startedAt ?? .distantPast) > (b.startedAt ?? .distantPast)
+        }
+    }
+}
