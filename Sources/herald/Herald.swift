@@ -9,7 +9,7 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "Herald: a self-hosted console for in-app messaging campaigns.",
-        subcommands: [Serve.self, Migrate.self, UserCommand.self, AppCommand.self, KeyCommand.self, DeviceCommand.self, ExportCommand.self, ImportCommand.self, DemoCommand.self, Backup.self, RoutesCommand.self],
+        subcommands: [Serve.self, Migrate.self, UserCommand.self, AppCommand.self, KeyCommand.self, DeviceCommand.self, ExportCommand.self, ImportCommand.self, DemoCommand.self, SimulateCommand.self, Backup.self, RoutesCommand.self],
         defaultSubcommand: Serve.self)
 }
 

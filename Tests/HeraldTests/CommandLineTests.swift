@@ -70,7 +70,7 @@ struct CommandLineTests {
 
     @Test("Every command has --help")
     func help() throws {
-        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["key", "create"], ["device", "add"], ["export"], ["import"], ["demo"], ["backup"], ["routes"]] {
+        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["key", "create"], ["device", "add"], ["export"], ["import"], ["demo"], ["simulate"], ["backup"], ["routes"]] {
             let output = try Self.run(command + ["--help"])
             #expect(output.status == 0, "\(command)")
             #expect(output.stdout.contains("USAGE"), "\(command)")
@@ -258,6 +258,54 @@ struct CommandLineTests {
         #expect(layouts == Set(Message.Layout.allCases.map(\.rawValue)))
         #expect(types == ["impression", "click", "dismiss", "error", "conversion"])
         #expect(days >= 3)
+    }
+
+    @Test("herald simulate: devices use the library against a server, whose stats equal the simulator's summary")
+    func simulate() throws {
+        // Given two published campaigns: "once" on app_launch and "always" on a filtered purchase
+        let folder = try TemporaryFolder()
+        let db = folder.url.appendingPathComponent("herald.sqlite").path
+        let app = try Self.run(["app", "create", "--db", db, "--name", "Shop", "--platform", "ios", "--platform", "android"]).lastWord
+        let key = try Self.run(["key", "create", "--db", db, "--app", app, "--scope", "feed:read", "--scope", "events:write"]).lastWord
+        let setup = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        try setup.migrate()
+        let once = try setup.campaigns.create(
+            Campaign(app: Int64(app)!, name: "Welcome", triggers: [Trigger(event: "app_launch")], frequency: Frequency(type: .once),
+                     message: Message(layout: .banner, title: .init(text: "Welcome"))),
+            state: .published, actor: .commandLine, now: Date())
+        let always = try setup.campaigns.create(
+            Campaign(app: Int64(app)!, name: "Big spender", priority: 2,
+                     triggers: [Trigger(event: "purchase", filters: [PropertyFilter(property: "value", op: .gte, value: .number(20))])],
+                     frequency: Frequency(type: .always),
+                     message: Message(layout: .modal, title: .init(text: "Thanks"), primaryAction: .init(text: "More", url: "https://example.com"))),
+            state: .published, actor: .commandLine, now: Date())
+        try setup.apps.setMinInterval(appID: Int64(app)!, seconds: 1, actor: .commandLine, now: Date())
+        try setup.close()
+        let server = try Server(database: db)
+
+        // When 8 devices use the app for 4 seconds
+        let run = try Self.run(["simulate", "--url", "http://127.0.0.1:\(server.port)", "--key", key, "--devices", "8", "--seconds", "4"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try JSONDecoder().decode([String: Int].self, from: Data((run.stdout.split(separator: "\n").last ?? "").utf8))
+
+        // Then the server's counts equal what the devices reported
+        let database = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        try database.migrate()
+        let counts = try database.events.counts(campaignID: nil, from: "2000-01-01", to: "2100-01-01")
+        func total(_ type: Event.Kind) -> Int { counts.rows.filter { $0.type == type }.map(\.count).reduce(0, +) }
+        #expect(summary["impressions"] == total(.impression))
+        #expect(summary["clicks"] == total(.click))
+        #expect(summary["dismissals"] == total(.dismiss))
+        #expect(summary["errors"] == total(.error))
+        #expect(summary["conversions"] == total(.conversion))
+        #expect((summary["impressions"] ?? 0) > 0)
+        // And the "once" campaign showed at most once per device
+        let perDevice = try database.pool.read { db in
+            try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM events WHERE campaign_id = ? AND type = 'impression' GROUP BY installation_id", arguments: [once])
+        }
+        #expect(perDevice.allSatisfy { $0 <= 1 })
+        #expect(counts.rows.contains { $0.campaignID == always })
+        try database.close()
     }
 
     @Test("A database from a newer Herald is refused with a clear message")
