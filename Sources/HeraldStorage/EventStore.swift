@@ -164,8 +164,10 @@ public enum EventDay {
             format: "\(year: .padded(4))-\(month: .twoDigits)-\(day: .twoDigits)", timeZone: .gmt, calendar: Calendar(identifier: .gregorian)))
     }
 
+    /// Midnight UTC of `day`; nil unless it is a real day (the parser would roll 2026-02-30 into March).
     public static func date(_ day: String) -> Date? {
-        guard day.wholeMatch(of: /\d{4}-\d{2}-\d{2}/) != nil else { return nil }
-        return try? Date("\(day)T00:00:00Z", strategy: .iso8601)
+        guard day.wholeMatch(of: /\d{4}-\d{2}-\d{2}/) != nil, let date = try? Date("\(day)T00:00:00Z", strategy: .iso8601),
+              string(date) == day else { return nil }
+        return date
     }
 }

@@ -128,7 +128,8 @@ def api(tmp_path_factory, herald_cli, herald_serve):
     database = workdir / "herald.sqlite"
     app_id = int(herald_cli("app", "create", "--name", "Shop", "--platform", "ios", database=database, cwd=workdir).split()[-1])
     keys = {}
-    for name, scopes in {"rw": ["campaigns:read", "campaigns:write"], "feed": ["feed:read"], "events": ["events:write"]}.items():
+    for name, scopes in {"rw": ["campaigns:read", "campaigns:write"], "feed": ["feed:read"], "events": ["events:write"],
+                         "privacy": ["installations:delete"]}.items():
         arguments = ["key", "create", "--app", str(app_id), "--name", name]
         for scope in scopes:
             arguments += ["--scope", scope]
@@ -194,6 +195,23 @@ def test_every_endpoint_answers_as_documented(api: Api):
     assert [c.get("test") for c in tester.json()["campaigns"]] == [True, None] or [c.get("test") for c in tester.json()["campaigns"]] == [None, True]
     assert api.call("GET", "/api/v1/feed", key="events").status == 403
     assert api.call("GET", "/api/v1/feed", key="hrld_unknown").status == 401
+
+    now = __import__("datetime").datetime.now(__import__("datetime").timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    events = [{"id": str(__import__("uuid").uuid4()), "type": "impression", "campaignId": campaign_id, "occurredAt": now,
+               "platform": "ios", "installationId": "iid-1"},
+              {"id": str(__import__("uuid").uuid4()), "type": "click", "campaignId": campaign_id, "occurredAt": now,
+               "platform": "ios", "action": "primary", "url": "https://example.com"},
+              {"id": "not-a-uuid", "type": "impression", "campaignId": campaign_id, "occurredAt": now, "platform": "ios"}]
+    ingested = api.call("POST", "/api/v1/events", key="events", body={"events": events})
+    assert ingested.status == 200
+    assert ingested.json()["accepted"] == 2 and [r["index"] for r in ingested.json()["rejected"]] == [2]
+    assert api.call("POST", "/api/v1/events", key="events", body={"events": events[:1] * 1001}).status == 422
+    assert api.call("POST", "/api/v1/events", key="feed", body={"events": []}).status == 403
+    stats = api.call("GET", f"/api/v1/campaigns/{campaign_id}/stats")
+    assert stats.status == 200 and stats.json()["totals"]["impressions"] == 1
+    assert api.call("GET", f"/api/v1/campaigns/{campaign_id}/stats?from=2026-02-30").status == 400
+    assert api.call("DELETE", "/api/v1/installations/iid-1", key="privacy").json()["erasedEvents"] == 1
+    assert api.call("DELETE", "/api/v1/installations/iid-1", key="events").status == 403
 
     for action in ("stop", "archive"):
         assert api.call("POST", f"/api/v1/campaigns/{campaign_id}/{action}").status == 200
