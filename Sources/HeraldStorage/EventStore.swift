@@ -96,7 +96,8 @@ public struct EventStore: Sendable {
     }
 
     /// Rollup rows for `campaignID` (or every campaign when nil) from `from` to `to`, inclusive UTC days.
-    public func counts(campaignID: Int64?, from: String, to: String) throws -> EventCounts {
+    /// `devices: false` skips the distinct-installation counts, which scan the device rows of the range.
+    public func counts(campaignID: Int64?, from: String, to: String, devices: Bool = true) throws -> EventCounts {
         try pool.read { db in
             let filter = campaignID == nil ? "" : "campaign_id = ? AND "
             var arguments: StatementArguments = campaignID.map { [$0] } ?? []
@@ -114,20 +115,8 @@ public struct EventStore: Sendable {
                     db, sql: "SELECT COUNT(DISTINCT installation_id) FROM campaign_devices WHERE \(filter)day BETWEEN ? AND ? AND test = ?",
                     arguments: arguments + [test]) ?? 0
             }
+            guard devices else { return EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0) }
             return EventCounts(rows: rows, uniqueDevices: try unique(test: false), uniqueTestDevices: try unique(test: true))
-        }
-    }
-
-    /// Unique devices per campaign over a range, for the all-campaigns report.
-    public func uniqueDevicesByCampaign(from: String, to: String) throws -> [Int64: Int] {
-        try pool.read { db in
-            let rows = try Row.fetchAll(
-                db, sql: """
-                    SELECT campaign_id, COUNT(DISTINCT installation_id) AS devices FROM campaign_devices
-                    WHERE day BETWEEN ? AND ? AND test = 0 GROUP BY campaign_id
-                    """,
-                arguments: [from, to])
-            return Dictionary(uniqueKeysWithValues: rows.map { ($0["campaign_id"], $0["devices"]) })
         }
     }
 

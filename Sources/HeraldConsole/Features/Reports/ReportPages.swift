@@ -12,7 +12,7 @@ struct ReportPages: Sendable {
 
     /// The columns `/reports` sorts by (`sort=`), in the table's order.
     enum Column: String, CaseIterable, Sendable {
-        case name, app, impressions, clicks, ctr, dismissals, errors, conversions, devices
+        case name, app, impressions, clicks, ctr, dismissals, errors, conversions
 
         var title: String {
             switch self {
@@ -24,7 +24,6 @@ struct ReportPages: Sendable {
             case .dismissals: "Dismissals"
             case .errors: "Errors"
             case .conversions: "Conversions"
-            case .devices: "Unique devices"
             }
         }
 
@@ -55,16 +54,14 @@ struct ReportPages: Sendable {
         let dismissals: String
         let errors: String
         let conversions: String
-        let devices: String
 
-        init(_ totals: CampaignStats.Totals, devices: String) {
+        init(_ totals: CampaignStats.Totals) {
             impressions = ReportFormat.count(totals.impressions)
             clicks = ReportFormat.count(totals.clicks)
             ctr = ReportFormat.percent(totals.clicks, of: totals.impressions)
             dismissals = ReportFormat.count(totals.dismissals)
             errors = ReportFormat.count(totals.errors)
             conversions = ReportFormat.count(totals.conversions)
-            self.devices = devices
         }
     }
 
@@ -89,7 +86,6 @@ struct ReportPages: Sendable {
     private struct Entry {
         let campaign: CampaignSummary
         var totals = CampaignStats.Totals()
-        var devices = 0
         var daily: [Int]
     }
 
@@ -115,9 +111,9 @@ struct ReportPages: Sendable {
             return try services.page(.reports, title: "Reports", model: model, context: context, status: 400)
         }
 
-        // One read of the rollups for every campaign, grouped here; unique devices in one more query.
-        let counts = try services.database.events.counts(campaignID: nil, from: days.from, to: days.to)
-        let devices = try services.database.events.uniqueDevicesByCampaign(from: days.from, to: days.to)
+        // One read of the rollups for every campaign, grouped here. Unique devices are left to each
+        // campaign's report: counting distinct installations across every campaign scans millions of rows.
+        let counts = try services.database.events.counts(campaignID: nil, from: days.from, to: days.to, devices: false)
         var filter = CampaignQuery()
         filter.appID = appID
         filter.pageSize = Int(Int32.max)  // every campaign, for the rows' names and apps; one query
@@ -132,7 +128,6 @@ struct ReportPages: Sendable {
                 entries[row.campaignID]?.daily[index] += row.count
             }
         }
-        for id in entries.keys { entries[id]?.devices = devices[id] ?? 0 }
         let sorted = Self.sort(Array(entries.values), by: column, ascending: ascending)
         let shown = sorted.dropFirst((page - 1) * Self.pageSize).prefix(Self.pageSize)
 
@@ -155,7 +150,7 @@ struct ReportPages: Sendable {
         let rows = shown.map { entry in
             IndexRow(
                 id: entry.campaign.id, name: entry.campaign.name, app: entry.campaign.appName,
-                figures: Figures(entry.totals, devices: ReportFormat.count(entry.devices)),
+                figures: Figures(entry.totals),
                 spark: Sparkline(id: "trend-\(entry.campaign.id)", dates: dates, impressions: entry.daily))
         }
         let appName = appID.flatMap { id in apps.first { $0.id == id }?.name }
@@ -164,8 +159,7 @@ struct ReportPages: Sendable {
             filtered: appID != nil, appName: appName,
             countText: sorted.count == 1 ? "1 campaign delivered" : "\(sorted.count) campaigns delivered",
             columns: columns, rows: Array(rows),
-            // Devices are counted per campaign; across campaigns only the unfiltered read knows the distinct total.
-            totals: Figures(sum, devices: appID == nil ? ReportFormat.count(counts.uniqueDevices) : "—"),
+            totals: Figures(sum),
             longerHref: href(ReportRange.preset(days: 90, now: context.now) + kept.filter { $0.0 == "app" }),
             pagination: PaginationView.make(page: page, pageSize: Self.pageSize, total: sorted.count) { number in
                 href(query.pairs.filter { $0.name != "page" }.map { ($0.name, $0.value) } + [("page", String(number))])
@@ -192,7 +186,6 @@ struct ReportPages: Sendable {
             case .dismissals: Double(entry.totals.dismissals)
             case .errors: Double(entry.totals.errors)
             case .conversions: Double(entry.totals.conversions)
-            case .devices: Double(entry.devices)
             case .name, .app: 0
             }
         }
@@ -348,7 +341,7 @@ struct ReportPages: Sendable {
         let platforms = stats.byPlatform.sorted { ($0.value.impressions, $1.key) > ($1.value.impressions, $0.key) }.map { name, figures in
             PlatformRow(
                 name: Self.platformNames[name] ?? name, share: ReportFormat.percent(figures.impressions, of: totals.impressions),
-                figures: Figures(figures, devices: ""))
+                figures: Figures(figures))
         }
         let conversions = stats.conversionsByEvent.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.key) }
         let breakdowns = [
@@ -368,7 +361,7 @@ struct ReportPages: Sendable {
                 figures.add(.dismiss, day.dismissals)
                 figures.add(.error, day.errors)
                 figures.add(.conversion, day.conversions)
-                return DailyRow(date: day.date, figures: Figures(figures, devices: ""))
+                return DailyRow(date: day.date, figures: Figures(figures))
             },
             breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty,
             test: testMetrics, hasTest: test.impressions + test.clicks + test.dismissals + test.errors + test.conversions > 0)
