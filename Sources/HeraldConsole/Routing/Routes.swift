@@ -8,6 +8,7 @@ extension HeraldApplication {
         let accounts = AccountPages(services: services)
         let campaigns = CampaignPages(services: services)
         let transfer = CampaignTransferPages(services: services)
+        let preview = PreviewPages(services: services)
         let users = UserPages(services: services)
         let apps = AppPages(services: services)
         let audit = AuditPages(services: services)
@@ -31,6 +32,14 @@ extension HeraldApplication {
             Route("POST", "/logout", .visitor, accounts.logout),
 
             Route("GET", "/", .signedIn(.viewer)) { _ in .redirect(to: "/campaigns") },
+
+            // Preview (before the campaign routes, so `/campaigns/preview` is not read as a campaign id)
+            Route("POST", "/campaigns/preview", .signedIn(.editor), preview.composed),
+            Route("GET", "/campaigns/{id}/preview", .signedIn(.viewer), preview.campaign),
+            Route("GET", "/campaigns/{id}/preview/frame", .signedIn(.viewer), preview.campaignFrame),
+            Route("GET", "/preview/gallery", .signedIn(.viewer), preview.gallery),
+            Route("GET", "/preview/gallery/frame", .signedIn(.viewer), preview.galleryFrame),
+            Route("GET", "/preview/blank", .signedIn(.viewer), preview.blank),
 
             Route("GET", "/campaigns", .signedIn(.viewer), campaigns.index),
             Route("GET", "/campaigns/new", .signedIn(.editor), campaigns.new),

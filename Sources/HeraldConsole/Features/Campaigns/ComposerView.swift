@@ -20,8 +20,9 @@ struct ComposerField: Sendable {
     /// The SVG fill for the swatch (`#RRGGBB`) and its opacity, for `#AARRGGBB` colors.
     let swatchFill: String?
     let swatchOpacity: String
-    /// nil for fields every layout has.
-    let layouts: String?
+    /// nil for fields every layout has. (Not named `layouts`: Mustache would then find the page's
+    /// `layouts` list when this is nil.)
+    let usedByLayouts: String?
     let hidden: Bool
     /// The hint and the error, for `aria-describedby`, so screen readers read both.
     let describedBy: String?
@@ -39,7 +40,7 @@ struct ComposerSelect: Sendable {
     let label: String
     let options: [SelectOption]
     let error: String?
-    let layouts: String?
+    let usedByLayouts: String?
     let hidden: Bool
 }
 
@@ -156,7 +157,7 @@ struct ComposerView: Sendable {
                 id: id, name: path, label: label, type: type, value: current, hint: hint,
                 error: problem, placeholder: placeholder, datalist: datalist, inputMode: inputMode,
                 isColor: color, swatchFill: swatch?.fill, swatchOpacity: swatch?.opacity ?? "1",
-                layouts: layouts.isEmpty ? nil : layouts.joined(separator: " "), hidden: !layouts.isEmpty && !layouts.contains(layout.rawValue),
+                usedByLayouts: layouts.isEmpty ? nil : layouts.joined(separator: " "), hidden: !layouts.isEmpty && !layouts.contains(layout.rawValue),
                 describedBy: described.isEmpty ? nil : described.joined(separator: " "))
         }
         func select(_ path: String, _ label: String, _ options: [(String, String)], default defaultValue: String, uses: Message.Field? = nil) -> ComposerSelect {
@@ -165,7 +166,7 @@ struct ComposerView: Sendable {
             return ComposerSelect(
                 id: FieldView.id(for: path), name: path, label: label,
                 options: options.map { SelectOption(value: $0.0, label: $0.1, selected: $0.0 == current) }, error: error(path),
-                layouts: layouts.isEmpty ? nil : layouts.joined(separator: " "), hidden: !layouts.isEmpty && !layouts.contains(layout.rawValue))
+                usedByLayouts: layouts.isEmpty ? nil : layouts.joined(separator: " "), hidden: !layouts.isEmpty && !layouts.contains(layout.rawValue))
         }
         func filterRows(_ prefix: String) -> [FilterRow] {
             FormRows.rows(form, prefix).enumerated().map { index, row in
@@ -176,13 +177,13 @@ struct ComposerView: Sendable {
                     op: ComposerSelect(
                         id: FieldView.id(for: "\(path).op"), name: "\(path).op", label: "Comparison",
                         options: FilterOperator.allCases.map { SelectOption(value: $0.rawValue, label: $0.title, selected: $0.rawValue == (row["op"] ?? "eq")) },
-                        error: error("\(path).op"), layouts: nil, hidden: false),
+                        error: error("\(path).op"), usedByLayouts: nil, hidden: false),
                     type: ComposerSelect(
                         id: FieldView.id(for: "\(path).type"), name: "\(path).type", label: "Type",
                         options: [("string", "Text"), ("number", "Number"), ("bool", "True/false")].map {
                             SelectOption(value: $0.0, label: $0.1, selected: $0.0 == (row["type"] ?? "string"))
                         },
-                        error: nil, layouts: nil, hidden: false),
+                        error: nil, usedByLayouts: nil, hidden: false),
                     value: field("\(path).value", "Value", value: row["value"] ?? ""))
             }
         }
@@ -200,7 +201,7 @@ struct ComposerView: Sendable {
         app = isNew ? ComposerSelect(
             id: FieldView.id(for: "app"), name: "app", label: "App",
             options: apps.map { SelectOption(value: String($0.id), label: $0.name, selected: String($0.id) == chosenApp) },
-            error: error("app"), layouts: nil, hidden: false) : nil
+            error: error("app"), usedByLayouts: nil, hidden: false) : nil
         appName = isNew ? nil : apps.first { String($0.id) == chosenApp }?.name
         let priorities: [(String, String)] = (1...10).map { level in
             let label: String = switch level {
