@@ -37,7 +37,8 @@ def cli(*arguments: str, database: Path) -> str:
 
 
 def wrk(url: str, seconds: int, headers: dict[str, str]) -> dict:
-    script = "".join(f'wrk.headers["{name}"] = "{value}"\n' for name, value in headers.items())
+    # Long brackets: ETags carry double quotes.
+    script = "".join(f'wrk.headers["{name}"] = [[{value}]]\n' for name, value in headers.items())
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
         lua.write(script)
     output = subprocess.run(["wrk", "-t2", "-c64", f"-d{seconds}s", "--latency", "-s", lua.name, url],
@@ -55,12 +56,14 @@ def wrk(url: str, seconds: int, headers: dict[str, str]) -> dict:
             "errors": (errors.group(1) if errors else "none") + (f", {non2xx.group(1)} non-2xx/3xx" if non2xx else "")}
 
 
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=10)
     options = parser.parse_args()
     ensure_tools()
     workdir = Path(tempfile.mkdtemp(prefix="herald-feed-bench-"))
+    workdir.chmod(0o755)  # nginx's workers run as an unprivileged user and must read the copy of the feed
     print(f"machine: {os.cpu_count()} cores; wrk -t2 -c64 -d{options.seconds}s; Herald and nginx on loopback in the same run")
     for count in (100, 10):
         database = workdir / f"feed-{count}.sqlite"
@@ -96,9 +99,9 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
   server {{ listen 127.0.0.1:18080; root {nginx_dir}/html; location / {{ default_type application/json; etag on; }} }} }}
 """)
             nginx = subprocess.Popen(["/usr/sbin/nginx", "-c", str(nginx_dir / "nginx.conf"), "-p", str(nginx_dir)])
-            time.sleep(0.5)
-            nginx_etag = urllib.request.urlopen("http://127.0.0.1:18080/feed.json").headers["ETag"]
             try:
+                time.sleep(0.5)
+                nginx_etag = urllib.request.urlopen("http://127.0.0.1:18080/feed.json").headers["ETag"]
                 print(f"\nfeed of {count} campaigns: {len(feed_bytes) / 1024:.1f} KB")
                 for label, herald_headers, nginx_headers in (
                     ("200", {"Authorization": f"Bearer {key}"}, {}),
@@ -107,7 +110,7 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
                     ours = wrk(f"{base}/api/v1/feed", options.seconds, herald_headers)
                     theirs = wrk("http://127.0.0.1:18080/feed.json", options.seconds, nginx_headers)
                     print(f"  {label}: Herald {ours['rps']:>9,.0f} req/s (p50 {ours['p50']:.2f} ms, p99 {ours['p99']:.2f} ms, errors: {ours['errors']})"
-                          f" | nginx {theirs['rps']:>9,.0f} req/s (p50 {theirs['p50']:.2f} ms, p99 {theirs['p99']:.2f} ms)"
+                          f" | nginx {theirs['rps']:>9,.0f} req/s (p50 {theirs['p50']:.2f} ms, p99 {theirs['p99']:.2f} ms, errors: {theirs['errors']})"
                           f" | ratio {ours['rps'] / theirs['rps']:.2f}")
             finally:
                 nginx.terminate()
