@@ -302,10 +302,17 @@ function setUpComposer(form) {
     return true;
   };
 
-  const removeRow = (button) => {
+  // The row a button belongs to, and the list holding it; null when the button is in no list.
+  const rowOf = (button) => {
     const row = button.closest("[data-row]");
     const list = row && row.parentElement;
-    if (!list || !list.hasAttribute("data-rows")) return false;
+    return list && list.hasAttribute("data-rows") ? { row, list } : null;
+  };
+
+  const removeRow = (button) => {
+    const found = rowOf(button);
+    if (!found) return false;
+    const { row, list } = found;
     const rows = rowsOf(list);
     const index = rows.indexOf(row);
     const noun = nounOf(list);
@@ -328,9 +335,9 @@ function setUpComposer(form) {
   };
 
   const moveRowUp = (button) => {
-    const row = button.closest("[data-row]");
-    const list = row && row.parentElement;
-    if (!list || !list.hasAttribute("data-rows")) return false;
+    const found = rowOf(button);
+    if (!found) return false;
+    const { row, list } = found;
     const rows = rowsOf(list);
     const index = rows.indexOf(row);
     if (index <= 0) return true;
