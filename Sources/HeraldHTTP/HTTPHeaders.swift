@@ -8,14 +8,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// The first value for `name`, or nil.
     public subscript(name: String) -> String? {
-        let lowered = name.lowercased()
-        return fields.first { $0.name.lowercased() == lowered }?.value
+        fields.first { Self.sameName($0.name, name) }?.value
     }
 
     /// Every value for `name`, in order.
     public func values(_ name: String) -> [String] {
-        let lowered = name.lowercased()
-        return fields.filter { $0.name.lowercased() == lowered }.map(\.value)
+        fields.filter { Self.sameName($0.name, name) }.map(\.value)
     }
 
     public mutating func add(_ name: String, _ value: String) {
@@ -29,8 +27,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     public mutating func remove(_ name: String) {
-        let lowered = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == lowered }
+        fields.removeAll { Self.sameName($0.name, name) }
+    }
+
+    /// ASCII case-insensitive equality, without allocating lower-cased copies (header names are ASCII).
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.elementsEqual(b.utf8) { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z")) }
     }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {

@@ -101,7 +101,13 @@ public enum MultipartParser {
 }
 
 extension StringProtocol {
-    var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    public var trimmingSpaces: String {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        let bytes = Substring(self).utf8
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(decoding: bytes[first...last], as: UTF8.self)
     }
 }

@@ -2,12 +2,24 @@
 public struct Response: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
-    public var body: [UInt8]
+    public var body: [UInt8] {
+        didSet { sharedBody = nil }
+    }
+    /// The same bytes as `body` when they come from a body served many times, so the adapter can
+    /// send them without copying; setting `body` drops it.
+    public private(set) var sharedBody: SharedBody?
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: SharedBody) {
+        self.status = status
+        self.headers = headers
+        self.body = body.bytes
+        self.sharedBody = body
     }
 
     /// The body as UTF-8 text (for tests and logs).

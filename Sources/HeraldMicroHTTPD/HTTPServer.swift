@@ -10,7 +10,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// 0 binds any free port; read it back from `HTTPServer.port`.
     public var port: UInt16 = 8080
-    public var threads: Int = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    /// Handlers block on the database (a write waits for the lock and the fsync, a report reads for
+    /// tens of milliseconds), and each thread serves its own connections: more threads than cores keep
+    /// one slow request from holding up the others on its thread, and let concurrent event batches
+    /// share a commit.
+    public var threads: Int = max(8, 4 * ProcessInfo.processInfo.activeProcessorCount)
     public var connectionLimit: Int = 1024
     /// Idle seconds before a connection is closed, so slow or silent clients free their slot.
     public var connectionTimeoutSeconds: Int = 30

@@ -16,7 +16,20 @@ public enum Secret {
 
     /// Hex SHA-256: enough for high-entropy tokens, which cannot be guessed from their hash.
     public static func sha256(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        hex(SHA256.hash(data: Array(text.utf8)))
+    }
+
+    /// Lower-case hex of `bytes`. Written out by hand: `String(format:)` per byte costs more than the
+    /// hash itself, and the API key check runs on every feed request.
+    public static func hex<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Compares without leaking where the first difference is.

@@ -21,6 +21,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Mark cookies Secure; use when Herald is served over https (env HERALD_SECURE_COOKIES=1).")
     var secureCookies = false
 
+    @Option(help: "Request threads (env HERALD_THREADS; default 4 per core, at least 8): a request waiting on the database holds its thread.")
+    var threads: Int?
+
     @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical (env HERALD_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -45,6 +48,13 @@ struct Serve: AsyncParsableCommand {
             guard let port = UInt16(value) else { throw ValidationError("HERALD_PORT must be a port number, not \(value).") }
             return port
         } ?? 8080
+        if let count = try threads ?? environment["HERALD_THREADS"].map({ value in
+            guard let count = Int(value) else { throw ValidationError("HERALD_THREADS must be a number, not \(value).") }
+            return count
+        }) {
+            guard (1...256).contains(count) else { throw ValidationError("Use 1 to 256 threads, not \(count).") }
+            serverConfiguration.threads = count
+        }
         let server = HTTPServer(configuration: serverConfiguration, logger: logger, handler: application.respond(to:))
         try server.start()
 

@@ -86,6 +86,31 @@ struct AdapterTests {
         #expect(try connection.readReply().text == "twelve bytes")
     }
 
+    @Test("A shared body (sent from its in-memory file) arrives byte for byte, again and again, also after HEAD and from many connections")
+    func sharedBody() throws {
+        // Given a 200 KB body that is not valid UTF-8 everywhere, shared by every response
+        let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 / 7) }
+        let shared = SharedBody(bytes)
+        let server = try startServer { _ in Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/octet-stream")]), body: shared) }
+        defer { server.shutdown() }
+
+        // When it is fetched three times on one connection with a HEAD in between, and from eight more connections
+        let connection = try RawHTTPConnection(port: server.port)
+        for _ in 0..<3 {
+            connection.send("GET /feed HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try connection.readReply().body == bytes)
+        }
+        connection.send("HEAD /feed HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try connection.readReply(expectBody: false).headers["content-length"] == "200000")
+        connection.send("GET /feed HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try connection.readReply().body == bytes)
+        let others = try (0..<8).map { _ in try RawHTTPConnection(port: server.port) }
+        for other in others { other.send("GET /feed HTTP/1.1\r\nHost: t\r\n\r\n") }
+
+        // Then every answer is the whole body
+        for other in others { #expect(try other.readReply().body == bytes) }
+    }
+
     @Test("A declared body over the cap gets 413 before it is sent")
     func declaredBodyTooLarge() throws {
         let server = try startServer()

@@ -43,10 +43,11 @@ extension HeraldApplication {
 
     private func authenticateKey(_ context: RequestContext, scope: APIScope?, route: Route) throws -> Response {
         var context = context
-        guard let header = context.request.headers["Authorization"], header.lowercased().hasPrefix("bearer ") else {
+        guard let header = context.request.headers["Authorization"], header.utf8.count > 7,
+              header.prefix(7).lowercased() == "bearer " else {
             throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.")
         }
-        let secret = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        let secret = header.dropFirst(7).trimmingSpaces
         guard let key = try services.keys.authenticate(secret: secret, now: context.now) else {
             throw HTTPError(401, "This API key is unknown or has been revoked.")
         }

@@ -30,15 +30,26 @@ struct Router: Sendable {
     }
 
     private let routes: [(route: Route, segments: [Substring])]
+    /// Routes without parameters by method and path: most requests (the feed, events, pages) are
+    /// found with one lookup instead of a scan of the table.
+    private let exact: [String: [String: Route]]
 
     init(_ routes: [Route]) {
         self.routes = routes.map { ($0, $0.segments) }
+        var exact: [String: [String: Route]] = [:]
+        for route in routes where !route.pattern.contains("{") && !route.pattern.hasSuffix("*") {
+            let path = "/" + route.segments.joined(separator: "/")
+            // The first route in the table wins, as in the scan.
+            if exact[path]?[route.method] == nil { exact[path, default: [:]][route.method] = route }
+        }
+        self.exact = exact
     }
 
     func match(method: String, path: String) -> Match {
-        let requested = path.split(separator: "/", omittingEmptySubsequences: true)
         // HEAD is answered by the GET route; the adapter leaves the body out.
         let lookupMethod = method == "HEAD" ? "GET" : method
+        if let route = exact[path]?[lookupMethod] { return .found(route, parameters: [:]) }
+        let requested = path.split(separator: "/", omittingEmptySubsequences: true)
         var allowed: [String] = []
         for (route, segments) in routes {
             guard let parameters = Self.bind(segments, to: requested) else { continue }

@@ -10,7 +10,7 @@ import Synchronization
 /// process); a rebuild that finds the same content keeps the old bytes, ETag and `generatedAt`.
 final class FeedService: Sendable {
     struct Snapshot: Sendable {
-        let body: [UInt8]
+        let body: SharedBody
         let etag: String
         let contentHash: String
     }
@@ -110,10 +110,10 @@ final class FeedService: Sendable {
         var content = try encoder.encode(campaigns)
         content.append(contentsOf: try encoder.encode(app))
         content.append(contentsOf: Array(String(poll).utf8))
-        let hash = SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined()
+        let hash = Secret.hex(SHA256.hash(data: content))
         if let previous, previous.contentHash == hash { return previous }
         let feed = Feed(app: app, generatedAt: now, pollAfterSeconds: poll, campaigns: campaigns)
-        return Snapshot(body: Array(try encoder.encode(feed)), etag: "\"\(hash.prefix(32))\"", contentHash: hash)
+        return Snapshot(body: SharedBody(Array(try encoder.encode(feed))), etag: "\"\(hash.prefix(32))\"", contentHash: hash)
     }
 }
 
@@ -140,8 +140,10 @@ struct FeedHandler: Sendable {
 
     /// `If-None-Match` may list several tags, or `*`.
     static func matches(_ header: String, _ etag: String) -> Bool {
-        header.split(separator: ",").contains { tag in
-            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+        // Clients send back the one tag they got: compare whole before splitting a list.
+        if header == etag { return true }
+        return header.split(separator: ",").contains { tag in
+            let trimmed = tag.trimmingSpaces
             return trimmed == "*" || trimmed == etag || trimmed == "W/" + etag
         }
     }

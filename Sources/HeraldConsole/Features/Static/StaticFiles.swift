@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldHTTP
+import HeraldStorage
 
 /// The files under `Public/`, read once at start and served from memory under `/public/`.
 /// Only files found at start can be served, so no request path can reach outside the folder.
@@ -23,7 +24,7 @@ struct StaticFiles: Sendable {
             guard values.isRegularFile == true else { continue }
             let relative = String(url.standardizedFileURL.resolvingSymlinksInPath().path.dropFirst(root.path.count + 1))
             let body = Array(try Data(contentsOf: url))
-            let digest = SHA256.hash(data: body).prefix(12).map { String(format: "%02x", $0) }.joined()
+            let digest = Secret.hex(SHA256.hash(data: body).prefix(12))
             files[relative] = File(
                 body: body, contentType: Self.contentType(for: url.pathExtension), etag: "\"\(digest)\"",
                 lastModified: HTTPDate.format(values.contentModificationDate ?? Date()))
