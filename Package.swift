@@ -43,6 +43,8 @@ let package = Package(
             dependencies: [
                 "HeraldDomain",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the event insert loop that binds values without boxing them.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]

@@ -297,7 +297,7 @@ public actor DeliveryClient {
 
     private func record(_ message: InAppMessage, type: String, now: Date, detail: (inout OutgoingEvent) -> Void = { _ in }) {
         var event = OutgoingEvent(
-            id: UUID().uuidString.lowercased(), type: type, campaignId: message.campaignID, occurredAt: now,
+            id: TimeOrderedUUID.make(at: now).uuidString.lowercased(), type: type, campaignId: message.campaignID, occurredAt: now,
             platform: device.platform.rawValue, installationId: state.automaticDataCollectionEnabled ? state.installationID : nil)
         detail(&event)
         queue.append(event)

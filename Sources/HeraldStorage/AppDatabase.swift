@@ -10,6 +10,8 @@ public final class AppDatabase: Sendable {
     /// in-memory copies know when to rebuild without asking the database.
     public let changes = ChangeCounter()
     private let observation = Mutex<AnyDatabaseCancellable?>(nil)
+    /// Event batches that arrive together are written in one transaction.
+    private let eventBatches = GroupCommit<EventStore.IngestBatch, EventStore.IngestCounts>()
 
     /// Opens (creating if needed) the database at `path`, in WAL mode with foreign keys on.
     /// `migrations` is the folder of numbered `.sql` files.
@@ -85,7 +87,7 @@ public final class AppDatabase: Sendable {
     public var apiKeys: APIKeyStore { APIKeyStore(pool: pool) }
     public var auditLog: AuditLogStore { AuditLogStore(pool: pool) }
     public var campaigns: CampaignStore { CampaignStore(pool: pool) }
-    public var events: EventStore { EventStore(pool: pool) }
+    public var events: EventStore { EventStore(pool: pool, batches: eventBatches) }
 
     private static func migrator(loadingFrom folder: URL) throws -> DatabaseMigrator {
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// One event from a delivery component, checked and ready to store.
 public struct Event: Sendable, Equatable {
@@ -37,7 +38,7 @@ public struct Event: Sendable, Equatable {
     }
 
     /// The UTC day, `YYYY-MM-DD`, that reports count the event in.
-    public var day: String { EventDay.string(occurredAt) }
+    public var day: String { UTCTime.day(occurredAt) }
 }
 
 /// Counts for one campaign (or all) over a range of UTC days, read from the rollups.
@@ -60,38 +61,102 @@ public struct EventCounts: Sendable, Equatable {
 /// The `events`, `event_rollups` and `campaign_devices` tables.
 public struct EventStore: Sendable {
     let pool: DatabasePool
+    let batches: GroupCommit<IngestBatch, IngestCounts>
 
-    /// Stores a batch in one transaction, updating the rollups with it; returns how many were new
-    /// (the others were already stored under their id). A return means the batch is durable.
-    public func ingest(_ events: [Event], now: Date) throws -> (accepted: Int, duplicates: Int) {
-        try pool.write { db in
-            let insert = try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO events
-                    (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, detail, url, test, received_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            let rollup = try db.cachedStatement(sql: """
-                INSERT INTO event_rollups (campaign_id, day, platform, test, type, detail, count) VALUES (?, ?, ?, ?, ?, ?, 1)
-                ON CONFLICT (campaign_id, day, platform, test, type, detail) DO UPDATE SET count = count + 1
-                """)
-            let device = try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO campaign_devices (campaign_id, day, test, installation_id) VALUES (?, ?, ?, ?)
-                """)
-            var accepted = 0
-            for event in events {
-                let day = event.day
-                try insert.execute(arguments: [
-                    event.id, event.appID, event.campaignID, event.type.rawValue, event.occurredAt, day, event.platform,
-                    event.installationID, event.detail, event.url, event.test, now,
-                ])
-                guard db.changesCount > 0 else { continue }
-                accepted += 1
-                try rollup.execute(arguments: [event.campaignID, day, event.platform, event.test, event.type.rawValue, event.detail])
-                if let installation = event.installationID {
-                    try device.execute(arguments: [event.campaignID, day, event.test, installation])
-                }
+    public typealias IngestCounts = (accepted: Int, duplicates: Int)
+
+    struct IngestBatch: Sendable {
+        let events: [Event]
+        let receivedAt: Date
+    }
+
+    /// Stores a batch, updating the rollups with it; returns how many were new (the others were
+    /// already stored under their id). Batches arriving together share one transaction and one
+    /// commit (group commit). A return means the batch is durable.
+    public func ingest(_ events: [Event], now: Date) throws -> IngestCounts {
+        try batches.submit(IngestBatch(events: events, receivedAt: now)) { group in
+            try pool.write { db in try group.map { try Self.insert($0, db) } }
+        }
+    }
+
+    /// The rollup a stored event adds one to.
+    private struct RollupKey: Hashable {
+        let campaignID: Int64, day: String, platform: String, test: Bool, type: Event.Kind, detail: String
+    }
+
+    /// A row of `campaign_devices`.
+    private struct DeviceDay: Hashable {
+        let campaignID: Int64, day: String, test: Bool, installationID: String
+    }
+
+    /// Inserts each event (bound straight through SQLite's C API: this loop is the ingestion hot path),
+    /// then adds the new ones to the rollups and device rows, one statement per distinct row.
+    private static func insert(_ batch: IngestBatch, _ db: Database) throws -> IngestCounts {
+        let insert = try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO events
+                (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, detail, url, test, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let receivedAt = UTCTime.timestamp(batch.receivedAt)
+        var rollups: [RollupKey: Int] = [:]
+        var devices: Set<DeviceDay> = []
+        var accepted = 0
+        for event in batch.events {
+            let day = UTCTime.day(event.occurredAt)
+            let statement = insert.sqliteStatement
+            sqlite3_reset(statement)
+            bind(statement, 1, event.id)
+            sqlite3_bind_int64(statement, 2, event.appID)
+            sqlite3_bind_int64(statement, 3, event.campaignID)
+            bind(statement, 4, event.type.rawValue)
+            bind(statement, 5, UTCTime.timestamp(event.occurredAt))
+            bind(statement, 6, day)
+            bind(statement, 7, event.platform)
+            bind(statement, 8, event.installationID)
+            bind(statement, 9, event.detail)
+            bind(statement, 10, event.url)
+            sqlite3_bind_int(statement, 11, event.test ? 1 : 0)
+            bind(statement, 12, receivedAt)
+            let code = sqlite3_step(statement)
+            guard code == SQLITE_DONE else {
+                sqlite3_reset(statement)
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
-            return (accepted, events.count - accepted)
+            guard sqlite3_changes(db.sqliteConnection) > 0 else { continue }
+            accepted += 1
+            rollups[RollupKey(
+                campaignID: event.campaignID, day: day, platform: event.platform, test: event.test, type: event.type,
+                detail: event.detail), default: 0] += 1
+            if let installation = event.installationID {
+                devices.insert(DeviceDay(campaignID: event.campaignID, day: day, test: event.test, installationID: installation))
+            }
+        }
+        sqlite3_reset(insert.sqliteStatement)
+
+        let rollup = try db.cachedStatement(sql: """
+            INSERT INTO event_rollups (campaign_id, day, platform, test, type, detail, count) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (campaign_id, day, platform, test, type, detail) DO UPDATE SET count = count + excluded.count
+            """)
+        for (key, count) in rollups {
+            try rollup.execute(arguments: [key.campaignID, key.day, key.platform, key.test, key.type.rawValue, key.detail, count])
+        }
+        let device = try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO campaign_devices (campaign_id, day, test, installation_id) VALUES (?, ?, ?, ?)
+            """)
+        for row in devices {
+            try device.execute(arguments: [row.campaignID, row.day, row.test, row.installationID])
+        }
+        return (accepted, batch.events.count - accepted)
+    }
+
+    /// Binds text (or NULL), copied by SQLite.
+    private static func bind(_ statement: SQLiteStatement, _ index: Int32, _ text: String?) {
+        guard var text else {
+            sqlite3_bind_null(statement, index)
+            return
+        }
+        text.withUTF8 { bytes in
+            _ = sqlite3_bind_text(statement, index, bytes.baseAddress, Int32(bytes.count), sqliteTransient)
         }
     }
 
@@ -149,8 +214,7 @@ public struct EventStore: Sendable {
 /// UTC days as `YYYY-MM-DD`.
 public enum EventDay {
     public static func string(_ date: Date) -> String {
-        date.formatted(Date.VerbatimFormatStyle(
-            format: "\(year: .padded(4))-\(month: .twoDigits)-\(day: .twoDigits)", timeZone: .gmt, calendar: Calendar(identifier: .gregorian)))
+        UTCTime.day(date)
     }
 
     /// Midnight UTC of `day`; nil unless it is a real day (the parser would roll 2026-02-30 into March).
@@ -160,3 +224,6 @@ public enum EventDay {
         return date
     }
 }
+
+/// SQLite's `SQLITE_TRANSIENT` (copy the bound bytes now), a macro Swift cannot import.
+private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

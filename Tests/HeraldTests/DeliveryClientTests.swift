@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HeraldDelivery
 import HeraldDomain
 import HeraldMicroHTTPD
@@ -296,6 +297,14 @@ struct DeliveryClientTests {
         }
         #expect(reported.impressions == 6, "once per device")
         #expect(try fixture.stats(id) == reported)
+
+        // Event ids are UUID version 7, so they sort by the time they were made
+        let stored = try await fixture.app.database.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, occurred_at FROM events").map { (id: $0["id"] as String, at: $0["occurred_at"] as String) }
+        }
+        #expect(stored.count == 12)
+        #expect(stored.allSatisfy { UUID(uuidString: $0.id) != nil && Array($0.id)[14] == "7" }, "\(stored.map(\.id))")
+        #expect(stored.sorted { $0.id < $1.id }.map(\.at) == stored.map(\.at).sorted())
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
+import Synchronization
 import Testing
 
 @Suite("Event ingestion and stats")
@@ -204,5 +205,55 @@ struct EventTests {
         #expect(try fixture.app.database.events.count(installationID: "kept") == 1)
         #expect((try fixture.stats("")["totals"] as? [String: Any])?["impressions"] as? Int == 2)
         #expect(try fixture.app.database.auditLog.page(offset: 0, limit: 1).first?.action == "installation.erase")
+    }
+
+    @Test("Concurrent batches (written together by group commit) each get their own counts; a shared id counts once")
+    func concurrentBatches() async throws {
+        // Given eight batches of 200 events posted at once from threads, every batch sharing one id
+        let fixture = try await Self.fixture()
+        let shared = UUID().uuidString
+        let start = fixture.app.clock.now.addingTimeInterval(-60)
+        let answers = Mutex<[(accepted: Int, duplicates: Int)]>([])
+        let posts = DispatchGroup()
+        for batch in 0..<8 {
+            DispatchQueue.global().async(group: posts) {
+                var events = (0..<199).map { index in
+                    Self.event("impression", campaign: fixture.campaign, at: start, installation: "iid-\(batch)-\(index % 10)")
+                }
+                events.append(Self.event("impression", campaign: fixture.campaign, at: start, installation: "iid-shared").merging(["id": shared]) { $1 })
+                let answer = try? fixture.answer(fixture.post(events))
+                let counts = (accepted: answer?["accepted"] as? Int ?? -1, duplicates: answer?["duplicates"] as? Int ?? -1)
+                answers.withLock { $0.append(counts) }
+            }
+        }
+        #expect(posts.wait(timeout: .now() + 60) == .success)
+
+        // Then 199 of each are new, the shared id is new for exactly one batch, and the rollups agree
+        let all = answers.withLock { $0 }
+        #expect(all.count == 8)
+        #expect(all.map(\.accepted).sorted() == [199, 199, 199, 199, 199, 199, 199, 200])
+        #expect(all.map(\.duplicates).reduce(0, +) == 7)
+        let totals = try fixture.stats("")["totals"] as? [String: Any]
+        #expect(totals?["impressions"] as? Int == 8 * 199 + 1)
+        #expect(totals?["uniqueDevices"] as? Int == 8 * 10 + 1)
+    }
+
+    @Test("UTC days and timestamps are written as GRDB writes dates (Foundation, rounded to the millisecond), before 1970 and in leap years too")
+    func utcTimeText() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
+        var generator = SystemRandomNumberGenerator()
+        // A quarter and three quarters of a millisecond past whole ones: Foundation rounds to the nearest
+        // millisecond, and no sample sits near the halfway point.
+        let edges = [-86_400.0, -0.001, 0, 951_782_400, 1_709_164_800.999, 4_102_444_799.999]
+        let random = (0..<2000).map { _ in Double(Int64.random(in: -2_000_000_000_000...4_000_000_000_000, using: &generator)) / 1000 }
+        let samples = (edges + random).flatMap { [$0 + 0.000_25, $0 + 0.000_75] }
+        for seconds in samples {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(UTCTime.timestamp(date) == formatter.string(from: date), "\(seconds)")
+            #expect(UTCTime.day(date) == String(formatter.string(from: date).prefix(10)), "\(seconds)")
+        }
     }
 }

@@ -55,26 +55,26 @@ struct EventIngestor: Sendable {
     private func check(
         _ item: Batch.Item, appID: Int64, campaigns: Set<Int64>, testDevices: Set<String>, now: Date
     ) -> Result<Event, Problem> {
-        if let wrong = item.wrongType { return .failure(Problem(reason: wrong)) }
-        guard let id = item.string("id"), UUID(uuidString: id) != nil else {
+        guard let item = item.fields else { return .failure(Problem(reason: item.wrongType ?? "Each event must be a JSON object.")) }
+        guard let id = item.id, UUID(uuidString: id) != nil else {
             return .failure(Problem(reason: "`id` must be a UUID the client made for this event, so a retried batch counts once."))
         }
-        guard let type = item.string("type").flatMap(Event.Kind.init(rawValue:)) else {
+        guard let type = item.type.flatMap(Event.Kind.init(rawValue:)) else {
             return .failure(Problem(reason: "`type` must be one of impression, click, dismiss, error, conversion."))
         }
-        guard let campaignID = item.integer("campaignId"), campaigns.contains(campaignID) else {
+        guard let campaignID = item.campaignId, campaigns.contains(campaignID) else {
             return .failure(Problem(reason: "`campaignId` must be a campaign of this key's app."))
         }
-        guard let occurredText = item.string("occurredAt"), let occurredAt = try? Date(occurredText, strategy: .iso8601) else {
+        guard let occurredText = item.occurredAt, let occurredAt = try? Date(occurredText, strategy: .iso8601) else {
             return .failure(Problem(reason: "`occurredAt` must be an RFC 3339 time such as 2026-11-21T10:15:00Z."))
         }
         guard occurredAt <= now.addingTimeInterval(Self.futureTolerance), occurredAt >= Self.earliest else {
             return .failure(Problem(reason: "`occurredAt` is too far in the future or the past; check the device's clock."))
         }
-        guard let platform = item.string("platform"), Platform(rawValue: platform) != nil else {
+        guard let platform = item.platform, Platform(rawValue: platform) != nil else {
             return .failure(Problem(reason: "`platform` must be ios, android or web."))
         }
-        let installation = item.string("installationId")
+        let installation = item.installationId
         if let installation, installation.isEmpty || installation.count > 200 {
             return .failure(Problem(reason: "`installationId` must be 1 to 200 characters, or absent when the user has not opted in."))
         }
@@ -84,24 +84,24 @@ struct EventIngestor: Sendable {
         case .impression:
             detail = ""
         case .click:
-            guard let action = item.string("action"), ["primary", "secondary", "body"].contains(action) else {
+            guard let action = item.action, ["primary", "secondary", "body"].contains(action) else {
                 return .failure(Problem(reason: "A click needs `action`: primary, secondary or body."))
             }
             detail = action
-            url = item.string("url")
+            url = item.url
             if let url, url.count > 2000 { return .failure(Problem(reason: "`url` is longer than 2000 characters.")) }
         case .dismiss:
-            guard let kind = item.string("dismissType"), ["auto", "click", "swipe", "unknown"].contains(kind) else {
+            guard let kind = item.dismissType, ["auto", "click", "swipe", "unknown"].contains(kind) else {
                 return .failure(Problem(reason: "A dismiss needs `dismissType`: auto, click, swipe or unknown."))
             }
             detail = kind
         case .error:
-            guard let code = item.string("errorCode"), ["image_fetch", "image_display", "image_format", "unspecified"].contains(code) else {
+            guard let code = item.errorCode, ["image_fetch", "image_display", "image_format", "unspecified"].contains(code) else {
                 return .failure(Problem(reason: "An error needs `errorCode`: image_fetch, image_display, image_format or unspecified."))
             }
             detail = code
         case .conversion:
-            guard let event = item.string("event"), EventID.problem(event) == nil else {
+            guard let event = item.event, EventID.problem(event) == nil else {
                 return .failure(Problem(reason: "A conversion needs `event`, the conversion's event ID (a letter first, then letters, digits, _)."))
             }
             detail = event
@@ -111,46 +111,44 @@ struct EventIngestor: Sendable {
             installationID: installation, detail: detail, url: url, test: installation.map(testDevices.contains) ?? false))
     }
 
-    /// `{"events": [...]}` where each item is read field by field, so one bad item rejects only itself.
+    /// `{"events": [...]}` where an item that does not decode is kept with the reason, so one bad item
+    /// rejects only itself.
     struct Batch: Decodable {
         let events: [Item]
 
         struct Item: Decodable {
-            private var strings: [String: String] = [:]
-            private var integers: [String: Int64] = [:]
-            /// The first field of the wrong JSON type, described.
-            private(set) var wrongType: String?
+            let fields: Fields?
+            /// Why the item is not an object of the expected field types, when it is not.
+            let wrongType: String?
 
-            static let stringFields = ["id", "type", "occurredAt", "platform", "installationId", "action", "url", "dismissType", "errorCode", "event"]
+            /// Every field an event may carry, all optional: which are required depends on `type`.
+            struct Fields: Decodable {
+                var id, type, occurredAt, platform, installationId, action, url, dismissType, errorCode, event: String?
+                var campaignId: Int64?
+            }
 
-            init(from decoder: Decoder) throws {
-                guard let container = try? decoder.container(keyedBy: AnyKey.self) else {
-                    wrongType = "Each event must be a JSON object."
-                    return
-                }
-                for name in Self.stringFields {
-                    let key = AnyKey(stringValue: name)
-                    guard container.contains(key), (try? container.decodeNil(forKey: key)) == false else { continue }
-                    if let value = try? container.decode(String.self, forKey: key) { strings[name] = value }
-                    else if wrongType == nil { wrongType = "`\(name)` must be a string." }
-                }
-                let campaign = AnyKey(stringValue: "campaignId")
-                if container.contains(campaign) {
-                    if let value = try? container.decode(Int64.self, forKey: campaign) { integers["campaignId"] = value }
-                    else if wrongType == nil { wrongType = "`campaignId` must be a campaign id (a whole number)." }
+            init(from decoder: Decoder) {
+                do {
+                    fields = try Fields(from: decoder)
+                    wrongType = nil
+                } catch {
+                    fields = nil
+                    wrongType = Self.describe(error)
                 }
             }
 
-            func string(_ name: String) -> String? { strings[name] }
-            func integer(_ name: String) -> Int64? { integers[name] }
+            private static func describe(_ error: Error) -> String {
+                let path: [CodingKey]
+                switch error as? DecodingError {
+                case .typeMismatch(_, let context), .dataCorrupted(let context), .valueNotFound(_, let context): path = context.codingPath
+                default: path = []
+                }
+                // The last key is a field's name unless the item itself was not an object.
+                guard let field = path.last, field.intValue == nil else { return "Each event must be a JSON object." }
+                if field.stringValue == "campaignId" { return "`campaignId` must be a campaign id (a whole number)." }
+                return "`\(field.stringValue)` must be a string."
+            }
         }
-    }
-
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
     }
 }
 
