@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""Ingestion and report benchmark: loads N events (default 10 million) through POST /api/v1/events in
-1000-event batches from 4 concurrent clients, then times the stats endpoint and the report pages.
+"""Ingestion and report benchmark. Loads N events (default 10 million) through POST /api/v1/events in
+1000-event batches from 4 concurrent client processes, checks every accepted event is stored, then
+inserts the same kind of rows straight into SQLite from one process (the same `events` table, the
+same pragmas, one commit per 1000 rows) for the side-by-side figure, and finally times the stats
+endpoint and the report pages over the loaded database.
 
-Server time is read from Herald's own request log (`GET /path 200 3.2ms`), so client overhead is
-not counted. Run from the repository root:  python3 bench/events.py [--events 10000000]
+Event ids are UUIDv7 (time-ordered), as Herald's delivery client makes them; `--random-ids` sends
+random (v4) UUIDs instead. Server time of the read requests comes from Herald's own request log
+(`GET /path 200 3.2ms`), so client overhead is not counted.
+Run from the repository root:  python3 bench/events.py [--events 10000000]
 It builds the release binary if needed and uses a temporary database."""
 
 from __future__ import annotations
@@ -11,16 +16,17 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
+import random
+import sqlite3
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
-import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -59,12 +65,93 @@ class Client:
         return response.status, dict(response.getheaders()), response.read()
 
 
+BATCH = 1000
+EVENT_KINDS = [("impression", "")] * 6 + [("click", ',"action":"primary"'), ("dismiss", ',"dismissType":"auto"'),
+                                          ("error", ',"errorCode":"image_fetch"'), ("conversion", ',"event":"purchase"')]
+
+
+def event_id(generator: random.Random, random_ids: bool) -> str:
+    """A UUIDv7 (48 bits of Unix milliseconds, version, random bits, variant), or a v4 with `random_ids`."""
+    if random_ids:
+        value = generator.getrandbits(128) & ~(0xF << 76) | (0x4 << 76)
+    else:
+        value = (time.time_ns() // 1_000_000) << 80 | 0x7 << 76 | generator.getrandbits(76)
+    value = value & ~(0x3 << 62) | (0x2 << 62)
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def event_rows(batch: int, batches: int, campaigns: list[int], now: float, days: int, generator: random.Random, random_ids: bool):
+    """The events of one batch as (id, type, campaign, occurredAt, platform, installation, detail field) tuples.
+    Batches follow time as live traffic does: batch k of n was sent k/n of the way through the last `days`
+    days, with events that happened up to an hour before it, so the load leaves a history of `days` days."""
+    rows = []
+    sent = now - days * 86_400 * (1 - batch / batches)
+    for index in range(BATCH):
+        counter = batch * BATCH + index
+        kind, extra = EVENT_KINDS[counter * 7919 % len(EVENT_KINDS)]
+        occurred = datetime.fromtimestamp(sent - generator.randrange(3600), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        rows.append((event_id(generator, random_ids), kind, campaigns[counter % len(campaigns)], occurred,
+                     "ios" if counter % 3 else "android", f"iid-{generator.randrange(50_000)}", extra))
+    return rows
+
+
+def post_batches(base: str, key: str, campaigns: list[int], share: range, batches: int, now: float, days: int, random_ids: bool):
+    """One client process: posts its share of the batches; returns (accepted, batch latencies in ms)."""
+    client = Client(base, key=key)
+    generator = random.Random(share.start)
+    accepted, latencies = 0, []
+    for batch in share:
+        items = ",".join(f'{{"id":"{id}","type":"{kind}","campaignId":{campaign},"occurredAt":"{occurred}","platform":"{platform}",'
+                         f'"installationId":"{installation}"{extra}}}'
+                         for id, kind, campaign, occurred, platform, installation, extra in
+                         event_rows(batch, batches, campaigns, now, days, generator, random_ids))
+        started = time.perf_counter()
+        status, _, reply = client.request("POST", "/api/v1/events", f'{{"events":[{items}]}}'.encode())
+        latencies.append((time.perf_counter() - started) * 1000)
+        if status != 200:
+            raise SystemExit(f"POST /api/v1/events answered {status}: {reply[:300]!r}")
+        accepted += json.loads(reply)["accepted"]
+    return accepted, latencies
+
+
+def raw_sqlite_rate(workdir: Path, events: int, campaigns: list[int], now: float, days: int, random_ids: bool) -> float:
+    """Events/s for plain inserts of the same rows into Herald's own `events` table (created by `herald
+    migrate`), with Herald's pragmas (WAL, synchronous=FULL, 32 MB cache), one commit per batch; only
+    the inserts and commits are timed, not the making of the rows."""
+    database = workdir / "raw.sqlite"
+    cli("migrate", database=database)
+    connection = sqlite3.connect(database, isolation_level=None)
+    for pragma in ("journal_mode = WAL", "synchronous = FULL", "cache_size = -32768", "mmap_size = 268435456"):
+        connection.execute(f"PRAGMA {pragma}")
+    generator = random.Random(7)
+    timed = 0.0
+    details = {"": "", ',"action":"primary"': "primary", ',"dismissType":"auto"': "auto", ',"errorCode":"image_fetch"': "image_fetch",
+               ',"event":"purchase"': "purchase"}
+    batches = events // BATCH
+    for batch in range(batches):
+        received = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000")
+        rows = [(id, 1, campaign, kind, occurred.replace("T", " ").replace("Z", ".000"), occurred[:10], platform, installation,
+                 details[extra], None, 0, received)
+                for id, kind, campaign, occurred, platform, installation, extra in event_rows(batch, batches, campaigns, now, days, generator, random_ids)]
+        started = time.perf_counter()
+        connection.execute("BEGIN")
+        connection.executemany("INSERT OR IGNORE INTO events (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, "
+                               "detail, url, test, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        connection.execute("COMMIT")
+        timed += time.perf_counter() - started
+    connection.close()
+    return batches * BATCH / timed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--campaigns", type=int, default=20)
     parser.add_argument("--clients", type=int, default=4)
-    parser.add_argument("--days", type=int, default=90)
+    parser.add_argument("--days", type=int, default=90, help="events occur over this many past days")
+    parser.add_argument("--random-ids", action="store_true", help="random (v4) event ids instead of time-ordered (v7)")
+    parser.add_argument("--raw-events", type=int, help="events for the raw SQLite comparison (default: as many as --events)")
     parser.add_argument("--repeat", type=int, default=30, help="requests per timed page")
     options = parser.parse_args()
 
@@ -93,53 +180,34 @@ def main() -> None:
             api.request("POST", f"/api/v1/campaigns/{campaign}/publish", b"")
             campaigns.append(campaign)
 
-        # Ingestion: 1000-event batches from concurrent clients.
+        # Ingestion: 1000-event batches from concurrent client processes (not threads: generating the
+        # JSON in Python must not be limited by one interpreter lock).
         now = datetime.now(timezone.utc)
-        batches = options.events // 1000
-        next_batch = iter(range(batches))
-        lock = threading.Lock()
-        latencies: list[float] = []
-        accepted = [0]
-
-        def worker(seed: int) -> None:
-            client = Client(base, key=key)
-            types = [("impression", {})] * 6 + [("click", {"action": "primary"}), ("dismiss", {"dismissType": "auto"}),
-                                                 ("error", {"errorCode": "image_fetch"}), ("conversion", {"event": "purchase"})]
-            counter = seed
-            while True:
-                with lock:
-                    batch = next(next_batch, None)
-                if batch is None:
-                    return
-                events = []
-                for _ in range(1000):
-                    counter += 7919
-                    kind, extra = types[counter % len(types)]
-                    event = {"id": str(uuid.uuid4()), "type": kind, "campaignId": campaigns[counter % len(campaigns)],
-                             "occurredAt": (now - timedelta(seconds=counter % (options.days * 86_400))).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                             "platform": "ios" if counter % 3 else "android", "installationId": f"iid-{counter % 50_000}"}
-                    event.update(extra)
-                    events.append(event)
-                body = json.dumps({"events": events}).encode()
-                started = time.perf_counter()
-                status, _, reply = client.request("POST", "/api/v1/events", body)
-                elapsed = time.perf_counter() - started
-                assert status == 200, reply
-                with lock:
-                    latencies.append(elapsed * 1000)
-                    accepted[0] += json.loads(reply)["accepted"]
-
+        batches = options.events // BATCH
+        shares = [range(client, batches, options.clients) for client in range(options.clients)]
         started = time.perf_counter()
-        threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(options.clients)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        with multiprocessing.Pool(options.clients) as pool:
+            results = pool.starmap(post_batches, [(base, key, campaigns, share, batches, now.timestamp(), options.days, options.random_ids)
+                                                  for share in shares])
         duration = time.perf_counter() - started
+        accepted = sum(result[0] for result in results)
+        latencies = [latency for result in results for latency in result[1]]
+        herald_rate = accepted / duration
 
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as check:
+            stored = check.execute("SELECT COUNT(*) FROM events").fetchone()[0]
         print(f"machine: {os.cpu_count()} cores; database {database} ({database.stat().st_size / 1e6:.0f} MB after load)")
-        print(f"ingestion: {accepted[0]:,} events in {duration:.1f} s = {accepted[0] / duration:,.0f} events/s "
-              f"({options.clients} clients, 1000-event batches; batch p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, client-side)")
+        print(f"ingestion: {accepted:,} events in {duration:.1f} s = {herald_rate:,.0f} events/s "
+              f"({options.clients} clients, {BATCH}-event batches, {'random' if options.random_ids else 'time-ordered'} ids; "
+              f"batch p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, client-side)")
+        print(f"durability: {stored:,} events stored for {accepted:,} accepted" + ("" if stored == accepted else "  <-- MISMATCH"))
+        if stored != accepted:
+            sys.exit(1)
+
+        # Raw SQLite: the same rows into the same table, one process, one commit per batch.
+        raw_rate = raw_sqlite_rate(workdir, options.raw_events or options.events, campaigns, now.timestamp(), options.days,
+                                   options.random_ids)
+        print(f"raw SQLite, same rows and schema: {raw_rate:,.0f} events/s; Herald / raw = {herald_rate / raw_rate:.2f} (target >= 0.3)")
 
         # Reads: stats endpoint and report pages, server time from the request log.
         login = Client(base)
