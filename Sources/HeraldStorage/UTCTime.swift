@@ -38,6 +38,74 @@ public enum UTCTime {
         appendDigits(&text, value, width)
     }
 
+    /// The date of an RFC 3339 time with a `Z` or numeric offset, such as `2026-11-21T10:15:00Z` or
+    /// `2026-11-21T12:15:00.250+02:00`; nil for anything else, including impossible days and times.
+    public static func date(rfc3339 text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            var position = 0
+            func number(_ width: Int) -> Int? {
+                guard position + width <= bytes.count else { return nil }
+                var value = 0
+                for _ in 0..<width {
+                    let digit = Int(bytes[position]) - 48
+                    guard (0...9).contains(digit) else { return nil }
+                    value = value * 10 + digit
+                    position += 1
+                }
+                return value
+            }
+            func skip(_ allowed: String) -> Bool {
+                guard position < bytes.count, allowed.utf8.contains(bytes[position]) else { return false }
+                position += 1
+                return true
+            }
+            guard let year = number(4), skip("-"), let month = number(2), skip("-"), let day = number(2), skip("Tt"),
+                  let hour = number(2), skip(":"), let minute = number(2), skip(":"), let second = number(2),
+                  (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+                  hour < 24, minute < 60, second < 60 else { return nil }
+            var fraction = 0.0
+            if skip(".") {
+                var scale = 0.1
+                let start = position
+                while position < bytes.count, (48...57).contains(bytes[position]) {
+                    fraction += Double(bytes[position] - 48) * scale
+                    scale /= 10
+                    position += 1
+                }
+                guard position > start else { return nil }
+            }
+            var offset = 0
+            if !skip("Zz") {
+                guard position < bytes.count else { return nil }
+                let sign = bytes[position] == UInt8(ascii: "-") ? -1 : 1
+                guard skip("+-"), let hours = number(2), skip(":"), let minutes = number(2), hours < 24, minutes < 60 else { return nil }
+                offset = sign * (hours * 3600 + minutes * 60)
+            }
+            guard position == bytes.count else { return nil }
+            let seconds = days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second - offset
+            return Date(timeIntervalSince1970: Double(seconds) + fraction)
+        }
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    static func days(year: Int, month: Int, day: Int) -> Int {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     /// Whole days since 1970-01-01 and milliseconds into that day, rounded to the nearest millisecond
     /// as GRDB's formatter does (so a day and a timestamp of one date always agree).
     private static func split(_ date: Date) -> (days: Int, milliseconds: Int) {

@@ -103,6 +103,54 @@ struct EventTests {
         #expect((wrongTypes["rejected"] as? [Any])?.count == 3)
     }
 
+    @Test("The batch body is read strictly: escapes and non-ASCII text kept, each malformed body a 400 naming the problem")
+    func batchBodies() async throws {
+        let fixture = try await Self.fixture()
+        func post(_ body: [UInt8]) -> Response {
+            fixture.app.respond(Request(
+                method: "POST", target: "/api/v1/events",
+                headers: HTTPHeaders([("Authorization", "Bearer \(fixture.eventsKey)"), ("Content-Type", "application/json")]), body: body))
+        }
+        let at = ISO8601DateFormatter().string(from: fixture.app.clock.now)
+
+        // Given an event whose installation id has escapes, a surrogate pair and Persian text, with extra nested fields
+        let id = UUID().uuidString
+        let escaped = #"{"note": {"a": [1, 2.5e3, true, null]}, "events": [ {"id": "\#(id)", "type": "impression", "campaignId": \#(fixture.campaign), "#
+            + #""occurredAt": "\#(at)", "platform": "ios", "installationId": "a\"b\\c\u00e9\ud83d\ude00 مریم", "extra": {"x": [{}]}},"#
+            + #" 7, {"id": null, "campaignId": 1.5}, {"campaignId": "1"}, {"type": ["impression"]} ] }"#
+        let answer = try fixture.answer(post(Array(escaped.utf8)))
+
+        // Then the good one is stored with its id in lower case and its text exact; the others are rejected by index with the reason
+        #expect(answer["accepted"] as? Int == 1)
+        let rejected = (answer["rejected"] as? [[String: Any]] ?? []).map { "\($0["index"] ?? "")=\($0["error"] ?? "")" }
+        #expect(rejected == [
+            "1=Each event must be a JSON object.",
+            "2=`campaignId` must be a campaign id (a whole number).",
+            "3=`campaignId` must be a campaign id (a whole number).",
+            "4=`type` must be a string.",
+        ])
+        #expect(try fixture.app.database.events.count(installationID: "a\"b\\cé😀 مریم") == 1)
+
+        // And malformed bodies are refused whole, saying what is wrong
+        let malformed: [(body: [UInt8], says: String)] = [
+            (Array(#"{"events": [{"id": "x"}"#.utf8), "ends too early"),
+            (Array(#"{"events": {}}"#.utf8), "Wrong type at `events`: expected an array."),
+            (Array(#"{"other": []}"#.utf8), "Missing `events` at the top level."),
+            (Array(#"{"events": []} x"#.utf8), "unexpected text after the JSON object"),
+            (Array(#"{"events": [{"id": "\ud800"}]}"#.utf8), "unpaired surrogate"),
+            (Array(#"{"events": [{"id": "a"#.utf8) + [0xC3, 0x28] + Array(#""}]}"#.utf8), "not valid UTF-8"),
+            (Array(#"{"events": [{"x": 01}]}"#.utf8), "not valid JSON"),
+            (Array(#"{"events": ["#.utf8) + Array(repeating: UInt8(ascii: "["), count: 100_000), "nest deeper than 32 levels"),
+            ([], "ends too early"),
+        ]
+        for (body, says) in malformed {
+            let response = post(body)
+            #expect(response.status == 400, "\(String(decoding: body.prefix(60), as: UTF8.self))")
+            #expect(response.text.contains(says), "\(response.text)")
+        }
+        #expect(try fixture.app.database.events.count(installationID: "a") == 0)
+    }
+
     @Test("Stats: exact totals, breakdowns, unique devices and a 3-day daily series; test devices apart")
     func stats() async throws {
         let fixture = try await Self.fixture()

@@ -29,16 +29,21 @@ struct EventIngestor: Sendable {
         guard context.request.mediaType == "application/json" else {
             throw HTTPError(415, "Send events as JSON with `Content-Type: application/json`.")
         }
-        let batch = try JSONBody.decode(Batch.self, from: context.request.body)
-        guard batch.events.count <= Self.maxEvents else {
-            throw HTTPError(422, "A batch holds at most \(Self.maxEvents) events; this one has \(batch.events.count). Send it in smaller batches.",
+        let items: [Batch.Item]
+        do {
+            items = try EventBatchReader.read(context.request.body)
+        } catch {
+            throw HTTPError(400, error.message)
+        }
+        guard items.count <= Self.maxEvents else {
+            throw HTTPError(422, "A batch holds at most \(Self.maxEvents) events; this one has \(items.count). Send it in smaller batches.",
                             fields: [FieldProblem("events", "At most \(Self.maxEvents) events.")])
         }
         let campaigns = try services.database.events.campaignIDs(appID: key.appID)
         let testDevices = Set(try services.database.apps.testDevices(appID: key.appID).map(\.installationID))
         var events: [Event] = []
         var rejected: [Rejection] = []
-        for (index, item) in batch.events.enumerated() {
+        for (index, item) in items.enumerated() {
             switch check(item, appID: key.appID, campaigns: campaigns, testDevices: testDevices, now: context.now) {
             case .success(let event): events.append(event)
             case .failure(let problem): rejected.append(Rejection(index: index, error: problem.reason))
@@ -56,7 +61,7 @@ struct EventIngestor: Sendable {
         _ item: Batch.Item, appID: Int64, campaigns: Set<Int64>, testDevices: Set<String>, now: Date
     ) -> Result<Event, Problem> {
         guard let item = item.fields else { return .failure(Problem(reason: item.wrongType ?? "Each event must be a JSON object.")) }
-        guard let id = item.id, UUID(uuidString: id) != nil else {
+        guard let id = item.id.flatMap(Self.canonicalUUID) else {
             return .failure(Problem(reason: "`id` must be a UUID the client made for this event, so a retried batch counts once."))
         }
         guard let type = item.type.flatMap(Event.Kind.init(rawValue:)) else {
@@ -65,7 +70,8 @@ struct EventIngestor: Sendable {
         guard let campaignID = item.campaignId, campaigns.contains(campaignID) else {
             return .failure(Problem(reason: "`campaignId` must be a campaign of this key's app."))
         }
-        guard let occurredText = item.occurredAt, let occurredAt = try? Date(occurredText, strategy: .iso8601) else {
+        guard let occurredText = item.occurredAt,
+              let occurredAt = UTCTime.date(rfc3339: occurredText) ?? (try? Date(occurredText, strategy: .iso8601)) else {
             return .failure(Problem(reason: "`occurredAt` must be an RFC 3339 time such as 2026-11-21T10:15:00Z."))
         }
         guard occurredAt <= now.addingTimeInterval(Self.futureTolerance), occurredAt >= Self.earliest else {
@@ -107,46 +113,61 @@ struct EventIngestor: Sendable {
             detail = event
         }
         return .success(Event(
-            id: id.lowercased(), appID: appID, campaignID: campaignID, type: type, occurredAt: occurredAt, platform: platform,
+            id: id, appID: appID, campaignID: campaignID, type: type, occurredAt: occurredAt, platform: platform,
             installationID: installation, detail: detail, url: url, test: installation.map(testDevices.contains) ?? false))
     }
 
-    /// `{"events": [...]}` where an item that does not decode is kept with the reason, so one bad item
-    /// rejects only itself.
-    struct Batch: Decodable {
-        let events: [Item]
+    /// `text` in lower case if it is a UUID in the 8-4-4-4-12 hex form, else nil. By hand: this runs for
+    /// every event, and `UUID(uuidString:)` costs more than storing the event.
+    static func canonicalUUID(_ text: String) -> String? {
+        guard text.utf8.count == 36 else { return nil }
+        var canonical: [UInt8] = []
+        canonical.reserveCapacity(36)
+        for (index, byte) in text.utf8.enumerated() {
+            switch (index, byte) {
+            case (8, UInt8(ascii: "-")), (13, UInt8(ascii: "-")), (18, UInt8(ascii: "-")), (23, UInt8(ascii: "-")):
+                canonical.append(byte)
+            case (8, _), (13, _), (18, _), (23, _):
+                return nil
+            case (_, UInt8(ascii: "0")...UInt8(ascii: "9")), (_, UInt8(ascii: "a")...UInt8(ascii: "f")):
+                canonical.append(byte)
+            case (_, UInt8(ascii: "A")...UInt8(ascii: "F")):
+                canonical.append(byte | 0x20)
+            default:
+                return nil
+            }
+        }
+        return String(decoding: canonical, as: UTF8.self)
+    }
 
-        struct Item: Decodable {
+    /// `{"events": [...]}`, read by `EventBatchReader`.
+    enum Batch {
+        /// One event as sent: its fields, or why it is not an object of the expected field types.
+        struct Item {
             let fields: Fields?
-            /// Why the item is not an object of the expected field types, when it is not.
             let wrongType: String?
 
+            init(fields: Fields) {
+                self.fields = fields
+                wrongType = nil
+            }
+
+            init(wrongType: String) {
+                fields = nil
+                self.wrongType = wrongType
+            }
+
             /// Every field an event may carry, all optional: which are required depends on `type`.
-            struct Fields: Decodable {
+            struct Fields {
                 var id, type, occurredAt, platform, installationId, action, url, dismissType, errorCode, event: String?
                 var campaignId: Int64?
-            }
 
-            init(from decoder: Decoder) {
-                do {
-                    fields = try Fields(from: decoder)
-                    wrongType = nil
-                } catch {
-                    fields = nil
-                    wrongType = Self.describe(error)
-                }
-            }
-
-            private static func describe(_ error: Error) -> String {
-                let path: [CodingKey]
-                switch error as? DecodingError {
-                case .typeMismatch(_, let context), .dataCorrupted(let context), .valueNotFound(_, let context): path = context.codingPath
-                default: path = []
-                }
-                // The last key is a field's name unless the item itself was not an object.
-                guard let field = path.last, field.intValue == nil else { return "Each event must be a JSON object." }
-                if field.stringValue == "campaignId" { return "`campaignId` must be a campaign id (a whole number)." }
-                return "`\(field.stringValue)` must be a string."
+                /// The text fields by their JSON name.
+                static let text: [String: WritableKeyPath<Fields, String?> & Sendable] = [
+                    "id": \.id, "type": \.type, "occurredAt": \.occurredAt, "platform": \.platform,
+                    "installationId": \.installationId, "action": \.action, "url": \.url, "dismissType": \.dismissType,
+                    "errorCode": \.errorCode, "event": \.event,
+                ]
             }
         }
     }
