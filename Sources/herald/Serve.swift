@@ -1,11 +1,9 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import HeraldConsole
 import HeraldMicroHTTPD
 import HeraldStorage
 import Logging
-import Synchronization
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Start the console and API (the default command).")
@@ -28,6 +26,7 @@ struct Serve: AsyncParsableCommand {
     var logLevel: String?
 
     func run() async throws {
+        TerminationSignal.install()
         let environment = ProcessInfo.processInfo.environment
         let levelName = logLevel ?? environment["HERALD_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else {
@@ -71,31 +70,35 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// Waits for SIGINT or SIGTERM.
+/// SIGINT and SIGTERM, caught from the moment `install()` returns: a signal that arrives while the
+/// server is still starting is kept and answered once it runs (a dispatch source, armed
+/// asynchronously after `SIG_IGN`, lost such signals). The handler only writes the signal's number
+/// to a pipe, which is safe in a signal handler; `wait()` reads it on a thread of its own.
 enum TerminationSignal {
-    static func wait() async -> String {
-        await withCheckedContinuation { continuation in
-            let resumed = Mutex(false)
-            var sources: [DispatchSourceSignal] = []
-            for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    let first = resumed.withLock { done in
-                        defer { done = true }
-                        return !done
-                    }
-                    if first { continuation.resume(returning: name) }
-                }
-                source.resume()
-                sources.append(source)
+    private static let pipe: (read: Int32, write: Int32) = {
+        var descriptors: [Int32] = [-1, -1]
+        guard Glibc.pipe(&descriptors) == 0 else { fatalError("cannot create the signal pipe: errno \(errno)") }
+        return (descriptors[0], descriptors[1])
+    }()
+
+    static func install() {
+        _ = pipe  // created now, never inside the handler
+        for number in [SIGINT, SIGTERM] {
+            signal(number) { number in
+                var byte = UInt8(truncatingIfNeeded: number)
+                _ = Glibc.write(TerminationSignal.pipe.write, &byte, 1)
             }
-            // The sources must outlive this call; they live until the process exits.
-            KeepAlive.signalSources = sources
         }
     }
-}
 
-private enum KeepAlive {
-    nonisolated(unsafe) static var signalSources: [DispatchSourceSignal] = []
+    /// The name of the first signal caught since `install()`.
+    static func wait() async -> String {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var byte: UInt8 = 0
+                while Glibc.read(pipe.read, &byte, 1) != 1 {}
+                continuation.resume(returning: Int32(byte) == SIGINT ? "SIGINT" : "SIGTERM")
+            }
+        }
+    }
 }
