@@ -14,55 +14,20 @@ It builds the release binary if needed and uses a temporary database."""
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import multiprocessing
 import os
 import random
 import sqlite3
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-BINARY = ROOT / ".build" / "release" / "herald"
-LOG_LINE = re.compile(r"(GET|POST|PUT|DELETE) (\S+) (\d{3}) ([0-9.]+)ms")
-
-
-def cli(*arguments: str, database: Path, stdin: str | None = None) -> str:
-    result = subprocess.run([str(BINARY), *arguments, "--db", str(database), "--resources", str(ROOT)],
-                            input=stdin, capture_output=True, text=True, check=True)
-    return result.stdout
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
-
-
-class Client:
-    def __init__(self, base: str, key: str | None = None, cookie: str | None = None):
-        url = urllib.parse.urlsplit(base)
-        self.connection = http.client.HTTPConnection(url.hostname, url.port, timeout=120)
-        self.headers = {}
-        if key:
-            self.headers["Authorization"] = f"Bearer {key}"
-        if cookie:
-            self.headers["Cookie"] = cookie
-
-    def request(self, method: str, path: str, body: bytes | None = None, content_type: str = "application/json"):
-        headers = dict(self.headers)
-        if body is not None:
-            headers["Content-Type"] = content_type
-        self.connection.request(method, path, body=body, headers=headers)
-        response = self.connection.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
+from common import BINARY, LOG_LINE, ROOT, Client, cli, ensure_binary, percentile, sign_in
 
 
 BATCH = 1000
@@ -155,8 +120,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=30, help="requests per timed page")
     options = parser.parse_args()
 
-    if not BINARY.exists():
-        subprocess.run(["swift", "build", "-c", "release", "--product", "herald"], cwd=ROOT, check=True)
+    ensure_binary()
     workdir = Path(tempfile.mkdtemp(prefix="herald-bench-"))
     database = workdir / "herald.sqlite"
     cli("user", "create", "--email", "bench@example.com", "--role", "admin", "--password-stdin", database=database, stdin="bench password 1\n")
@@ -210,14 +174,7 @@ def main() -> None:
         print(f"raw SQLite, same rows and schema: {raw_rate:,.0f} events/s; Herald / raw = {herald_rate / raw_rate:.2f} (target >= 0.3)")
 
         # Reads: stats endpoint and report pages, server time from the request log.
-        login = Client(base)
-        status, headers, page = login.request("GET", "/login")
-        cookie = headers.get("Set-Cookie", "").split(";")[0]
-        token = re.search(rb'name="csrf_token" value="([^"]+)"', page).group(1).decode()
-        console = Client(base, cookie=cookie)
-        form = urllib.parse.urlencode({"csrf_token": token, "email": "bench@example.com", "password": "bench password 1"}).encode()
-        status, headers, _ = console.request("POST", "/login", form, "application/x-www-form-urlencoded")
-        console = Client(base, cookie=headers.get("Set-Cookie", "").split(";")[0])
+        console = sign_in(base, "bench@example.com", "bench password 1")
 
         start_day = (now - timedelta(days=options.days - 1)).strftime("%Y-%m-%d")
         end_day = now.strftime("%Y-%m-%d")
@@ -233,9 +190,6 @@ def main() -> None:
         for label, client, path in targets:
             for _ in range(options.repeat):
                 status, _, _ = client.request("GET", path)
-            if status == 404:
-                print(f"{label}: not available in this build (404)")
-                continue
             time.sleep(0.2)
             times = [float(m.group(4)) for m in LOG_LINE.finditer(log_path.read_text()) if m.group(2) == path.split("?")[0]]
             recent = times[-options.repeat:]

@@ -12,56 +12,25 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-BINARY = ROOT / ".build" / "release" / "herald"
-
-
-def ensure_tools() -> None:
-    missing = [p for p, tool in (("wrk", "wrk"), ("nginx", "nginx")) if not shutil.which(tool) and not Path(f"/usr/sbin/{tool}").exists()]
-    if missing:
-        sudo = [] if os.geteuid() == 0 else ["sudo"]
-        subprocess.run(sudo + ["apt-get", "install", "-y", "-qq", *missing], check=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-    if not BINARY.exists():
-        subprocess.run(["swift", "build", "-c", "release", "--product", "herald"], cwd=ROOT, check=True)
-
-
-def cli(*arguments: str, database: Path) -> str:
-    return subprocess.run([str(BINARY), *arguments, "--db", str(database), "--resources", str(ROOT)],
-                          capture_output=True, text=True, check=True).stdout
-
-
-def wrk(url: str, seconds: int, headers: dict[str, str]) -> dict:
-    # Long brackets: ETags carry double quotes.
-    script = "".join(f'wrk.headers["{name}"] = [[{value}]]\n' for name, value in headers.items())
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
-        lua.write(script)
-    output = subprocess.run(["wrk", "-t2", "-c64", f"-d{seconds}s", "--latency", "-s", lua.name, url],
-                            capture_output=True, text=True, check=True).stdout
-    os.unlink(lua.name)
-
-    def latency(label: str) -> float:
-        match = re.search(rf"{label}%\s+([0-9.]+)(us|ms|s)", output)
-        value, unit = float(match.group(1)), match.group(2)
-        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
-
-    errors = re.search(r"Socket errors: (.*)", output)
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-    return {"rps": float(re.search(r"Requests/sec:\s+([0-9.]+)", output).group(1)), "p50": latency("50"), "p99": latency("99"),
-            "errors": (errors.group(1) if errors else "none") + (f", {non2xx.group(1)} non-2xx/3xx" if non2xx else "")}
-
+from common import BINARY, ROOT, cli, ensure_binary, ensure_wrk, feed_campaign, wrk
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=10)
     options = parser.parse_args()
-    ensure_tools()
+    ensure_binary()
+    ensure_wrk()
+    if not shutil.which("nginx") and not Path("/usr/sbin/nginx").exists():
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        subprocess.run(sudo + ["apt-get", "install", "-y", "-qq", "nginx"], check=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
     workdir = Path(tempfile.mkdtemp(prefix="herald-feed-bench-"))
     workdir.chmod(0o755)  # nginx's workers run as an unprivileged user and must read the copy of the feed
     print(f"machine: {os.cpu_count()} cores; wrk -t2 -c64 -d{options.seconds}s; Herald and nginx on loopback in the same run")
@@ -76,13 +45,7 @@ def main() -> None:
         try:
             headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
             for index in range(count):
-                body = {"app": int(app), "name": f"Campaign {index}", "priority": 1 + index % 10,
-                        "triggers": [{"event": "purchase", "filters": [{"property": "value", "op": "gte", "value": 10}]}],
-                        "message": {"layout": "card", "title": {"text": f"Spring sale {index}", "color": "#1A73E8"},
-                                    "body": {"text": "Twenty percent off everything in the shop until Sunday night."},
-                                    "imageUrl": f"https://example.com/images/{index}.png", "backgroundColor": "#FFFFFF",
-                                    "primaryAction": {"text": "Shop now", "url": "https://example.com/sale"}},
-                        "data": [{"key": "promo_code", "value": f"SPRING{index}"}, {"key": "discount", "value": "20"}]}
+                body = feed_campaign(index, int(app))
                 request = urllib.request.Request(f"{base}/api/v1/campaigns", data=json.dumps(body).encode(), headers=headers, method="POST")
                 campaign = json.load(urllib.request.urlopen(request))["id"]
                 urllib.request.urlopen(urllib.request.Request(f"{base}/api/v1/campaigns/{campaign}/publish", data=b"", headers=headers, method="POST"))
@@ -91,24 +54,37 @@ def main() -> None:
 
             # nginx serves the same bytes as a static file; its own ETag is what If-None-Match must carry.
             (nginx_dir / "html").mkdir(parents=True)
+            with socket.socket() as probe:  # a free port for nginx
+                probe.bind(("127.0.0.1", 0))
+                nginx_port = probe.getsockname()[1]
             (nginx_dir / "html" / "feed.json").write_bytes(feed_bytes)
             (nginx_dir / "nginx.conf").write_text(f"""
 worker_processes 2; daemon off; pid {nginx_dir}/nginx.pid; error_log {nginx_dir}/error.log;
 events {{ worker_connections 1024; }}
 http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
-  server {{ listen 127.0.0.1:18080; root {nginx_dir}/html; location / {{ default_type application/json; etag on; }} }} }}
+  server {{ listen 127.0.0.1:{nginx_port}; root {nginx_dir}/html; location / {{ default_type application/json; etag on; }} }} }}
 """)
             nginx = subprocess.Popen(["/usr/sbin/nginx", "-c", str(nginx_dir / "nginx.conf"), "-p", str(nginx_dir)])
             try:
-                time.sleep(0.5)
-                nginx_etag = urllib.request.urlopen("http://127.0.0.1:18080/feed.json").headers["ETag"]
+                nginx_url = f"http://127.0.0.1:{nginx_port}/feed.json"
+                for _ in range(50):
+                    try:
+                        served = urllib.request.urlopen(nginx_url)
+                        break
+                    except OSError:
+                        time.sleep(0.1)
+                else:
+                    raise SystemExit(f"nginx did not start; see {nginx_dir}/error.log")
+                if served.read() != feed_bytes:
+                    raise SystemExit("nginx serves other bytes than Herald's feed")
+                nginx_etag = served.headers["ETag"]
                 print(f"\nfeed of {count} campaigns: {len(feed_bytes) / 1024:.1f} KB")
                 for label, herald_headers, nginx_headers in (
                     ("200", {"Authorization": f"Bearer {key}"}, {}),
                     ("304", {"Authorization": f"Bearer {key}", "If-None-Match": etag}, {"If-None-Match": nginx_etag}),
                 ):
                     ours = wrk(f"{base}/api/v1/feed", options.seconds, herald_headers)
-                    theirs = wrk("http://127.0.0.1:18080/feed.json", options.seconds, nginx_headers)
+                    theirs = wrk(nginx_url, options.seconds, nginx_headers)
                     print(f"  {label}: Herald {ours['rps']:>9,.0f} req/s (p50 {ours['p50']:.2f} ms, p99 {ours['p99']:.2f} ms, errors: {ours['errors']})"
                           f" | nginx {theirs['rps']:>9,.0f} req/s (p50 {theirs['p50']:.2f} ms, p99 {theirs['p99']:.2f} ms, errors: {theirs['errors']})"
                           f" | ratio {ours['rps'] / theirs['rps']:.2f}")
