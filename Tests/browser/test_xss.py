@@ -13,7 +13,7 @@ document, the history, the campaign list, the reports and each campaign's report
 app's page, export and import, and pages that echo query parameters.
 
 On every page, in the page and in every frame inside it, nothing ran and nothing was injected:
-(a) no alert is open, (b) `window.__xss`, which every payload sets, stays undefined, (c) no element a
+(a) no alert is open, (b) `window.__xss`, which the payloads set, stays undefined, (c) no element a
 payload would create exists (ids `xss…`, `img[src=x]`, inline event handlers, inline scripts,
 `javascript:` links, a `<style>` other than the preview's own), and (d) each payload is shown as text,
 character for character, where the page displays it (or kept as an input's value). The browser's
@@ -36,11 +36,15 @@ from urllib.parse import quote, urlencode, urlparse
 
 import pytest
 from browser_helpers import current_path, visible, wait
-from selenium.common.exceptions import NoAlertPresentException, TimeoutException, WebDriverException
+from selenium.common.exceptions import (
+    NoAlertPresentException,
+    TimeoutException,
+    UnexpectedAlertPresentException,
+    WebDriverException,
+)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
-from selenium.webdriver.support import expected_conditions as EC
 
 COMPOSER = "form[data-composer]"
 ADMIN_EMAIL, ADMIN_PASSWORD = "xss-admin@example.com", "xss-passphrase-1"
@@ -82,7 +86,7 @@ def mix(tag: str, limit: int, start: int = 0) -> str:
 # Elements no page of Herald has, and every injected payload would add.
 INJECTED = ", ".join([
     '[id^="xss"]', "[data-xss]", 'img[src="x"]', "[onerror]", "[onload]", "[onmouseover]", "[onfocus]", "[onclick]",
-    "script:not([src])", "iframe[srcdoc]", '[href^="javascript:" i]', '[src^="javascript:" i]', "b", "i",
+    "script:not([src])", "iframe[srcdoc]", '[href^="javascript:" i]', '[src^="javascript:" i]',
 ])
 
 # Runs in the page: every document (the page and its same-origin frames, recursively) is searched.
@@ -276,12 +280,26 @@ journey: dict[str, dict] = {"campaigns": {}}
 # --- helpers -----------------------------------------------------------------
 
 def submit_with(driver: WebDriver, element: WebElement) -> None:
-    """Click a submit button and wait for the next page to replace this one."""
-    old_page = driver.find_element(By.TAG_NAME, "html")
-    # Clicked by script: the composer swaps its preview frame while typing settles, which can make
-    # chromedriver lose a native click's target; the button still submits with its name and value.
+    """Click a submit button and wait until the next document has loaded in its place."""
+    before = loaded_document(driver)
+    # Clicked by script, and the new page told by its time origin rather than by a stale element:
+    # while the composer swaps its preview frame, chromedriver can lose a native click's target or
+    # fail to resolve an old element ("Node with given id does not belong to the document").
     driver.execute_script("arguments[0].click()", element)
-    wait(driver).until(EC.staleness_of(old_page), message="the form was not submitted")
+    wait(driver).until(
+        lambda d: loaded_document(d) not in (None, before),
+        message="the form was not submitted (or an alert is holding the page)",
+    )
+
+
+def loaded_document(driver: WebDriver) -> float | None:
+    """The current document's time origin once it has loaded; None while loading or navigating."""
+    try:
+        return driver.execute_script("return document.readyState === 'complete' ? performance.timeOrigin : null")
+    except UnexpectedAlertPresentException as error:
+        pytest.fail(f"an alert opened ({error.alert_text!r})")
+    except WebDriverException:
+        return None
 
 
 def intent_button(driver: WebDriver, intent: str) -> WebElement:
@@ -487,9 +505,14 @@ def signed_in(driver, xss_herald):
     driver.find_element(By.ID, "field-password").send_keys(ADMIN_PASSWORD)
     submit_with(driver, driver.find_element(By.CSS_SELECTOR, 'form[action="/login"] button[type="submit"]'))
     wait(driver).until(lambda d: current_path(d) == "/campaigns", message="sign-in failed")
-    driver.get_log("browser")  # start the console clean
     yield server
     driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+
+
+@pytest.fixture(autouse=True)
+def fresh_console(driver):
+    """Each test reads only its own console messages (a failed one leaves its pages' messages behind)."""
+    driver.get_log("browser")
 
 
 # --- one campaign per layout ----------------------------------------------------
