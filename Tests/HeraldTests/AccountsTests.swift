@@ -160,4 +160,19 @@ struct AccountsTests {
                                        ["email": "admin@example.com", "password": "correct horse battery", "next": "//evil.example"])
         #expect(offsite.headers["Location"] == "/campaigns")
     }
+
+    @Test("A next path with a tab or newline never leads off-site: browsers drop them from a Location")
+    func loginNextWithControlCharacters() async throws {
+        // Given a signed-in admin
+        let (_, browser) = try await TestApp.withAdmin()
+        // When a link sends them to the login page with a next path hiding "//" behind a tab, newline or DEL
+        for next in ["%2F%09%2Fevil.example", "%2F%0A%2Fevil.example", "%2F%0D%0ASet-Cookie:%20x=y", "%2F%7F%2Fevil.example"] {
+            let response = browser.get("/login?next=\(next)")
+            // Then they land on the campaigns, not on the other site
+            #expect(response.status == 303)
+            #expect(response.headers["Location"] == "/campaigns", "next=\(next)")
+        }
+        // And an ordinary local path still works
+        #expect(browser.get("/login?next=%2Fusers%3Fpage%3D2").headers["Location"] == "/users?page=2")
+    }
 }

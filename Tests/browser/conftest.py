@@ -32,6 +32,9 @@ def driver():
     ):
         options.add_argument(argument)
 
+    # Keep the console's messages, so tests can read them (driver.get_log("browser")).
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+
     service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
     browser = webdriver.Chrome(service=service, options=options)
     browser.set_page_load_timeout(30)

@@ -9,17 +9,15 @@ broken one.
 from __future__ import annotations
 
 import re
-from urllib.parse import urlparse
 
 import pytest
+from browser_helpers import current_path, visible, wait
 from selenium.common.exceptions import ElementClickInterceptedException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import Select, WebDriverWait
-
-WAIT_SECONDS = 10
+from selenium.webdriver.support.ui import Select
 
 LAYOUTS = ["card", "modal", "image_only", "banner", "slideup", "fullscreen"]
 TITLE = "Spring sale"
@@ -33,21 +31,6 @@ journey: dict[str, str] = {}
 
 
 # --- helpers -----------------------------------------------------------------
-
-def wait(driver: WebDriver) -> WebDriverWait:
-    return WebDriverWait(driver, WAIT_SECONDS)
-
-
-def current_path(driver: WebDriver) -> str:
-    return urlparse(driver.current_url).path
-
-
-def visible(driver: WebDriver, css: str) -> WebElement:
-    return wait(driver).until(
-        EC.visibility_of_element_located((By.CSS_SELECTOR, css)),
-        message=f"expected a visible {css}",
-    )
-
 
 def by_name(driver: WebDriver, name: str) -> WebElement:
     return driver.find_element(By.CSS_SELECTOR, f'[name="{name}"]')

@@ -10,15 +10,13 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 import pytest
+from browser_helpers import current_path, visible, wait
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
-
-WAIT_SECONDS = 10
 
 ADMIN_NAME = "مریم رضایی"
 ADMIN_EMAIL = "maryam@example.com"
@@ -33,25 +31,10 @@ LOGOUT_FORM = 'form[action="/logout"]'
 
 # --- helpers -----------------------------------------------------------------
 
-def wait(driver: WebDriver) -> WebDriverWait:
-    return WebDriverWait(driver, WAIT_SECONDS)
-
-
-def current_path(driver: WebDriver) -> str:
-    return urlparse(driver.current_url).path
-
-
 def wait_for_path(driver: WebDriver, path: str) -> None:
     wait(driver).until(
         lambda d: current_path(d) == path,
         message=f"expected to reach {path}",
-    )
-
-
-def visible(driver: WebDriver, css: str) -> WebElement:
-    return wait(driver).until(
-        EC.visibility_of_element_located((By.CSS_SELECTOR, css)),
-        message=f"expected a visible {css}",
     )
 
 

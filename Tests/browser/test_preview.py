@@ -16,13 +16,13 @@ import time
 from urllib.parse import urlencode
 
 import pytest
+from browser_helpers import visible, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
-WAIT_SECONDS = 10
 LAYOUTS = ["card", "modal", "image_only", "banner", "slideup", "fullscreen"]
 DEVICES = ["phone", "tablet"]
 ORIENTATIONS = ["portrait", "landscape"]
@@ -78,17 +78,6 @@ return {
 
 
 # --- helpers -----------------------------------------------------------------
-
-def wait(driver: WebDriver, seconds: float = WAIT_SECONDS) -> WebDriverWait:
-    return WebDriverWait(driver, seconds)
-
-
-def visible(driver: WebDriver, css: str) -> WebElement:
-    return wait(driver).until(
-        EC.visibility_of_element_located((By.CSS_SELECTOR, css)),
-        message=f"expected a visible {css}",
-    )
-
 
 def inside(inner: dict, outer: dict) -> bool:
     return (

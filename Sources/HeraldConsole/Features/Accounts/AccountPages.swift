@@ -129,8 +129,11 @@ struct AccountPages: Sendable {
     }
 
     /// Only local paths: an absolute or protocol-relative URL would send people off-site after login.
+    /// Control characters are refused too: browsers drop tabs and newlines from a `Location`, so
+    /// `/<tab>/evil.example` would become `//evil.example` (and a newline would break the header).
     private func safeNext(_ next: String?) -> String {
-        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.hasPrefix("/\\") else { return "/campaigns" }
+        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.hasPrefix("/\\"),
+              !next.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return "/campaigns" }
         return next
     }
 }
