@@ -24,9 +24,9 @@ public final class AppDatabase: Sendable {
         configuration.label = "herald"
         configuration.prepareDatabase { db in
             // SQLite's default 2 MB page cache makes every event insert re-read B-tree pages through
-            // syscalls; a larger cache and memory-mapped reads keep the hot pages at hand.
+            // syscalls; 32 MB keeps the hot pages at hand. No memory-mapped I/O: mapped database pages
+            // count in the process's resident memory (300 MB at 3 M events) and reads were no faster.
             try db.execute(sql: "PRAGMA cache_size = -32768")
-            try db.execute(sql: "PRAGMA mmap_size = 268435456")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         migrator = try Self.migrator(loadingFrom: migrations)
