@@ -87,7 +87,7 @@ def raw_sqlite_rate(workdir: Path, events: int, campaigns: list[int], now: float
     database = workdir / "raw.sqlite"
     cli("migrate", database=database)
     connection = sqlite3.connect(database, isolation_level=None)
-    for pragma in ("journal_mode = WAL", "synchronous = FULL", "cache_size = -32768", "mmap_size = 268435456"):
+    for pragma in ("journal_mode = WAL", "synchronous = FULL", "cache_size = -32768"):
         connection.execute(f"PRAGMA {pragma}")
     generator = random.Random(7)
     timed = 0.0

@@ -29,6 +29,10 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA cache_size = -32768")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // GRDB sets WAL's usual NORMAL, which syncs only at checkpoints: a power cut could lose commits
+        // already answered. FULL syncs the WAL at every commit, so an acknowledged write (an event
+        // batch's 200) is durable; group commit shares that sync among concurrent batches.
+        try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         migrator = try Self.migrator(loadingFrom: migrations)
     }
 

@@ -10,7 +10,7 @@ struct StorageTests {
                         migrations: repositoryRoot.appendingPathComponent("migrations"))
     }
 
-    @Test("A new database gets every migration, WAL mode, foreign keys and a busy timeout")
+    @Test("A new database gets every migration, WAL mode with a sync at every commit, foreign keys and a busy timeout")
     func freshDatabase() async throws {
         // Given a path in a folder that does not exist yet
         let folder = try TemporaryFolder()
@@ -23,11 +23,12 @@ struct StorageTests {
         #expect(try database.appliedMigrations() == files)
         let settings = try await database.pool.write { db in
             (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"),
-             try Int.fetchOne(db, sql: "PRAGMA busy_timeout"))
+             try Int.fetchOne(db, sql: "PRAGMA busy_timeout"), try Int.fetchOne(db, sql: "PRAGMA synchronous"))
         }
         #expect(settings.0 == "wal")
         #expect(settings.1 == 1)
         #expect(settings.2 == 5000)
+        #expect(settings.3 == 2, "FULL: a committed write survives a power cut, so an acknowledged event is durable")
         // And migrating again changes nothing
         try database.migrate()
         #expect(try database.appliedMigrations() == files)
