@@ -5,20 +5,26 @@ import Synchronization
 /// the body, so an old body's preparation goes away with the last response that uses it.
 public final class SharedBody: Sendable {
     public let bytes: [UInt8]
-    private let prepared = Mutex<(any Sendable & AnyObject)?>(nil)
+    /// Set once and then only read, without a lock: every 200 of the feed asks for it.
+    private let prepared = AtomicLazyReference<Prepared>()
+
+    private final class Prepared: Sendable {
+        let value: any Sendable & AnyObject
+
+        init(_ value: any Sendable & AnyObject) {
+            self.value = value
+        }
+    }
 
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
     }
 
-    /// What `make` built from these bytes the first time it was asked for (nil if it failed; then it is
-    /// tried again next time).
-    public func prepared<Prepared: Sendable & AnyObject>(as type: Prepared.Type, _ make: ([UInt8]) -> Prepared?) -> Prepared? {
-        prepared.withLock { slot in
-            if let existing = slot as? Prepared { return existing }
-            let made = make(bytes)
-            slot = made
-            return made
-        }
+    /// What `make` built from these bytes the first time it succeeded (nil if it failed; then it is
+    /// tried again next time). Two threads may both make it at first; one result is kept.
+    public func prepared<Made: Sendable & AnyObject>(as type: Made.Type, _ make: ([UInt8]) -> Made?) -> Made? {
+        if let existing = prepared.load() { return existing.value as? Made }
+        guard let made = make(bytes) else { return nil }
+        return prepared.storeIfNil(Prepared(made)).value as? Made
     }
 }

@@ -1,11 +1,10 @@
 import Foundation
 import HeraldStorage
-import Synchronization
 
 /// Finds the API key for a secret, keeping recent answers in memory so hot endpoints (the feed)
 /// need no database read. Answers are dropped when keys change (revocation) or after `maxAge`.
 final class KeyAuthenticator: Sendable {
-    private struct Entry {
+    private struct Entry: Sendable {
         var key: APIKey?
         let generation: Int
         let fetchedAt: Date
@@ -17,7 +16,7 @@ final class KeyAuthenticator: Sendable {
     static let maxEntries = 10_000
 
     private let database: AppDatabase
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = ReadMostly<[String: Entry]>([:])
 
     init(database: AppDatabase) {
         self.database = database
@@ -27,25 +26,27 @@ final class KeyAuthenticator: Sendable {
     func authenticate(secret: String, now: Date) throws -> APIKey? {
         let hash = Secret.sha256(secret)
         let generation = database.changes.current
-        var entry = entries.withLock { $0[hash] }
+        // The hot path (a known key, used within the minute) only reads the cache:
+        // every feed request of every thread comes through here.
+        var entry = entries.read { $0[hash] }
+        var changed = false
         if entry == nil || entry?.generation != generation || now.timeIntervalSince(entry?.fetchedAt ?? .distantPast) >= Self.maxAge {
             entry = Entry(key: try database.apiKeys.authenticate(secret: secret), generation: generation, fetchedAt: now)
+            changed = true
         }
-        guard var found = entry, var key = found.key else {
-            remember(hash, entry)
-            return nil
-        }
-        if key.lastUsedAt.map({ now.timeIntervalSince($0) > 60 }) ?? true {
+        guard var found = entry else { return nil }
+        if var key = found.key, key.lastUsedAt.map({ now.timeIntervalSince($0) > 60 }) ?? true {
             try database.apiKeys.markUsed(key, now: now)
             key.lastUsedAt = now
             found.key = key
+            changed = true
         }
-        remember(hash, found)
-        return key
+        if changed { remember(hash, found) }
+        return found.key
     }
 
-    private func remember(_ hash: String, _ entry: Entry?) {
-        entries.withLock { entries in
+    private func remember(_ hash: String, _ entry: Entry) {
+        entries.write { entries in
             if entries.count >= Self.maxEntries { entries.removeAll(keepingCapacity: true) }
             entries[hash] = entry
         }

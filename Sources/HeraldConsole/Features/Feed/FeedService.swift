@@ -3,7 +3,6 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
-import Synchronization
 
 /// Each app's encoded feed and its ETag, kept in memory. A snapshot is rebuilt when the database
 /// reports a change, when a campaign's start or end passes, or after `maxAge` (changes made by another
@@ -32,7 +31,7 @@ final class FeedService: Sendable {
     static let maxAge: TimeInterval = 30
 
     private let database: AppDatabase
-    private let feeds = Mutex<[Int64: AppFeeds]>([:])
+    private let feeds = ReadMostly<[Int64: AppFeeds]>([:])
 
     init(database: AppDatabase) {
         self.database = database
@@ -41,13 +40,13 @@ final class FeedService: Sendable {
     /// The snapshot for `appID` as seen by `installationID`; touches the database only to rebuild.
     func snapshot(appID: Int64, installationID: String?, now: Date) throws -> Snapshot {
         let generation = database.changes.current
-        let cached = feeds.withLock { $0[appID] }
+        let cached = feeds.read { $0[appID] }
         let current: AppFeeds
         if let cached, cached.generation == generation, now < cached.validUntil, now.timeIntervalSince(cached.builtAt) < Self.maxAge {
             current = cached
         } else {
             current = try build(appID: appID, generation: generation, now: now, previous: cached)
-            feeds.withLock { $0[appID] = current }
+            feeds.write { $0[appID] = current }
         }
         if let installationID, current.testInstallations.contains(installationID) { return current.testDevices }
         return current.everyone
