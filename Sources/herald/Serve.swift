@@ -18,6 +18,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The port to listen on; 0 picks a free one (env HERALD_PORT; default 8080).")
     var port: UInt16?
 
+    @Option(help: "Seconds a connection may stay silent before it is closed, so slow or stalled clients free their slot (env HERALD_CONNECTION_TIMEOUT; default 30).")
+    var connectionTimeout: Int?
+
     @Flag(help: "Mark cookies Secure; use when Herald is served over https (env HERALD_SECURE_COOKIES=1).")
     var secureCookies = false
 
@@ -45,6 +48,13 @@ struct Serve: AsyncParsableCommand {
             guard let port = UInt16(value) else { throw ValidationError("HERALD_PORT must be a port number, not \(value).") }
             return port
         } ?? 8080
+        serverConfiguration.connectionTimeoutSeconds = try connectionTimeout ?? environment["HERALD_CONNECTION_TIMEOUT"].map { value in
+            guard let seconds = Int(value) else { throw ValidationError("HERALD_CONNECTION_TIMEOUT must be a whole number of seconds, not \(value).") }
+            return seconds
+        } ?? serverConfiguration.connectionTimeoutSeconds
+        guard (1...3600).contains(serverConfiguration.connectionTimeoutSeconds) else {
+            throw ValidationError("The connection timeout must be from 1 to 3600 seconds; 0 would let a silent client hold a connection forever.")
+        }
         let server = HTTPServer(configuration: serverConfiguration, logger: logger, handler: application.respond(to:))
         try server.start()
 
