@@ -1,4 +1,5 @@
 import Foundation
+@testable import HeraldConsole
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
@@ -106,6 +107,55 @@ struct CampaignAPITests {
         #expect(fixture.call("GET", "/api/v1/campaigns?page=0").status == 400)
         #expect(fixture.call("GET", "/api/v1/campaigns?status=sleeping").status == 400)
         #expect(fixture.call("PATCH", "/api/v1/campaigns/1").status == 405)
+    }
+
+    @Test("JSON that is not UTF-8, or nested past any campaign's depth, is a 400 saying so, before it is decoded")
+    func unreadableJSON() async throws {
+        // Given a valid campaign with a stray byte in its name, and bodies nested 100,000 levels deep
+        let fixture = try await Self.fixture()
+        var latin1 = Array(Self.cardJSON(app: fixture.shop).utf8)
+        let stray = try #require(latin1.firstIndex(of: UInt8(ascii: "S")))
+        latin1[stray] = 0xE9
+        let nested = [
+            String(repeating: "[", count: 100_000),
+            String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000),
+            String(repeating: #"{"a":"#, count: 100_000),
+        ]
+
+        // When they are posted, then each is refused with the reason and where it was found
+        let notUTF8 = fixture.app.respond(Request(
+            method: "POST", target: "/api/v1/campaigns",
+            headers: HTTPHeaders([("Authorization", "Bearer \(fixture.writeKey)"), ("Content-Type", "application/json")]), body: latin1))
+        #expect(notUTF8.status == 400)
+        #expect(notUTF8.text.contains("not valid UTF-8 at byte \(stray)"))
+        for body in nested {
+            let response = fixture.call("POST", "/api/v1/campaigns", json: body)
+            #expect(response.status == 400)
+            #expect(response.text.contains("more than \(JSONBody.maxDepth) levels deep (at byte"))
+        }
+        #expect(try fixture.app.database.campaigns.list(CampaignQuery(), now: fixture.app.clock.now).total == 0)
+    }
+
+    @Test("The depth check counts brackets outside strings only, and lets Herald's deepest documents through")
+    func depthCheck() throws {
+        // Given brackets inside strings (escaped quotes included) and a campaign export at full depth
+        let quoted = #"{"name": "[[[[{{{{\"[[[[", "data": [{"key": "k", "value": "]]]]}}}}"}]}"#
+        let limit = JSONBody.maxDepth
+        let atLimit = String(repeating: "[", count: limit) + String(repeating: "]", count: limit)
+
+        // Then only real nesting counts, up to the limit
+        #expect(JSONBody.firstTooDeep(Array(quoted.utf8), limit: 3) == nil)
+        let thirdLevel = quoted.utf8.distance(from: quoted.startIndex, to: try #require(quoted.range(of: #"[{"key"#)).lowerBound) + 1
+        #expect(JSONBody.firstTooDeep(Array(quoted.utf8), limit: 2) == thirdLevel)
+        #expect(JSONBody.firstTooDeep(Array(atLimit.utf8), limit: limit) == nil)
+        #expect(JSONBody.firstTooDeep(Array(("[" + atLimit + "]").utf8), limit: limit) == limit)
+        #expect(JSONBody.firstInvalidUTF8(Array("مریم ✓ 🙂".utf8)) == nil)
+        #expect(JSONBody.firstInvalidUTF8([0x61, 0xED, 0xA0, 0x80]) == 1, "an encoded surrogate is not UTF-8")
+        #expect(JSONBody.firstInvalidUTF8([0x61, 0x62, 0xC3]) == 2, "a sequence cut short")
+        let export = CampaignExport(
+            schemaVersion: CampaignJSON.schemaVersion, exportedAt: Date(),
+            campaigns: [try CampaignJSON.decoder().decode(Campaign.self, from: Data(Self.cardJSON(app: 1).utf8))])
+        try JSONBody.check(Array(try CampaignJSON.encoder().encode(export)))
     }
 
     @Test("Scopes: a read-only key cannot write; a key without campaign scopes cannot read")
