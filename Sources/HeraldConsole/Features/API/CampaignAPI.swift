@@ -59,18 +59,19 @@ struct CampaignAPI: Sendable {
         if campaign.app != current.campaign.app {
             throw HTTPError(422, "A campaign cannot move to another app.", fields: [FieldProblem("app", "Keep \(current.campaign.app).")])
         }
-        let expected: Int
         if let ifMatch = context.request.headers["If-Match"] {
-            guard let revision = Self.revision(fromETag: ifMatch) else {
-                throw HTTPError(400, "If-Match must be an ETag this API gave, such as \"r3\".")
+            guard let tags = Self.entityTags(ifMatch) else {
+                throw HTTPError(400, "If-Match must be `*` or ETags this API gave, such as \"r3\".")
             }
-            guard revision == current.revision else {
-                throw HTTPError(412, "The campaign changed since revision \(revision); it is at revision \(current.revision). GET it again and reapply your change.")
+            // RFC 9110 §13.1.1: `*` matches any current campaign; ETags are compared strongly (W/ never matches).
+            guard tags.contains("*") || tags.contains(Self.etag(revision: current.revision)) else {
+                if tags.count == 1, let revision = Self.revision(fromETag: tags[0]) {
+                    throw HTTPError(412, "The campaign changed since revision \(revision); it is at revision \(current.revision). GET it again and reapply your change.")
+                }
+                throw HTTPError(412, "No ETag in If-Match is the campaign's current one, \(Self.etag(revision: current.revision)). GET it again and reapply your change.")
             }
-            expected = revision
-        } else {
-            expected = current.revision
         }
+        let expected = current.revision
         campaign.id = current.id
         // A live campaign is on devices: every change must keep it publishable.
         try validate(campaign, publish: current.state == .published || current.state == .paused, now: context.now)
@@ -130,7 +131,8 @@ struct CampaignAPI: Sendable {
         let problems = publish ? CampaignLifecycle.publishProblems(campaign, now: now) : campaign.problems(for: .draft)
         guard problems.isEmpty else {
             let summary = problems.count == 1 ? "1 field is invalid" : "\(problems.count) fields are invalid"
-            throw HTTPError(422, "\(summary): \(problems.map(\.description).joined(separator: "; ")).", fields: problems)
+            let details = problems.map { "\($0.path): \($0.message.hasSuffix(".") ? String($0.message.dropLast()) : $0.message)" }
+            throw HTTPError(422, "\(summary): \(details.joined(separator: "; ")).", fields: problems)
         }
     }
 
@@ -165,6 +167,19 @@ struct CampaignAPI: Sendable {
     }
 
     static func etag(revision: Int) -> String { "\"r\(revision)\"" }
+
+    /// The entity tags of an If-Match list (`*`, `"r3"`, `W/"r3"`), as sent; nil when one is not an entity tag.
+    static func entityTags(_ header: String) -> [String]? {
+        var tags: [String] = []
+        for item in header.split(separator: ",") {
+            let tag = item.trimmingCharacters(in: .whitespaces)
+            let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
+            let quoted = opaque.count >= 2 && opaque.first == "\"" && opaque.last == "\"" && !opaque.dropFirst().dropLast().contains("\"")
+            guard tag == "*" || quoted else { return nil }
+            tags.append(tag)
+        }
+        return tags.isEmpty ? nil : tags
+    }
 
     static func revision(fromETag tag: String) -> Int? {
         let trimmed = tag.trimmingCharacters(in: .whitespaces)

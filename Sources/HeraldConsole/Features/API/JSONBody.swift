@@ -16,6 +16,11 @@ enum JSONBody {
         try check(body)
         do {
             return try CampaignJSON.decoder().decode(type, from: Data(body))
+        } catch DecodingError.dataCorrupted(let context)
+            where context.codingPath.isEmpty && (try? JSONSerialization.jsonObject(with: Data(body), options: .fragmentsAllowed)) != nil {
+            // Foundation reports a number that does not fit its field (9.5 for an integer, 10^40) as
+            // "not valid JSON", with no path; the JSON itself is fine, so say what is wrong with it.
+            throw HTTPError(400, "A number in the JSON does not fit its field: integers are whole numbers (no fraction or exponent) from \(Int64.min) to \(Int64.max).")
         } catch let error as DecodingError {
             throw HTTPError(400, describe(error))
         } catch {
