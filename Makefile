@@ -7,8 +7,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev
 BROWSER_PACKAGES := chromium chromium-driver
-# PyPI packages the Python tests use (browser and API contract), installed when missing.
-PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator
+# PyPI packages the Python tests use (browser, API contract and fuzz, reliability), installed when missing.
+PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator schemathesis
 
 .PHONY: run test build system-deps test-deps swift-test python-test clean
 
@@ -25,7 +25,8 @@ test: test-deps
 swift-test:
 	$(SWIFT) test --skip-build
 
-# Browser tests (Selenium, headless Chromium) and the API contract test against openapi.yaml.
+# Browser tests (Selenium, headless Chromium), the API contract and schemathesis fuzz against openapi.yaml,
+# and the bad-input reliability suite, each against the real server binary.
 python-test:
 	HERALD_BIN=$(CURDIR)/.build/debug/herald $(PYTHON) -m pytest -q
 

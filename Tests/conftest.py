@@ -64,8 +64,8 @@ def _pump_stdout(stream, lines: "queue.Queue[str]") -> None:
 
 
 @contextmanager
-def _serve(workdir: Path, database: Path) -> Iterator[HeraldServer]:
-    """Run `herald serve` on a free port until the block ends, then stop it with SIGTERM."""
+def _serve(workdir: Path, database: Path, arguments: tuple[str, ...] = ()) -> Iterator[HeraldServer]:
+    """Run `herald serve [ARGUMENTS]` on a free port until the block ends, then stop it with SIGTERM."""
     log_path = workdir / "herald.stderr.log"
 
     with open(log_path, "wb") as log:
@@ -76,6 +76,7 @@ def _serve(workdir: Path, database: Path) -> Iterator[HeraldServer]:
                 "--db", str(database),
                 "--port", "0",
                 "--resources", str(REPO_ROOT),
+                *arguments,
             ],
             stdout=subprocess.PIPE,
             stderr=log,
@@ -182,13 +183,13 @@ def herald_cli():
 
 
 @contextmanager
-def serving(workdir: Path, database: Path) -> Iterator[HeraldServer]:
-    """For tests that need a server of their own: see ``_serve``."""
-    with _serve(workdir, database) as server:
+def serving(workdir: Path, database: Path, *arguments: str) -> Iterator[HeraldServer]:
+    """For tests that need a server of their own, with extra `herald serve` options: see ``_serve``."""
+    with _serve(workdir, database, arguments) as server:
         yield server
 
 
 @pytest.fixture(scope="session")
 def herald_serve():
-    """Return a context manager that serves a given database until the block ends."""
+    """Return a context manager that serves a given database (with extra serve options) until the block ends."""
     return serving

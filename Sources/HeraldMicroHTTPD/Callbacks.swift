@@ -11,8 +11,26 @@ func requestStarted(
 ) -> UnsafeMutableRawPointer? {
     let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
     context.requestsInFlight.add(1, ordering: .relaxed)
-    let target = uri.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? "/"
+    let target = uri.map { requestTarget(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? "/"
     return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
+}
+
+/// The request target as text. A target is ASCII; bytes past it (sent raw by a careless or hostile
+/// client) are percent-encoded rather than replaced, so that decoding the path finds them: raw UTF-8
+/// reads as the same text, and anything else is refused as not UTF-8 instead of becoming U+FFFD.
+func requestTarget(_ bytes: UnsafeRawBufferPointer) -> String {
+    guard bytes.contains(where: { $0 >= 0x80 }) else { return String(decoding: bytes, as: UTF8.self) }
+    let hex = Array("0123456789ABCDEF".utf8)
+    var escaped: [UInt8] = []
+    escaped.reserveCapacity(bytes.count * 3)
+    for byte in bytes {
+        if byte < 0x80 {
+            escaped.append(byte)
+        } else {
+            escaped += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+        }
+    }
+    return String(decoding: escaped, as: UTF8.self)
 }
 
 func requestCompleted(

@@ -236,10 +236,11 @@ public struct CampaignStore: Sendable {
             case .priority: "priority ASC, updated_at DESC"
             case .start: "start_at IS NULL, start_at ASC, id ASC"
             }
-            let page = max(1, query.page)
+            // A page far past the end (`?page=9223372036854775807`) is empty, not an overflow.
+            let (offset, overflow) = (max(1, query.page) - 1).multipliedReportingOverflow(by: query.pageSize)
             let rows = try Row.fetchAll(
                 db, sql: "\(filtered) ORDER BY \(order) LIMIT ? OFFSET ?",
-                arguments: arguments + [query.pageSize, (page - 1) * query.pageSize])
+                arguments: arguments + [query.pageSize, overflow ? Int.max : offset])
             let summaries = rows.map { row in
                 CampaignSummary(
                     id: row["id"], appID: row["app_id"], appName: row["app_name"], name: row["name"],

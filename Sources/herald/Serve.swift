@@ -16,6 +16,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The port to listen on; 0 picks a free one (env HERALD_PORT; default 8080).")
     var port: UInt16?
 
+    @Option(help: "Seconds a connection may stay silent before it is closed, so slow or stalled clients free their slot (env HERALD_CONNECTION_TIMEOUT; default 30).")
+    var connectionTimeout: Int?
+
     @Flag(help: "Mark cookies Secure; use when Herald is served over https (env HERALD_SECURE_COOKIES=1).")
     var secureCookies = false
 
@@ -47,12 +50,12 @@ struct Serve: AsyncParsableCommand {
             guard let port = UInt16(value) else { throw ValidationError("HERALD_PORT must be a port number, not \(value).") }
             return port
         } ?? 8080
-        if let count = try threads ?? environment["HERALD_THREADS"].map({ value in
-            guard let count = Int(value) else { throw ValidationError("HERALD_THREADS must be a number, not \(value).") }
-            return count
-        }) {
-            guard (1...256).contains(count) else { throw ValidationError("Use 1 to 256 threads, not \(count).") }
+        if let count = try Self.number(threads, environment: "HERALD_THREADS", in: 1...256, "The number of threads") {
             serverConfiguration.threads = count
+        }
+        // 0 would let a silent client hold a connection forever.
+        if let seconds = try Self.number(connectionTimeout, environment: "HERALD_CONNECTION_TIMEOUT", in: 1...3600, "The connection timeout in seconds") {
+            serverConfiguration.connectionTimeoutSeconds = seconds
         }
         let server = HTTPServer(configuration: serverConfiguration, logger: logger, handler: application.respond(to:))
         try server.start()
@@ -67,6 +70,18 @@ struct Serve: AsyncParsableCommand {
         server.shutdown(gracePeriod: .seconds(8))
         try database.close()
         logger.info("stopped")
+    }
+
+    /// A whole-number option, else its environment variable, within `range`; nil when neither is set.
+    private static func number(_ option: Int?, environment name: String, in range: ClosedRange<Int>, _ what: String) throws -> Int? {
+        guard let value = try option ?? ProcessInfo.processInfo.environment[name].map({ text in
+            guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, not \(text).") }
+            return value
+        }) else { return nil }
+        guard range.contains(value) else {
+            throw ValidationError("\(what) must be from \(range.lowerBound) to \(range.upperBound), not \(value).")
+        }
+        return value
     }
 }
 

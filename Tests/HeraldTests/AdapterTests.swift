@@ -59,6 +59,22 @@ struct AdapterTests {
         #expect(form.values("platforms") == ["ios", "web"])
     }
 
+    @Test("Raw bytes past ASCII in the target reach the handler percent-encoded, so only UTF-8 decodes")
+    func rawTargetBytes() throws {
+        // Given a server that echoes the decoded path, or says it could not decode it
+        let server = try startServer { request in .text(request.path ?? "not UTF-8") }
+        defer { server.shutdown() }
+
+        // When targets carry raw UTF-8, and raw bytes that are not UTF-8, then UTF-8 reads as itself and the rest never as U+FFFD
+        for (target, expected) in [(Array("/café".utf8), "/café"), ([UInt8]("/caf".utf8) + [0xE9], "not UTF-8"), ([UInt8]("/".utf8) + [0xFF, 0xFE], "not UTF-8")] {
+            let connection = try RawHTTPConnection(port: server.port)
+            connection.send(Array("GET ".utf8) + target + Array(" HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+            let reply = try connection.readReply()
+            #expect(reply.status == 200)
+            #expect(reply.text == expected)
+        }
+    }
+
     @Test("Keep-alive: several requests on one connection")
     func keepAlive() throws {
         let server = try startServer()

@@ -1,4 +1,5 @@
 import Foundation
+@testable import HeraldConsole
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
@@ -108,6 +109,81 @@ struct CampaignAPITests {
         #expect(fixture.call("PATCH", "/api/v1/campaigns/1").status == 405)
     }
 
+    @Test("JSON that is not UTF-8, or nested past any campaign's depth, is a 400 saying so, before it is decoded")
+    func unreadableJSON() async throws {
+        // Given a valid campaign with a stray byte in its name, and bodies nested 100,000 levels deep
+        let fixture = try await Self.fixture()
+        var latin1 = Array(Self.cardJSON(app: fixture.shop).utf8)
+        let stray = try #require(latin1.firstIndex(of: UInt8(ascii: "S")))
+        latin1[stray] = 0xE9
+        let nested = [
+            String(repeating: "[", count: 100_000),
+            String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000),
+            String(repeating: #"{"a":"#, count: 100_000),
+        ]
+
+        // When they are posted, then each is refused with the reason and where it was found
+        let notUTF8 = fixture.app.respond(Request(
+            method: "POST", target: "/api/v1/campaigns",
+            headers: HTTPHeaders([("Authorization", "Bearer \(fixture.writeKey)"), ("Content-Type", "application/json")]), body: latin1))
+        #expect(notUTF8.status == 400)
+        #expect(notUTF8.text.contains("not valid UTF-8 at byte \(stray)"))
+        for body in nested {
+            let response = fixture.call("POST", "/api/v1/campaigns", json: body)
+            #expect(response.status == 400)
+            #expect(response.text.contains("more than \(JSONBody.maxDepth) levels deep (at byte"))
+        }
+        #expect(try fixture.app.database.campaigns.list(CampaignQuery(), now: fixture.app.clock.now).total == 0)
+    }
+
+    @Test("Valid JSON with a number that does not fit its field is a 400 that says so, not 'not valid JSON'")
+    func numbersThatDoNotFit() async throws {
+        // Given campaigns whose priority has a fraction, and whose app id is past 64 bits
+        let fixture = try await Self.fixture()
+        let card = Self.cardJSON(app: fixture.shop)
+        for body in [card.replacingOccurrences(of: #""priority": 2"#, with: #""priority": 2.5"#),
+                     card.replacingOccurrences(of: #""app": \#(fixture.shop)"#, with: #""app": 3775896877046670705100697345038745600"#)] {
+            #expect(body != card)
+
+            // When it is posted, then the answer names the problem
+            let response = fixture.call("POST", "/api/v1/campaigns", json: body)
+            #expect(response.status == 400)
+            #expect(response.text.contains("A number in the JSON does not fit its field"))
+        }
+        #expect(fixture.call("POST", "/api/v1/campaigns", json: #"{"app": 1,"#).text.contains("not valid JSON"), "broken JSON still says so")
+    }
+
+    @Test("A 422's message lists each problem once, ending with one full stop")
+    func invalidMessage() async throws {
+        let fixture = try await Self.fixture()
+        let body = Self.cardJSON(app: fixture.shop).replacingOccurrences(of: #""layout": "card","#, with: #""layout": "card", "dismiss": {"seconds": 500},"#)
+        let response = fixture.call("POST", "/api/v1/campaigns", json: body)
+        #expect(response.status == 422)
+        #expect(response.text.contains(#""message":"1 field is invalid: message.dismiss.seconds: Choose from 1 to 120 seconds.""#))
+    }
+
+    @Test("The depth check counts brackets outside strings only, and lets Herald's deepest documents through")
+    func depthCheck() throws {
+        // Given brackets inside strings (escaped quotes included) and a campaign export at full depth
+        let quoted = #"{"name": "[[[[{{{{\"[[[[", "data": [{"key": "k", "value": "]]]]}}}}"}]}"#
+        let limit = JSONBody.maxDepth
+        let atLimit = String(repeating: "[", count: limit) + String(repeating: "]", count: limit)
+
+        // Then only real nesting counts, up to the limit
+        #expect(JSONBody.firstTooDeep(Array(quoted.utf8), limit: 3) == nil)
+        let thirdLevel = quoted.utf8.distance(from: quoted.startIndex, to: try #require(quoted.range(of: #"[{"key"#)).lowerBound) + 1
+        #expect(JSONBody.firstTooDeep(Array(quoted.utf8), limit: 2) == thirdLevel)
+        #expect(JSONBody.firstTooDeep(Array(atLimit.utf8), limit: limit) == nil)
+        #expect(JSONBody.firstTooDeep(Array(("[" + atLimit + "]").utf8), limit: limit) == limit)
+        #expect(JSONBody.firstInvalidUTF8(Array("مریم ✓ 🙂".utf8)) == nil)
+        #expect(JSONBody.firstInvalidUTF8([0x61, 0xED, 0xA0, 0x80]) == 1, "an encoded surrogate is not UTF-8")
+        #expect(JSONBody.firstInvalidUTF8([0x61, 0x62, 0xC3]) == 2, "a sequence cut short")
+        let export = CampaignExport(
+            schemaVersion: CampaignJSON.schemaVersion, exportedAt: Date(),
+            campaigns: [try CampaignJSON.decoder().decode(Campaign.self, from: Data(Self.cardJSON(app: 1).utf8))])
+        try JSONBody.check(Array(try CampaignJSON.encoder().encode(export)))
+    }
+
     @Test("Scopes: a read-only key cannot write; a key without campaign scopes cannot read")
     func scopes() async throws {
         let fixture = try await Self.fixture()
@@ -130,6 +206,25 @@ struct CampaignAPITests {
         #expect(stale.status == 412)
         #expect(stale.text.contains(#""code":"precondition_failed""#))
         #expect(try fixture.app.database.campaigns.find(id: id)?.campaign.message.title?.text == "Second")
+    }
+
+    @Test("If-Match follows RFC 9110: `*` and lists match, weak and other ETags get 412, and only non-ETags a 400")
+    func ifMatchForms() async throws {
+        // Given a campaign at revision 1
+        let fixture = try await Self.fixture()
+        let id = try #require(try fixture.document(fixture.call("POST", "/api/v1/campaigns", json: Self.cardJSON(app: fixture.shop))).id)
+        func put(_ ifMatch: String) -> Int {
+            fixture.call("PUT", "/api/v1/campaigns/\(id)", json: Self.cardJSON(app: fixture.shop), headers: [("If-Match", ifMatch)]).status
+        }
+
+        // Then `*` and a list naming the current revision replace it; other tags are a failed precondition
+        #expect(put("*") == 200)  // now at r2
+        #expect(put(#""r1", "r2""#) == 200)  // now at r3
+        #expect(put(#"W/"r3""#) == 412, "If-Match compares strongly")
+        #expect(put(#""r1", "abc""#) == 412)
+        #expect(put("r3") == 400)
+        #expect(put(#""r3"#) == 400)
+        #expect(put(#""r3""#) == 200)
     }
 
     @Test("Lifecycle actions, with 422 for an incomplete publish and 409 for a wrong state; DELETE only drafts")
@@ -170,6 +265,12 @@ struct CampaignAPITests {
         #expect(body?["total"] as? Int == 5)
         #expect((body?["campaigns"] as? [Any])?.count == 2)
         #expect(!page.text.contains("Not yours"))
+        // A page far past the end is empty, not an overflow (found by the schemathesis fuzz)
+        let far = fixture.call("GET", "/api/v1/campaigns?page=\(Int.max)", key: fixture.readKey)
+        #expect(far.status == 200)
+        let farBody = try JSONSerialization.jsonObject(with: Data(far.body)) as? [String: Any]
+        #expect((farBody?["campaigns"] as? [Any])?.isEmpty == true)
+        #expect(farBody?["total"] as? Int == 5)
         let drafts = fixture.call("GET", "/api/v1/campaigns?status=draft&q=Sale%203", key: fixture.readKey)
         #expect((try JSONSerialization.jsonObject(with: Data(drafts.body)) as? [String: Any])?["total"] as? Int == 1)
     }

@@ -138,9 +138,9 @@ struct EventTests {
             (Array(#"{"other": []}"#.utf8), "Missing `events` at the top level."),
             (Array(#"{"events": []} x"#.utf8), "unexpected text after the JSON object"),
             (Array(#"{"events": [{"id": "\ud800"}]}"#.utf8), "unpaired surrogate"),
-            (Array(#"{"events": [{"id": "a"#.utf8) + [0xC3, 0x28] + Array(#""}]}"#.utf8), "not valid UTF-8"),
+            (Array(#"{"events": [{"id": "a"#.utf8) + [0xC3, 0x28] + Array(#""}]}"#.utf8), "not valid UTF-8 at byte 21"),
             (Array(#"{"events": [{"x": 01}]}"#.utf8), "not valid JSON"),
-            (Array(#"{"events": ["#.utf8) + Array(repeating: UInt8(ascii: "["), count: 100_000), "nest deeper than 32 levels"),
+            (Array(#"{"events": ["#.utf8) + Array(repeating: UInt8(ascii: "["), count: 100_000), "more than 32 levels deep"),
             ([], "ends too early"),
         ]
         for (body, says) in malformed {

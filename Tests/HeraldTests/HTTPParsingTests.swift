@@ -56,6 +56,25 @@ struct HTTPParsingTests {
         #expect(throws: Request.BodyError.self) { try noBoundary.formFields() }
     }
 
+    @Test("A form with more fields than any page sends is refused, whatever its encoding")
+    func tooManyFields() throws {
+        // Given forms at the limit and one field past it
+        let limit = Request.maxFormFields
+        func urlencoded(_ count: Int) -> Request {
+            let body = (0..<count).map { "data.\($0).key=k" }.joined(separator: "&")
+            return Request(method: "POST", target: "/campaigns", headers: HTTPHeaders([("Content-Type", "application/x-www-form-urlencoded")]),
+                           body: Array(body.utf8))
+        }
+        let multipartBody = (0...limit).map { "--XyZ\r\nContent-Disposition: form-data; name=\"f\($0)\"\r\n\r\nv\r\n" }.joined() + "--XyZ--\r\n"
+        let multipart = Request(method: "POST", target: "/campaigns", headers: HTTPHeaders([("Content-Type", "multipart/form-data; boundary=XyZ")]),
+                                body: Array(multipartBody.utf8))
+
+        // When they are read, then the one at the limit is whole and those past it are refused with their count
+        #expect(try urlencoded(limit).formFields().pairs.count == limit)
+        #expect(throws: Request.BodyError.tooManyFields(limit + 1)) { try urlencoded(limit + 1).formFields() }
+        #expect(throws: Request.BodyError.tooManyFields(limit + 1)) { try multipart.formFields() }
+    }
+
     @Test("Cookies are read from every Cookie header")
     func cookies() {
         let request = Request(method: "GET", target: "/", headers: HTTPHeaders([("Cookie", "a=1; b=2"), ("cookie", "c=3; a=9")]))

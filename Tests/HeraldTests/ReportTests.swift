@@ -248,6 +248,10 @@ struct ReportTests {
         #expect(row(shopOnly, "Sale").first == "4")
         #expect(!shopOnly.contains(">Hello</a>"))
 
+        let far = fixture.browser.get("/reports?\(Self.range)&page=\(Int.max)")
+        #expect(far.status == 200, "a page far past the end is empty, not an overflow")
+        #expect(!far.text.contains(">Sale</a>"))
+
         let nothing = fixture.browser.get("/reports?from=2026-01-01&to=2026-01-31")
         #expect(nothing.status == 200)
         #expect(nothing.text.contains("Nothing delivered in this range"))

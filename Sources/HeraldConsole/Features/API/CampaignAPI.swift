@@ -59,18 +59,19 @@ struct CampaignAPI: Sendable {
         if campaign.app != current.campaign.app {
             throw HTTPError(422, "A campaign cannot move to another app.", fields: [FieldProblem("app", "Keep \(current.campaign.app).")])
         }
-        let expected: Int
         if let ifMatch = context.request.headers["If-Match"] {
-            guard let revision = Self.revision(fromETag: ifMatch) else {
-                throw HTTPError(400, "If-Match must be an ETag this API gave, such as \"r3\".")
+            guard let tags = Self.entityTags(ifMatch) else {
+                throw HTTPError(400, "If-Match must be `*` or ETags this API gave, such as \"r3\".")
             }
-            guard revision == current.revision else {
-                throw HTTPError(412, "The campaign changed since revision \(revision); it is at revision \(current.revision). GET it again and reapply your change.")
+            // RFC 9110 §13.1.1: `*` matches any current campaign; ETags are compared strongly (W/ never matches).
+            guard tags.contains("*") || tags.contains(Self.etag(revision: current.revision)) else {
+                if tags.count == 1, let revision = Self.revision(fromETag: tags[0]) {
+                    throw HTTPError(412, "The campaign changed since revision \(revision); it is at revision \(current.revision). GET it again and reapply your change.")
+                }
+                throw HTTPError(412, "No ETag in If-Match is the campaign's current one, \(Self.etag(revision: current.revision)). GET it again and reapply your change.")
             }
-            expected = revision
-        } else {
-            expected = current.revision
         }
+        let expected = current.revision
         campaign.id = current.id
         // A live campaign is on devices: every change must keep it publishable.
         try validate(campaign, publish: current.state == .published || current.state == .paused, now: context.now)
@@ -130,7 +131,8 @@ struct CampaignAPI: Sendable {
         let problems = publish ? CampaignLifecycle.publishProblems(campaign, now: now) : campaign.problems(for: .draft)
         guard problems.isEmpty else {
             let summary = problems.count == 1 ? "1 field is invalid" : "\(problems.count) fields are invalid"
-            throw HTTPError(422, "\(summary): \(problems.map(\.description).joined(separator: "; ")).", fields: problems)
+            let details = problems.map { "\($0.path): \($0.message.hasSuffix(".") ? String($0.message.dropLast()) : $0.message)" }
+            throw HTTPError(422, "\(summary): \(details.joined(separator: "; ")).", fields: problems)
         }
     }
 
@@ -166,55 +168,22 @@ struct CampaignAPI: Sendable {
 
     static func etag(revision: Int) -> String { "\"r\(revision)\"" }
 
+    /// The entity tags of an If-Match list (`*`, `"r3"`, `W/"r3"`), as sent; nil when one is not an entity tag.
+    static func entityTags(_ header: String) -> [String]? {
+        var tags: [String] = []
+        for item in header.split(separator: ",") {
+            let tag = item.trimmingCharacters(in: .whitespaces)
+            let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
+            let quoted = opaque.count >= 2 && opaque.first == "\"" && opaque.last == "\"" && !opaque.dropFirst().dropLast().contains("\"")
+            guard tag == "*" || quoted else { return nil }
+            tags.append(tag)
+        }
+        return tags.isEmpty ? nil : tags
+    }
+
     static func revision(fromETag tag: String) -> Int? {
         let trimmed = tag.trimmingCharacters(in: .whitespaces)
         guard trimmed.hasPrefix("\"r"), trimmed.hasSuffix("\""), trimmed.count > 3 else { return nil }
         return Int(trimmed.dropFirst(2).dropLast())
-    }
-}
-
-/// Decodes JSON request bodies, turning decoding errors into a 400 that says where the body broke.
-enum JSONBody {
-    static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws -> T {
-        do {
-            return try CampaignJSON.decoder().decode(type, from: Data(body))
-        } catch let error as DecodingError {
-            throw HTTPError(400, describe(error))
-        } catch {
-            throw HTTPError(400, "The body is not valid JSON: \(error.localizedDescription)")
-        }
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ keys: [CodingKey]) -> String {
-            let text = keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-            return text.isEmpty ? "the top level" : "`\(text)`"
-        }
-        switch error {
-        case .dataCorrupted(let context):
-            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            if context.codingPath.isEmpty {
-                return "The body is not valid JSON" + (underlying.map { ": \($0)" } ?? ": \(context.debugDescription)")
-            }
-            return "Invalid value at \(path(context.codingPath)): \(context.debugDescription)"
-        case .keyNotFound(let key, let context):
-            return "Missing `\(key.stringValue)` at \(path(context.codingPath))."
-        case .typeMismatch(let type, let context):
-            return "Wrong type at \(path(context.codingPath)): expected \(Self.name(of: type))."
-        case .valueNotFound(let type, let context):
-            return "Missing value at \(path(context.codingPath)): expected \(Self.name(of: type))."
-        @unknown default:
-            return "The body does not match the expected JSON."
-        }
-    }
-
-    private static func name(of type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Int.Type, is Int64.Type: "an integer"
-        case is Double.Type: "a number"
-        case is Bool.Type: "true or false"
-        default: "\(type)".lowercased().contains("array") ? "an array" : "an object"
-        }
     }
 }

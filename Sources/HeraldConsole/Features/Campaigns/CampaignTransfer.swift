@@ -88,6 +88,7 @@ public struct CampaignTransfer: Sendable {
 
     private static func read(_ data: Data) throws -> [Campaign] {
         struct Versioned: Decodable { let schemaVersion: Int? }
+        try JSONBody.check(Array(data))  // before any decoder sees it, the version peek included
         let trimmed = data.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if trimmed.first == UInt8(ascii: "[") { return try JSONBody.decode([Campaign].self, from: Array(data)) }
         if let version = (try? CampaignJSON.decoder().decode(Versioned.self, from: data))?.schemaVersion {

@@ -7,9 +7,6 @@ struct EventBatchReader {
         let message: String
     }
 
-    /// Deeper values than this inside an event are refused rather than followed.
-    static let maxDepth = 32
-
     static func read(_ body: [UInt8]) throws(Malformed) -> [EventIngestor.Batch.Item] {
         try body.withUnsafeBufferPointer { bytes throws(Malformed) in
             var reader = EventBatchReader(bytes: bytes)
@@ -114,10 +111,13 @@ struct EventBatchReader {
         }
     }
 
+    /// Skips a value inside `depth` open arrays and objects; opening more than `JSONBody.maxDepth` is refused.
     private mutating func skipValue(depth: Int) throws(Malformed) {
-        guard depth <= Self.maxDepth else { throw broken("values nest deeper than \(Self.maxDepth) levels") }
-        skipWhitespace()
-        switch peek() {
+        let opening = peek()
+        if opening == UInt8(ascii: "{") || opening == UInt8(ascii: "[") {
+            guard depth < JSONBody.maxDepth else { throw Malformed(message: JSONBody.tooDeep(at: position)) }
+        }
+        switch opening {
         case UInt8(ascii: "\""):
             _ = try string()
         case UInt8(ascii: "{"):
@@ -224,7 +224,9 @@ struct EventBatchReader {
 
     private func text(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int) throws(Malformed) -> String {
         guard let text = String(validating: buffer, as: UTF8.self) else {
-            throw Malformed(message: "The body is not valid JSON: the string at byte \(start) is not valid UTF-8.")
+            // Escapes come out shorter than they went in, so the offset is found in the body itself.
+            let offset = JSONBody.firstInvalidUTF8(Array(bytes[start...])).map { start + $0 } ?? start
+            throw Malformed(message: JSONBody.invalidUTF8(at: offset))
         }
         return text
     }

@@ -129,7 +129,8 @@ struct ReportPages: Sendable {
             }
         }
         let sorted = Self.sort(Array(entries.values), by: column, ascending: ascending)
-        let shown = sorted.dropFirst((page - 1) * Self.pageSize).prefix(Self.pageSize)
+        let (skipped, overflow) = (page - 1).multipliedReportingOverflow(by: Self.pageSize)
+        let shown = sorted.dropFirst(overflow ? sorted.count : skipped).prefix(Self.pageSize)
 
         var sum = CampaignStats.Totals()
         for entry in sorted {
