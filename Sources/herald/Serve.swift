@@ -22,7 +22,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Mark cookies Secure; use when Herald is served over https (env HERALD_SECURE_COOKIES=1).")
     var secureCookies = false
 
-    @Option(help: "Request threads (env HERALD_THREADS; default 4 per core, at least 8): a request waiting on the database holds its thread.")
+    @Option(help: "Request threads (env HERALD_THREADS; default 2 per core, at least 4): a request waiting on the database holds its thread.")
     var threads: Int?
 
     @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical (env HERALD_LOG_LEVEL; default info).")
