@@ -34,7 +34,13 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "herald")
         logger.logLevel = level
 
+        // Past a file-size limit (`ulimit -f`) the kernel would kill the server with SIGXFSZ; ignored, the
+        // write fails like one on a full disk: that request gets a 503 and everything else goes on.
+        signal(SIGXFSZ, SIG_IGN)
         let database = try storage.openDatabase()
+        if database.openedReadOnly {
+            logger.error("the database \(storage.databasePath) is read-only: pages and the feed work, every change fails with 503 until Herald is restarted on a writable file")
+        }
         var configuration = ConsoleConfiguration(resources: try storage.resourcesFolder())
         configuration.secureCookies = secureCookies || environment["HERALD_SECURE_COOKIES"] == "1"
         let application = try await HeraldApplication(configuration: configuration, database: database, logger: logger)
@@ -45,6 +51,8 @@ struct Serve: AsyncParsableCommand {
             guard let port = UInt16(value) else { throw ValidationError("HERALD_PORT must be a port number, not \(value).") }
             return port
         } ?? 8080
+        // Catch SIGINT and SIGTERM before anyone can know the server is up: a stop asked right after start is not lost.
+        let termination = TerminationSignal()
         let server = HTTPServer(configuration: serverConfiguration, logger: logger, handler: application.respond(to:))
         try server.start()
 
@@ -53,7 +61,7 @@ struct Serve: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data(
             "Herald is running at http://\(shownHost):\(server.port)/ (database \(storage.databasePath)). Press Ctrl-C to stop.\n".utf8))
 
-        let signal = await TerminationSignal.wait()
+        let signal = await termination.received()
         logger.info("received \(signal), finishing requests in flight")
         server.shutdown(gracePeriod: .seconds(8))
         try database.close()
@@ -61,31 +69,60 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// Waits for SIGINT or SIGTERM.
-enum TerminationSignal {
-    static func wait() async -> String {
-        await withCheckedContinuation { continuation in
-            let resumed = Mutex(false)
-            var sources: [DispatchSourceSignal] = []
-            for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    let first = resumed.withLock { done in
-                        defer { done = true }
-                        return !done
-                    }
-                    if first { continuation.resume(returning: name) }
-                }
-                source.resume()
-                sources.append(source)
-            }
-            // The sources must outlive this call; they live until the process exits.
-            KeepAlive.signalSources = sources
+/// Catches SIGINT and SIGTERM from its creation on, and tells which came first.
+final class TerminationSignal: Sendable {
+    private let first = FirstSignal()
+    /// Kept so the handlers live as long as the process; set once in `init`, never touched after.
+    private nonisolated(unsafe) let sources: [any DispatchSourceSignal]
+
+    /// Returns once both handlers are in place: libdispatch installs them asynchronously, and a signal
+    /// that arrived after `SIG_IGN` but before that would be dropped.
+    init() {
+        let first = first
+        sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let registered = DispatchSemaphore(value: 0)
+            source.setRegistrationHandler { registered.signal() }
+            source.setEventHandler { first.deliver(name) }
+            source.resume()
+            registered.wait()
+            return source
         }
+    }
+
+    /// The first signal received, waiting for one if none came yet.
+    func received() async -> String {
+        await first.value()
     }
 }
 
-private enum KeepAlive {
-    nonisolated(unsafe) static var signalSources: [DispatchSourceSignal] = []
+/// The name of the first signal, handed to whoever waits for it, whichever comes first.
+private final class FirstSignal: Sendable {
+    private struct State {
+        var name: String?
+        var waiting: CheckedContinuation<String, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func deliver(_ name: String) {
+        let waiting = state.withLock { state -> CheckedContinuation<String, Never>? in
+            guard state.name == nil else { return nil }
+            state.name = name
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume(returning: name)
+    }
+
+    func value() async -> String {
+        await withCheckedContinuation { continuation in
+            let already = state.withLock { state -> String? in
+                if state.name == nil { state.waiting = continuation }
+                return state.name
+            }
+            if let already { continuation.resume(returning: already) }
+        }
+    }
 }
