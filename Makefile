@@ -10,7 +10,7 @@ BROWSER_PACKAGES := chromium chromium-driver
 # PyPI packages the Python tests use (browser, API contract and fuzz, reliability), installed when missing.
 PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator schemathesis
 
-.PHONY: run test build system-deps test-deps swift-test python-test clean
+.PHONY: run test build soak system-deps test-deps swift-test python-test clean
 
 run: build
 	.build/release/herald serve
@@ -24,6 +24,11 @@ test: test-deps
 
 swift-test:
 	$(SWIFT) test --skip-build
+
+# Mixed load on the release build for SOAK_MINUTES: zero errors, memory growth < 10 % (not part of `make test`).
+SOAK_MINUTES ?= 10
+soak: build
+	$(PYTHON) bench/soak.py --minutes $(SOAK_MINUTES)
 
 # Browser tests (Selenium, headless Chromium), the API contract and schemathesis fuzz against openapi.yaml,
 # and the bad-input reliability suite, each against the real server binary.

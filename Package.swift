@@ -43,7 +43,8 @@ let package = Package(
             dependencies: [
                 "HeraldDomain",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, for the event insert loop that binds values without boxing them.
+                // SQLite's C API: the event insert loop binds values without boxing them, and
+                // a read-only database is told apart from a failing one.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

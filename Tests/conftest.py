@@ -39,6 +39,7 @@ class HeraldServer:
     base_url: str  # without a trailing slash, e.g. "http://127.0.0.1:40687"
     database: Path
     log_path: Path
+    pid: int  # the server process, for tests that change its limits
 
     def url(self, path: str = "/") -> str:
         return self.base_url + path
@@ -111,6 +112,7 @@ def _serve(workdir: Path, database: Path, arguments: tuple[str, ...] = ()) -> It
         base_url=match.group(1).rstrip("/"),
         database=database,
         log_path=log_path,
+        pid=process.pid,
     )
     yield server
 

@@ -35,7 +35,7 @@ struct Services: Sendable {
         guard var session = context.session else { return }
         session.flashKind = kind.rawValue
         session.flashMessage = message
-        try database.sessions.save(session)
+        try unlessUnavailable("keep a message for the next page") { try database.sessions.save(session) }
     }
 
     private func takeFlash(_ context: RequestContext) throws -> LayoutView.Flash? {
@@ -43,8 +43,19 @@ struct Services: Sendable {
         let kind = session.flashKind ?? FlashKind.info.rawValue
         session.flashKind = nil
         session.flashMessage = nil
-        try database.sessions.save(session)
+        try unlessUnavailable("clear a shown message") { try database.sessions.save(session) }
         return LayoutView.Flash(kind: kind, message: message, ariaRole: kind == FlashKind.error.rawValue ? "alert" : "status")
+    }
+
+    /// Runs a write that is only bookkeeping (session times, flash messages): when the database cannot
+    /// take it (disk full, read-only), the page is still shown and the write is logged as skipped.
+    func unlessUnavailable(_ what: String, _ write: () throws -> Void) throws {
+        do {
+            try write()
+        } catch {
+            guard let unavailable = StorageUnavailable(error) else { throw error }
+            logger.warning("could not \(what): \(unavailable)")
+        }
     }
 
     private func navigation(for context: RequestContext) -> [LayoutView.Navigation] {

@@ -72,10 +72,15 @@ public struct APIKeyStore: Sendable {
     }
 
     /// Records that the key was used, at most once a minute so busy keys do not write on every request.
+    /// Only bookkeeping: when the database cannot be written (disk full, read-only) the request goes on without it.
     public func markUsed(_ key: APIKey, now: Date) throws {
         guard key.lastUsedAt.map({ now.timeIntervalSince($0) > 60 }) ?? true else { return }
-        try pool.write { db in
-            try db.execute(sql: "UPDATE api_keys SET last_used_at = ? WHERE id = ?", arguments: [now, key.id])
+        do {
+            try pool.write { db in
+                try db.execute(sql: "UPDATE api_keys SET last_used_at = ? WHERE id = ?", arguments: [now, key.id])
+            }
+        } catch where StorageUnavailable(error) != nil {
+            return
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// The database: owns the connection pool and the migrator; features ask it for stores.
@@ -9,9 +10,14 @@ public final class AppDatabase: Sendable {
     /// Counts committed transactions that touched what feeds and API keys are built from, so
     /// in-memory copies know when to rebuild without asking the database.
     public let changes = ChangeCounter()
+    /// Requests the database could not take lately (disk full, read-only, …), for `/readyz`.
+    public let unavailability = UnavailabilityLog()
     private let observation = Mutex<AnyDatabaseCancellable?>(nil)
     /// Event batches that arrive together are written in one transaction.
     private let eventBatches = GroupCommit<EventStore.IngestBatch, EventStore.IngestCounts>()
+    /// SQLite found the file unwritable when it opened it (permissions, a read-only volume): reads work,
+    /// every change fails until Herald is restarted on a writable file.
+    public let openedReadOnly: Bool
 
     /// Opens (creating if needed) the database at `path`, in WAL mode with foreign keys on.
     /// `migrations` is the folder of numbered `.sql` files.
@@ -28,7 +34,13 @@ public final class AppDatabase: Sendable {
             // count in the process's resident memory (300 MB at 3 M events) and reads were no faster.
             try db.execute(sql: "PRAGMA cache_size = -32768")
         }
-        pool = try DatabasePool(path: path, configuration: configuration)
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            guard let cause = StorageUnavailable(error) else { throw error }
+            throw StorageError.cannotOpen(path: path, cause: cause)
+        }
+        openedReadOnly = try pool.writeWithoutTransaction { sqlite3_db_readonly($0.sqliteConnection, "main") == 1 }
         // GRDB sets WAL's usual NORMAL, which syncs only at checkpoints: a power cut could lose commits
         // already answered. FULL syncs the WAL at every commit, so an acknowledged write (an event
         // batch's 200) is durable; group commit shares that sync among concurrent batches.
@@ -113,6 +125,7 @@ public final class AppDatabase: Sendable {
 public enum StorageError: Error, CustomStringConvertible, Equatable {
     case databaseIsNewer(unknownMigrations: [String])
     case noMigrations(folder: String)
+    case cannotOpen(path: String, cause: StorageUnavailable)
 
     public var description: String {
         switch self {
@@ -121,6 +134,11 @@ public enum StorageError: Error, CustomStringConvertible, Equatable {
                 + "Run the newer herald binary, or restore a backup made with this version."
         case .noMigrations(let folder):
             "store: no migrations found in \(folder); point --resources at the folder that holds migrations/"
+        case .cannotOpen(let path, let cause):
+            "store: cannot open \(path) for writing"
+                + (cause == .readOnly ? ": the file or its folder is read-only" : " (\(cause.reason))")
+                + ". Herald writes the database and the -wal and -shm files beside it: give it write permission on the file "
+                + "and its folder (or a writable volume), then start again."
         }
     }
 }

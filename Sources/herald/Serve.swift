@@ -40,6 +40,12 @@ struct Serve: AsyncParsableCommand {
         logger.logLevel = level
 
         let database = try storage.openDatabase()
+        // Past a file-size limit (`ulimit -f`) the kernel would kill the server with SIGXFSZ; ignored, the
+        // write fails like one on a full disk: that request gets a 503 and everything else goes on.
+        signal(SIGXFSZ, SIG_IGN)
+        if database.openedReadOnly {
+            logger.error("the database \(storage.databasePath) is read-only: pages and the feed work, every change fails with 503 until Herald is restarted on a writable file")
+        }
         var configuration = ConsoleConfiguration(resources: try storage.resourcesFolder())
         configuration.secureCookies = secureCookies || environment["HERALD_SECURE_COOKIES"] == "1"
         let application = try await HeraldApplication(configuration: configuration, database: database, logger: logger)

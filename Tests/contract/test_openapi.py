@@ -7,10 +7,13 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -42,6 +45,7 @@ class Api:
     keys: dict  # name -> secret
     app_id: int
     checked: set
+    pid: int  # the server's process
 
     def call(self, method: str, path: str, key: str | None = "rw", body=None, headers=None, raw: bytes | None = None) -> Answer:
         request_headers = dict(headers or {})
@@ -136,7 +140,7 @@ def api(tmp_path_factory, herald_cli, herald_serve):
         keys[name] = herald_cli(*arguments, database=database, cwd=workdir).split()[-1]
     herald_cli("device", "add", "--app", str(app_id), "--installation", "iid-test", "--name", "QA", database=database, cwd=workdir)
     with herald_serve(workdir, database) as server:
-        yield Api(base_url=server.base_url, keys=keys, app_id=app_id, checked=set())
+        yield Api(base_url=server.base_url, keys=keys, app_id=app_id, checked=set(), pid=server.pid)
 
 
 def card(app_id: int, title: str = "Spring sale", **extra) -> dict:
@@ -220,3 +224,25 @@ def test_every_endpoint_answers_as_documented(api: Api):
     documented = {(method.upper(), template) for template, item in SPEC["paths"].items() for method in resolve(item) if method in ("get", "post", "put", "delete")}
     exercised = {(method, template) for method, template, _ in api.checked}
     assert documented <= exercised, f"not exercised: {sorted(documented - exercised)}"
+
+
+def test_a_change_the_database_cannot_take_is_a_documented_503(api: Api):
+    # Given a campaign, then a disk that takes no more bytes (a file-size limit of 0 on the running server)
+    created = api.call("POST", "/api/v1/campaigns", body=card(api.app_id, "Before the disk filled"))
+    assert created.status == 201
+    subprocess.run(["prlimit", "--pid", str(api.pid), "--fsize=0:"], check=True)
+    try:
+        # When apps and scripts send changes, then each is a 503 as documented, with Retry-After
+        event = {"id": str(uuid.uuid4()), "type": "impression", "campaignId": created.json()["id"],
+                 "occurredAt": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "platform": "ios"}
+        for answer in (api.call("POST", "/api/v1/events", key="events", body={"events": [event]}),
+                       api.call("PUT", f"/api/v1/campaigns/{created.json()['id']}", body=card(api.app_id, "Never saved")),
+                       api.call("POST", "/api/v1/campaigns", body=card(api.app_id, "Never created"))):
+            assert answer.status == 503
+            assert answer.json()["error"]["code"] == "unavailable"
+            assert int(answer.headers["Retry-After"]) > 0
+        # And reads answer as usual
+        assert api.call("GET", f"/api/v1/campaigns/{created.json()['id']}").json()["name"] == "Before the disk filled"
+    finally:
+        subprocess.run(["prlimit", "--pid", str(api.pid), "--fsize=unlimited:"], check=True)
+    assert api.call("POST", "/api/v1/events", key="events", body={"events": [event]}).status == 200

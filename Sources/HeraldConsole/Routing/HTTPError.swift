@@ -1,4 +1,5 @@
 import HeraldDomain
+import HeraldStorage
 
 /// An error a handler throws to answer with a status and a message meant for the person who sent the request.
 public struct HTTPError: Error, Sendable, Equatable {
@@ -6,11 +7,22 @@ public struct HTTPError: Error, Sendable, Equatable {
     public var message: String
     /// For invalid input: each problem with the JSON path it concerns.
     public var fields: [FieldProblem]
+    /// For a condition that passes (503): when to try again, sent as `Retry-After`.
+    public var retryAfterSeconds: Int?
 
-    public init(_ status: Int, _ message: String, fields: [FieldProblem] = []) {
+    public init(_ status: Int, _ message: String, fields: [FieldProblem] = [], retryAfterSeconds: Int? = nil) {
         self.status = status
         self.message = message
         self.fields = fields
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// 503: the database cannot take the request now. `saving` for requests that change something.
+    public static func unavailable(_ cause: StorageUnavailable, saving: Bool) -> HTTPError {
+        let message = saving
+            ? "Herald cannot save right now: \(cause.reason). Nothing was saved. Try again later; if it keeps happening, tell your admin."
+            : "Herald cannot answer right now: \(cause.reason). Try again later; if it keeps happening, tell your admin."
+        return HTTPError(503, message, retryAfterSeconds: cause.retryAfterSeconds)
     }
 
     public static let notFound = HTTPError(404, "There is nothing at this address. Check the link, or go back to the campaigns.")

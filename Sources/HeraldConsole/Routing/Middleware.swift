@@ -34,6 +34,11 @@ extension HeraldApplication {
                 return errorResponse(error, api: api, context: context)
             } catch {
                 services.logger.error("\(request.method) \(path) failed: \(error)")
+                if let unavailable = StorageUnavailable(error) {
+                    services.database.unavailability.record(unavailable, at: context.now)
+                    let saving = request.method != "GET" && request.method != "HEAD"
+                    return errorResponse(.unavailable(unavailable, saving: saving), api: api, context: context)
+                }
                 return errorResponse(
                     HTTPError(500, "Something went wrong on our side. Try again; if it keeps happening, tell your admin."),
                     api: api, context: nil)
@@ -119,7 +124,7 @@ extension HeraldApplication {
 
         if var session = context.session, context.now.timeIntervalSince(session.lastSeenAt) > 60 {
             session.lastSeenAt = context.now
-            try sessions.save(session)
+            try services.unlessUnavailable("keep the session alive") { try sessions.save(session) }
             context.session = session
         }
 
@@ -131,14 +136,18 @@ extension HeraldApplication {
 
     /// An error as JSON for the API, or as a page for browsers (with the layout when signed in).
     func errorResponse(_ error: HTTPError, api: Bool, context: RequestContext?) -> Response {
+        var response: Response
         if api {
-            return .json(APIError.body(for: error), status: error.status)
+            response = .json(APIError.body(for: error), status: error.status)
+        } else {
+            let heading = error.status == 503 ? "Try again later" : reasonPhrase(error.status)
+            let model = ErrorPage(status: error.status, heading: heading, message: error.message, signedIn: context?.user != nil)
+            let blank = RequestContext(request: context?.request ?? Request(method: "GET", target: "/"), now: services.configuration.clock())
+            response = (try? services.page(.error, title: heading, model: model, context: context ?? blank, status: error.status))
+                ?? .text(error.message, status: error.status)
         }
-        let model = ErrorPage(status: error.status, heading: reasonPhrase(error.status), message: error.message,
-                              signedIn: context?.user != nil)
-        let blank = RequestContext(request: context?.request ?? Request(method: "GET", target: "/"), now: services.configuration.clock())
-        let response = try? services.page(.error, title: reasonPhrase(error.status), model: model, context: context ?? blank, status: error.status)
-        return response ?? .text(error.message, status: error.status)
+        if let seconds = error.retryAfterSeconds { response.headers.set("Retry-After", String(seconds)) }
+        return response
     }
 }
 
@@ -185,6 +194,7 @@ enum APIError {
         case 415: "unsupported_media_type"
         case 422: "invalid"
         case 429: "too_many_requests"
+        case 503: "unavailable"
         default: "internal"
         }
     }
