@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_helpers import current_path, visible, wait
+from browser_helpers import current_path, replaced, visible, wait
 from selenium.common.exceptions import ElementClickInterceptedException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -77,7 +77,7 @@ def submit_with(driver: WebDriver, element: WebElement) -> None:
     except ElementClickInterceptedException:
         # Last resort, for submit buttons only: the sticky bar covered it.
         driver.execute_script("arguments[0].click()", element)
-    wait(driver).until(EC.staleness_of(old_page), message="the form was not submitted")
+    wait(driver).until(replaced(old_page), message="the form was not submitted")
 
 
 def still_same_page(old_page: WebElement) -> bool:
@@ -287,7 +287,7 @@ def test_editing_the_card_removes_a_data_pair(driver, seeded_herald, screenshot)
     # When they edit it
     submit_page = driver.find_element(By.TAG_NAME, "html")
     click(driver, driver.find_element(By.LINK_TEXT, "Edit"))
-    wait(driver).until(EC.staleness_of(submit_page))
+    wait(driver).until(replaced(submit_page))
     visible(driver, COMPOSER)
     assert by_name(driver, "message.title.color").get_attribute("value") == "#1A73E8"
     assert swatch_of(driver, "message.title.color").get_attribute("fill") == "#1A73E8"
@@ -331,7 +331,7 @@ def test_history_lists_both_revisions_and_what_changed(driver, seeded_herald, sc
     # When they open its history
     old_page = driver.find_element(By.TAG_NAME, "html")
     click(driver, driver.find_element(By.LINK_TEXT, "History"))
-    wait(driver).until(EC.staleness_of(old_page))
+    wait(driver).until(replaced(old_page))
     assert current_path(driver) == journey["campaign"] + "/history"
 
     # Then two revisions are listed, newest first, each by the admin

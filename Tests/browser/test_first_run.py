@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
-import pytest
-from browser_helpers import current_path, visible, wait
+from browser_helpers import current_path, replaced, visible, wait
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as EC
 
 ADMIN_NAME = "مریم رضایی"
@@ -59,7 +57,7 @@ def submit(driver: WebDriver, form_css: str) -> None:
     )
     old_page = driver.find_element(By.TAG_NAME, "html")
     wait(driver).until(EC.element_to_be_clickable(button)).click()
-    wait(driver).until(EC.staleness_of(old_page), message=f"{form_css} was not submitted")
+    wait(driver).until(replaced(old_page), message=f"{form_css} was not submitted")
 
 
 def assert_campaigns_empty_state(driver: WebDriver) -> None:

@@ -16,11 +16,10 @@ import time
 from urllib.parse import urlencode
 
 import pytest
-from browser_helpers import visible, wait
+from browser_helpers import replaced, visible, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
-from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select
 
 LAYOUTS = ["card", "modal", "image_only", "banner", "slideup", "fullscreen"]
@@ -126,7 +125,7 @@ def sign_in(driver: WebDriver, seeded_herald) -> None:
     driver.find_element(By.ID, "field-password").send_keys(seeded_herald.admin_password)
     old_page = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.CSS_SELECTOR, 'form[action="/login"] button[type="submit"]').click()
-    wait(driver).until(EC.staleness_of(old_page))
+    wait(driver).until(replaced(old_page))
     wait(driver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "div.user-menu"), message="sign-in failed")
 
 
@@ -333,7 +332,7 @@ def test_typing_in_the_title_updates_the_preview_within_a_second(driver, signed_
     driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", save)
     old_page = driver.find_element(By.TAG_NAME, "html")
     save.click()
-    wait(driver).until(EC.staleness_of(old_page))
+    wait(driver).until(replaced(old_page))
     path = driver.current_url.split(signed_in.server.base_url, 1)[1]
     assert path.startswith("/campaigns/") and path.split("/")[2].isdigit(), f"not saved: {driver.current_url}"
     journey["campaign"] = path
@@ -347,7 +346,7 @@ def test_campaign_preview_page_switches_frames_in_place(driver, signed_in, scree
     driver.get(signed_in.url(campaign))
     old_page = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.CSS_SELECTOR, f'a[href="{campaign}/preview"]').click()
-    wait(driver).until(EC.staleness_of(old_page))
+    wait(driver).until(replaced(old_page))
     frame = visible(driver, 'iframe[name="preview"]')
     assert frame.get_attribute("title") == "Preview of the message"
 
