@@ -3,12 +3,13 @@
 #ifndef HERALD_CMICROHTTPD_SHIM_H
 #define HERALD_CMICROHTTPD_SHIM_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* memfd_create */
-#endif
 #include <errno.h>
-#include <sys/mman.h>
+#include <linux/memfd.h>
 #include <unistd.h>
+// glibc declares memfd_create only under _GNU_SOURCE, and defining that here would give this module
+// another view of the system headers than Dispatch's, which clang refuses in a clean build. This is
+// glibc's own signature (since 2.27).
+int memfd_create(const char *name, unsigned int flags);
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
