@@ -24,15 +24,22 @@ public enum PercentEncoding {
 
     /// Encodes everything but unreserved characters, for building query strings and form bodies.
     public static func encode(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                result.unicodeScalars.append(UnicodeScalar(byte))
+        encode(text.utf8, keeping: isUnreserved)
+    }
+
+    /// Writes every byte `keep` refuses as `%XX` (upper-case hex) and the others as they are.
+    public static func encode(_ bytes: some Sequence<UInt8>, keeping keep: (UInt8) -> Bool) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.underestimatedCount)
+        for byte in bytes {
+            if keep(byte) {
+                result.append(byte)
             } else {
-                result += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+                result += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
             }
         }
-        return result
+        return String(decoding: result, as: UTF8.self)
     }
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
@@ -46,18 +53,13 @@ public enum PercentEncoding {
         }
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    /// The value of one hex digit, either case.
+    public static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
         case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
         default: return nil
         }
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

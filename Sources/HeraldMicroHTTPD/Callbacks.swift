@@ -20,17 +20,7 @@ func requestStarted(
 /// reads as the same text, and anything else is refused as not UTF-8 instead of becoming U+FFFD.
 func requestTarget(_ bytes: UnsafeRawBufferPointer) -> String {
     guard bytes.contains(where: { $0 >= 0x80 }) else { return String(decoding: bytes, as: UTF8.self) }
-    let hex = Array("0123456789ABCDEF".utf8)
-    var escaped: [UInt8] = []
-    escaped.reserveCapacity(bytes.count * 3)
-    for byte in bytes {
-        if byte < 0x80 {
-            escaped.append(byte)
-        } else {
-            escaped += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-        }
-    }
-    return String(decoding: escaped, as: UTF8.self)
+    return PercentEncoding.encode(bytes, keeping: { $0 < 0x80 })
 }
 
 func requestCompleted(

@@ -1,3 +1,5 @@
+import HeraldHTTP
+
 /// Reads an events body, `{"events": [...]}`, straight from its bytes into `Batch.Item`s. Ingestion
 /// decodes a thousand objects per request, and Foundation's decoder spent more time on them than
 /// storing them took. A malformed body is one 400 naming the byte where it broke; an item of the
@@ -206,20 +208,11 @@ struct EventBatchReader {
     private mutating func hexQuad() throws(Malformed) -> UInt32 {
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard position < bytes.count, let digit = Self.hexDigit(bytes[position]) else { throw broken("a \\u escape needs four hex digits") }
-            value = value << 4 | digit
+            guard position < bytes.count, let digit = PercentEncoding.hexValue(bytes[position]) else { throw broken("a \\u escape needs four hex digits") }
+            value = value << 4 | UInt32(digit)
             position += 1
         }
         return value
-    }
-
-    private static func hexDigit(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
-        default: nil
-        }
     }
 
     private func text(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int) throws(Malformed) -> String {
