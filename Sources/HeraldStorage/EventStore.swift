@@ -75,7 +75,7 @@ public struct EventStore: Sendable {
     /// commit (group commit). A return means the batch is durable.
     public func ingest(_ events: [Event], now: Date) throws -> IngestCounts {
         try batches.submit(IngestBatch(events: events, receivedAt: now)) { group in
-            try pool.write { db in try group.map { try Self.insert($0, db) } }
+            try pool.write { db in try Self.write(group, db) }
         }
     }
 
@@ -89,49 +89,53 @@ public struct EventStore: Sendable {
         let campaignID: Int64, day: String, test: Bool, installationID: String
     }
 
-    /// Inserts each event (bound straight through SQLite's C API: this loop is the ingestion hot path),
-    /// then adds the new ones to the rollups and device rows, one statement per distinct row.
-    private static func insert(_ batch: IngestBatch, _ db: Database) throws -> IngestCounts {
+    /// Inserts each event of each batch (bound straight through SQLite's C API: this loop is the
+    /// ingestion hot path), then adds the new ones to the rollups and device rows, one statement per
+    /// distinct row of the whole group. Returns each batch's counts.
+    private static func write(_ group: [IngestBatch], _ db: Database) throws -> [IngestCounts] {
         let insert = try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO events
                 (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, detail, url, test, received_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        let receivedAt = UTCTime.timestamp(batch.receivedAt)
+        let statement = insert.sqliteStatement
+        defer { sqlite3_reset(statement) }
         var rollups: [RollupKey: Int] = [:]
         var devices: Set<DeviceDay> = []
-        var accepted = 0
-        for event in batch.events {
-            let day = UTCTime.day(event.occurredAt)
-            let statement = insert.sqliteStatement
-            sqlite3_reset(statement)
-            bind(statement, 1, event.id)
-            sqlite3_bind_int64(statement, 2, event.appID)
-            sqlite3_bind_int64(statement, 3, event.campaignID)
-            bind(statement, 4, event.type.rawValue)
-            bind(statement, 5, UTCTime.timestamp(event.occurredAt))
-            bind(statement, 6, day)
-            bind(statement, 7, event.platform)
-            bind(statement, 8, event.installationID)
-            bind(statement, 9, event.detail)
-            bind(statement, 10, event.url)
-            sqlite3_bind_int(statement, 11, event.test ? 1 : 0)
-            bind(statement, 12, receivedAt)
-            let code = sqlite3_step(statement)
-            guard code == SQLITE_DONE else {
+        var counts: [IngestCounts] = []
+        for batch in group {
+            let receivedAt = UTCTime.timestamp(batch.receivedAt)
+            var accepted = 0
+            for event in batch.events {
+                let day = event.day
                 sqlite3_reset(statement)
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                bind(statement, 1, event.id)
+                sqlite3_bind_int64(statement, 2, event.appID)
+                sqlite3_bind_int64(statement, 3, event.campaignID)
+                bind(statement, 4, event.type.rawValue)
+                bind(statement, 5, UTCTime.timestamp(event.occurredAt))
+                bind(statement, 6, day)
+                bind(statement, 7, event.platform)
+                bind(statement, 8, event.installationID)
+                bind(statement, 9, event.detail)
+                bind(statement, 10, event.url)
+                sqlite3_bind_int(statement, 11, event.test ? 1 : 0)
+                bind(statement, 12, receivedAt)
+                let code = sqlite3_step(statement)
+                guard code == SQLITE_DONE else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                }
+                guard sqlite3_changes(db.sqliteConnection) > 0 else { continue }
+                accepted += 1
+                rollups[RollupKey(
+                    campaignID: event.campaignID, day: day, platform: event.platform, test: event.test, type: event.type,
+                    detail: event.detail), default: 0] += 1
+                if let installation = event.installationID {
+                    devices.insert(DeviceDay(campaignID: event.campaignID, day: day, test: event.test, installationID: installation))
+                }
             }
-            guard sqlite3_changes(db.sqliteConnection) > 0 else { continue }
-            accepted += 1
-            rollups[RollupKey(
-                campaignID: event.campaignID, day: day, platform: event.platform, test: event.test, type: event.type,
-                detail: event.detail), default: 0] += 1
-            if let installation = event.installationID {
-                devices.insert(DeviceDay(campaignID: event.campaignID, day: day, test: event.test, installationID: installation))
-            }
+            counts.append((accepted, batch.events.count - accepted))
         }
-        sqlite3_reset(insert.sqliteStatement)
 
         let rollup = try db.cachedStatement(sql: """
             INSERT INTO event_rollups (campaign_id, day, platform, test, type, detail, count) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -146,7 +150,7 @@ public struct EventStore: Sendable {
         for row in devices {
             try device.execute(arguments: [row.campaignID, row.day, row.test, row.installationID])
         }
-        return (accepted, batch.events.count - accepted)
+        return counts
     }
 
     /// Binds text (or NULL), copied by SQLite.

@@ -28,13 +28,14 @@ final class KeyAuthenticator: Sendable {
         let generation = database.changes.current
         // The hot path (a known key, used within the minute) only reads the cache:
         // every feed request of every thread comes through here.
-        var entry = entries.read { $0[hash] }
+        var found: Entry
         var changed = false
-        if entry == nil || entry?.generation != generation || now.timeIntervalSince(entry?.fetchedAt ?? .distantPast) >= Self.maxAge {
-            entry = Entry(key: try database.apiKeys.authenticate(secret: secret), generation: generation, fetchedAt: now)
+        if let cached = entries.read({ $0[hash] }), cached.generation == generation, now.timeIntervalSince(cached.fetchedAt) < Self.maxAge {
+            found = cached
+        } else {
+            found = Entry(key: try database.apiKeys.authenticate(secret: secret), generation: generation, fetchedAt: now)
             changed = true
         }
-        guard var found = entry else { return nil }
         if var key = found.key, key.lastUsedAt.map({ now.timeIntervalSince($0) > 60 }) ?? true {
             try database.apiKeys.markUsed(key, now: now)
             key.lastUsedAt = now
