@@ -25,14 +25,14 @@ struct Views: Sendable {
 
     func render(_ template: Template, _ object: Any) -> String {
         // Every template was checked at start, so a nil here cannot happen.
-        library.render(Self.prepared(object), withTemplate: template.rawValue) ?? ""
+        library.render(Self.prepared(object) ?? object, withTemplate: template.rawValue) ?? ""
     }
 
-    /// The model with our view structs turned into dictionaries, each read once with `Mirror`.
-    /// Mustache reads a struct's field through a new `Mirror` on every lookup, and again for each
-    /// enclosing context while it searches outward: a 90-day report page spent 60 % of its time
-    /// there. Dictionaries answer by hash.
-    static func prepared(_ value: Any) -> Any {
+    /// The model with our view structs turned into dictionaries, each read once with `Mirror`; nil for
+    /// a nil optional. Mustache reads a struct's field through a new `Mirror` on every lookup, and
+    /// again for each enclosing context while it searches outward: a 90-day report page spent 60 % of
+    /// its time there. Dictionaries answer by hash.
+    static func prepared(_ value: Any) -> Any? {
         let mirror = Mirror(reflecting: value)
         switch mirror.displayStyle {
         case .struct where String(reflecting: type(of: value)).hasPrefix(ownModule):
@@ -40,22 +40,17 @@ struct Views: Sendable {
             for child in mirror.children {
                 // A nil field is left out: Mustache then looks in the enclosing contexts, as it does
                 // when it reflects a nil field itself.
-                guard let label = child.label, !isNil(child.value) else { continue }
-                fields[label] = prepared(child.value)
+                guard let label = child.label, let field = prepared(child.value) else { continue }
+                fields[label] = field
             }
             return fields
         case .collection where value is [Any]:
-            return mirror.children.map { prepared($0.value) }
+            return mirror.children.map { prepared($0.value) ?? $0.value }
         case .optional:
-            return mirror.children.first.map { prepared($0.value) } ?? value
+            return mirror.children.first.flatMap { prepared($0.value) }
         default:
             return value
         }
-    }
-
-    private static func isNil(_ value: Any) -> Bool {
-        let mirror = Mirror(reflecting: value)
-        return mirror.displayStyle == .optional && mirror.children.isEmpty
     }
 
     private static let ownModule = String(reflecting: Views.self).prefix { $0 != "." } + "."
