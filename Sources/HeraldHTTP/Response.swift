@@ -3,11 +3,16 @@ public struct Response: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: [UInt8] {
-        didSet { sharedBody = nil }
+        didSet {
+            sharedBody = nil
+            stream = nil
+        }
     }
     /// The same bytes as `body` when they come from a body served many times, so the adapter can
     /// send them without copying; setting `body` drops it.
     public private(set) var sharedBody: SharedBody?
+    /// A body made while it is sent, instead of `body` (which is then empty); see `StreamedBody`.
+    public private(set) var stream: StreamedBody?
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
@@ -20,6 +25,13 @@ public struct Response: Sendable {
         self.headers = headers
         self.body = body.bytes
         self.sharedBody = body
+    }
+
+    public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), stream: StreamedBody) {
+        self.status = status
+        self.headers = headers
+        self.body = []
+        self.stream = stream
     }
 
     /// The body as UTF-8 text (for tests and logs).
