@@ -67,6 +67,24 @@ function setUpComposer(form) {
     if (event.target.matches("[data-layout-choice]") && event.target.checked) showLayout(event.target.value);
   });
 
+  // ---- Fields that belong to a radio option (a start date, the days between showings) ----
+  // Typing a value chooses its option, so a date is never typed in vain. Choosing another option
+  // afterwards is deliberate: the value stays on screen (to come back to) but is not sent, where the
+  // server would otherwise say it was entered under the wrong option.
+  form.addEventListener("input", (event) => {
+    const radio = event.target.dataset && event.target.dataset.chooses && document.getElementById(event.target.dataset.chooses);
+    if (radio && event.target.value !== "" && !radio.checked) {
+      radio.checked = true;
+      announce("Chose “" + (radio.labels[0] ? radio.labels[0].textContent : radio.value) + "”.");
+    }
+  });
+  form.addEventListener("formdata", (event) => {
+    form.querySelectorAll("[data-chooses]").forEach((input) => {
+      const radio = document.getElementById(input.dataset.chooses);
+      if (radio && !radio.checked) event.formData.delete(input.name);
+    });
+  });
+
   // ---- Colors: #RRGGBB or #AARRGGBB (alpha first), drawn in the swatch beside the input ----
   const paintSwatch = (input) => {
     const rect = input.parentElement && input.parentElement.querySelector(".swatch rect");

@@ -6,6 +6,33 @@ import HeraldHTTP
 /// `triggers.1.filters.0.op`), so one decoder turns a form into a Campaign and the domain's
 /// validation serves forms and JSON alike. `encode` is the inverse, for editing.
 enum CampaignForm {
+    /// A set of radio buttons and the field whose value only counts when one of them is chosen: the
+    /// start date and "At a date and time", the days between showings and "At most once every N days".
+    struct Choice: Sendable {
+        let name: String
+        let options: [(value: String, label: String)]
+        /// The option that uses `field`.
+        let usingField: String
+        let field: String
+        let fieldWords: String
+
+        var usingLabel: String { options.first { $0.value == usingField }?.label ?? usingField }
+
+        func label(of value: String) -> String { options.first { $0.value == value }?.label ?? value }
+    }
+
+    static let startChoice = Choice(
+        name: "schedule.startMode", options: [("publish", "When published"), ("at", "At a date and time")],
+        usingField: "at", field: "schedule.start", fieldWords: "a start")
+    static let endChoice = Choice(
+        name: "schedule.endMode", options: [("never", "Never"), ("at", "At a date and time")],
+        usingField: "at", field: "schedule.end", fieldWords: "an end")
+    static let frequencyChoice = Choice(
+        name: "frequency.type",
+        options: [(Frequency.Kind.once.rawValue, "Once per device"), (Frequency.Kind.everyNDays.rawValue, "At most once every N days"),
+                  (Frequency.Kind.always.rawValue, "Every time it triggers")],
+        usingField: Frequency.Kind.everyNDays.rawValue, field: "frequency.days", fieldWords: "days between showings")
+
     /// The campaign the form describes, and what could not even be read (a number that is not one).
     static func decode(_ form: FormData, app: Int64) -> (campaign: Campaign, problems: [FieldProblem]) {
         var problems: [FieldProblem] = []
@@ -34,21 +61,35 @@ enum CampaignForm {
         message.slideFrom = Message.SlideEdge(rawValue: text("message.slideFrom"))
         message.orientation = Message.Orientation(rawValue: text("message.orientation"))
 
-        let timeZoneName = optional("schedule.timeZone") ?? "UTC"
-        var schedule = Schedule(timeZone: timeZoneName)
-        for (mode, path, keyword) in [("schedule.startMode", "schedule.start", "at"), ("schedule.endMode", "schedule.end", "at")]
-        where text(mode) == keyword {
-            guard let date = LocalDateTime.parse(text(path), timeZone: timeZoneName) else {
-                problems.append(FieldProblem(path, "Enter a date and a time, such as 2026-12-01 09:00."))
-                continue
+        /// Whether the field of `choice` counts; a value typed while another option is chosen is never
+        /// dropped in silence (the composer's script chooses the option as you type; without script, this says so).
+        func uses(_ choice: Choice, chosen: String) -> Bool {
+            if chosen == choice.usingField { return true }
+            if !text(choice.field).isEmpty {
+                problems.append(FieldProblem(choice.field, "You entered \(choice.fieldWords), but “\(choice.label(of: chosen))” is chosen above. Choose “\(choice.usingLabel)” to use it, or clear this field."))
             }
-            if path == "schedule.start" { schedule.start = date } else { schedule.end = date }
+            return false
         }
 
-        let frequencyType = Frequency.Kind(rawValue: text("frequency.type")) ?? .once
+        let timeZoneName = optional("schedule.timeZone") ?? "UTC"
+        var schedule = Schedule(timeZone: timeZoneName)
+        for choice in [Self.startChoice, Self.endChoice] {
+            let chosen = text(choice.name).isEmpty ? choice.options[0].value : text(choice.name)
+            guard uses(choice, chosen: chosen) else { continue }
+            // With an unknown time zone no local time can be read; validation names the zone, not this field.
+            guard let zone = LocalDateTime.zone(timeZoneName) else { continue }
+            switch LocalDateTime.parse(text(choice.field), in: zone) {
+            case .success(let date):
+                if choice.field == Self.startChoice.field { schedule.start = date } else { schedule.end = date }
+            case .failure(let problem):
+                problems.append(FieldProblem(choice.field, problem.message(timeZone: timeZoneName)))
+            }
+        }
+
+        let frequencyType = Frequency.Kind(rawValue: text(Self.frequencyChoice.name)) ?? .once
         let frequency = Frequency(
             type: frequencyType,
-            days: frequencyType == .everyNDays ? integer("frequency.days", "Enter the days as a whole number.") : nil)
+            days: uses(Self.frequencyChoice, chosen: frequencyType.rawValue) ? integer("frequency.days", "Enter the days as a whole number.") : nil)
 
         var targeting = Targeting()
         let platforms = form.values("targeting.platforms").compactMap(Platform.init(rawValue:))
@@ -256,13 +297,33 @@ enum FormRows {
 
 /// `datetime-local` values (`2026-12-01T09:00`) read and written in a campaign's time zone.
 enum LocalDateTime {
-    static func parse(_ text: String, timeZone: String) -> Date? {
-        guard let zone = TimeZone(identifier: timeZone) else { return nil }
-        let normalized = text.replacingOccurrences(of: " ", with: "T")
-        for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss"] {
-            if let date = formatter(format, zone).date(from: normalized) { return date }
+    enum Problem: Error {
+        case notADateTime
+        /// A wall-clock time the zone skips (clocks moving forward).
+        case skipped
+
+        func message(timeZone: String) -> String {
+            switch self {
+            case .notADateTime: "Enter a date and a time, such as 2026-12-01 09:00."
+            case .skipped: "This time does not exist in \(timeZone): the clocks skip it. Choose a time outside the change."
+            }
         }
-        return nil
+    }
+
+    /// The zone named `identifier`, if it is one (names longer than any real zone are not looked up).
+    static func zone(_ identifier: String) -> TimeZone? {
+        identifier.utf8.count <= 64 ? TimeZone(identifier: identifier) : nil
+    }
+
+    static func parse(_ text: String, in zone: TimeZone) -> Result<Date, Problem> {
+        let normalized = text.replacingOccurrences(of: " ", with: "T")
+        guard normalized.utf8.count <= 19 else { return .failure(.notADateTime) }
+        for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss"] {
+            if let date = formatter(format, zone).date(from: normalized) { return .success(date) }
+            // A time every zone without daylight saving has, which this one lacks, falls in a gap.
+            if formatter(format, .gmt).date(from: normalized) != nil { return .failure(.skipped) }
+        }
+        return .failure(.notADateTime)
     }
 
     static func format(_ date: Date, timeZone: String) -> String {

@@ -26,6 +26,8 @@ struct ComposerField: Sendable {
     let hidden: Bool
     /// The hint and the error, for `aria-describedby`, so screen readers read both.
     let describedBy: String?
+    /// The id of the radio button that typing into this field chooses (the composer's script does it).
+    let chooses: String?
 }
 
 struct SelectOption: Sendable {
@@ -145,7 +147,7 @@ struct ComposerView: Sendable {
         func field(
             _ path: String, _ label: String, type: String = "text", hint: String? = nil, placeholder: String? = nil,
             datalist: String? = nil, inputMode: String? = nil, color: Bool = false, uses: Message.Field? = nil, value: String? = nil,
-            errorPath: String? = nil
+            errorPath: String? = nil, chooses choice: CampaignForm.Choice? = nil
         ) -> ComposerField {
             let current = value ?? form[path] ?? ""
             let swatch = color ? Swatch(current.trimmingCharacters(in: .whitespaces)) : nil
@@ -158,7 +160,12 @@ struct ComposerView: Sendable {
                 error: problem, placeholder: placeholder, datalist: datalist, inputMode: inputMode,
                 isColor: color, swatchFill: swatch?.fill, swatchOpacity: swatch?.opacity ?? "1",
                 usedByLayouts: layouts.isEmpty ? nil : layouts.joined(separator: " "), hidden: !layouts.isEmpty && !layouts.contains(layout.rawValue),
-                describedBy: described.isEmpty ? nil : described.joined(separator: " "))
+                describedBy: described.isEmpty ? nil : described.joined(separator: " "),
+                chooses: choice.map { ChoiceView(name: $0.name, value: $0.usingField, label: "", checked: false).id })
+        }
+        func choices(_ choice: CampaignForm.Choice) -> [ChoiceView] {
+            let chosen = form[choice.name] ?? choice.options[0].value
+            return choice.options.map { ChoiceView(name: choice.name, value: $0.value, label: $0.label, checked: $0.value == chosen) }
         }
         func select(_ path: String, _ label: String, _ options: [(String, String)], default defaultValue: String, uses: Message.Field? = nil) -> ComposerSelect {
             let current = form[path] ?? defaultValue
@@ -267,26 +274,19 @@ struct ComposerView: Sendable {
         builtInEvents = Trigger.builtInEvents + [Trigger.purchaseEvent]
 
         let timeZoneName = form["schedule.timeZone"] ?? "UTC"
-        startMode = [
-            ChoiceView(name: "schedule.startMode", value: "publish", label: "When published", checked: (form["schedule.startMode"] ?? "publish") == "publish"),
-            ChoiceView(name: "schedule.startMode", value: "at", label: "At a date and time", checked: form["schedule.startMode"] == "at"),
-        ]
-        start = field("schedule.start", "Start", type: "datetime-local", hint: "In the time zone below.")
-        endMode = [
-            ChoiceView(name: "schedule.endMode", value: "never", label: "Never", checked: (form["schedule.endMode"] ?? "never") == "never"),
-            ChoiceView(name: "schedule.endMode", value: "at", label: "At a date and time", checked: form["schedule.endMode"] == "at"),
-        ]
-        end = field("schedule.end", "End", type: "datetime-local", hint: "In the time zone below.")
+        startMode = choices(CampaignForm.startChoice)
+        start = field("schedule.start", "Start", type: "datetime-local",
+                      hint: "In the time zone below. Used with “\(CampaignForm.startChoice.usingLabel)”.", chooses: CampaignForm.startChoice)
+        endMode = choices(CampaignForm.endChoice)
+        end = field("schedule.end", "End", type: "datetime-local",
+                    hint: "In the time zone below. Used with “\(CampaignForm.endChoice.usingLabel)”.", chooses: CampaignForm.endChoice)
         timeZone = field("schedule.timeZone", "Time zone", hint: "Such as Europe/Paris, America/New_York or Asia/Tehran.", datalist: "herald-time-zones", value: timeZoneName)
         timeZones = TimeZone.knownTimeZoneIdentifiers.sorted()
 
-        let frequency = form["frequency.type"] ?? Frequency.Kind.once.rawValue
-        frequencyTypes = [
-            ChoiceView(name: "frequency.type", value: "once", label: "Once per device", checked: frequency == "once"),
-            ChoiceView(name: "frequency.type", value: "every_n_days", label: "At most once every N days", checked: frequency == "every_n_days"),
-            ChoiceView(name: "frequency.type", value: "always", label: "Every time it triggers", checked: frequency == "always"),
-        ]
-        frequencyDays = field("frequency.days", "Days between showings", type: "number", inputMode: "numeric")
+        frequencyTypes = choices(CampaignForm.frequencyChoice)
+        frequencyDays = field("frequency.days", "Days between showings", type: "number",
+                              hint: "Used with “\(CampaignForm.frequencyChoice.usingLabel)”.", inputMode: "numeric",
+                              chooses: CampaignForm.frequencyChoice)
 
         let chosenPlatforms = Set(form.values("targeting.platforms"))
         platforms = Platform.allCases.map {
