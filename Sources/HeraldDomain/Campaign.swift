@@ -49,14 +49,14 @@ public struct Campaign: Codable, Sendable, Equatable {
 }
 
 extension Campaign {
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id, app, name, description, status, priority, schedule, triggers, frequency, targeting, testOnDevice, message, data
         case startedAt, test, revision
     }
 
     /// Only `app`, `name` and `message` are required; the rest default as documented in `docs/campaign-json.md`.
     public init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.container(knownKeys: CodingKeys.self)
         id = try container.decodeIfPresent(Int64.self, forKey: .id)
         app = try container.decode(Int64.self, forKey: .app)
         name = try container.decode(String.self, forKey: .name)
@@ -84,25 +84,6 @@ extension Campaign {
         copy.test = nil
         copy.revision = nil
         return copy
-    }
-}
-
-/// The JSON coders every producer and consumer of Campaign JSON uses (RFC 3339 dates).
-public enum CampaignJSON {
-    /// The version of the Campaign JSON format, in every feed and export.
-    public static let schemaVersion = 1
-
-    public static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }
-
-    public static func decoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
     }
 }
 
@@ -156,10 +137,10 @@ public struct Schedule: Codable, Sendable, Equatable {
         self.timeZone = timeZone
     }
 
-    enum CodingKeys: String, CodingKey { case start, end, timeZone }
+    enum CodingKeys: String, CodingKey, CaseIterable { case start, end, timeZone }
 
     public init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.container(knownKeys: CodingKeys.self)
         start = try container.decodeIfPresent(Date.self, forKey: .start)
         end = try container.decodeIfPresent(Date.self, forKey: .end)
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone) ?? "UTC"
@@ -185,11 +166,11 @@ public struct Trigger: Codable, Sendable, Equatable {
         self.filters = filters
     }
 
-    enum CodingKeys: String, CodingKey { case event, filters }
+    enum CodingKeys: String, CodingKey, CaseIterable { case event, filters }
 
     /// `filters` may be left out.
     public init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.container(knownKeys: CodingKeys.self)
         event = try container.decode(String.self, forKey: .event)
         filters = try container.decodeIfPresent([PropertyFilter].self, forKey: .filters) ?? []
     }
@@ -209,6 +190,15 @@ public struct PropertyFilter: Codable, Sendable, Equatable {
         self.property = property
         self.op = op
         self.value = value
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case property, op, value }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(knownKeys: CodingKeys.self)
+        property = try container.decode(String.self, forKey: .property)
+        op = try container.decode(FilterOperator.self, forKey: .op)
+        value = try container.decodeIfPresent(FilterValue.self, forKey: .value)
     }
 }
 
@@ -289,6 +279,14 @@ public struct Frequency: Codable, Sendable, Equatable {
         self.type = type
         self.days = days
     }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case type, days }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(knownKeys: CodingKeys.self)
+        type = try container.decode(Kind.self, forKey: .type)
+        days = try container.decodeIfPresent(Int.self, forKey: .days)
+    }
 }
 
 /// Who may see the campaign; exported in the feed and evaluated by the delivery client.
@@ -315,6 +313,21 @@ public struct Targeting: Codable, Sendable, Equatable {
         self.percentage = percentage
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case platforms, appVersion, languages, countries, userProperties, daysSinceFirstOpen, percentage
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(knownKeys: CodingKeys.self)
+        platforms = try container.decodeIfPresent([Platform].self, forKey: .platforms)
+        appVersion = try container.decodeIfPresent(VersionRule.self, forKey: .appVersion)
+        languages = try container.decodeIfPresent([String].self, forKey: .languages)
+        countries = try container.decodeIfPresent([String].self, forKey: .countries)
+        userProperties = try container.decodeIfPresent([PropertyFilter].self, forKey: .userProperties)
+        daysSinceFirstOpen = try container.decodeIfPresent(DayRange.self, forKey: .daysSinceFirstOpen)
+        percentage = try container.decodeIfPresent(Int.self, forKey: .percentage)
+    }
+
     public struct VersionRule: Codable, Sendable, Equatable {
         public enum Operator: String, Codable, Sendable, CaseIterable {
             case equals, contains, notContains = "not_contains", regex
@@ -327,6 +340,14 @@ public struct Targeting: Codable, Sendable, Equatable {
             self.op = op
             self.value = value
         }
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case op, value }
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(knownKeys: CodingKeys.self)
+            op = try container.decode(Operator.self, forKey: .op)
+            value = try container.decode(String.self, forKey: .value)
+        }
     }
 
     public struct DayRange: Codable, Sendable, Equatable {
@@ -336,6 +357,14 @@ public struct Targeting: Codable, Sendable, Equatable {
         public init(min: Int? = nil, max: Int? = nil) {
             self.min = min
             self.max = max
+        }
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case min, max }
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(knownKeys: CodingKeys.self)
+            min = try container.decodeIfPresent(Int.self, forKey: .min)
+            max = try container.decodeIfPresent(Int.self, forKey: .max)
         }
     }
 }
@@ -353,6 +382,14 @@ public struct CustomData: Codable, Sendable, Equatable {
             self.key = key
             self.value = value
         }
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case key, value }
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(knownKeys: CodingKeys.self)
+            key = try container.decode(String.self, forKey: .key)
+            value = try container.decode(String.self, forKey: .value)
+        }
     }
 
     public init(_ pairs: [Pair] = []) {
@@ -360,23 +397,18 @@ public struct CustomData: Codable, Sendable, Equatable {
     }
 
     public init(from decoder: Decoder) throws {
-        if let pairs = try? decoder.singleValueContainer().decode([Pair].self) {
+        if var array = try? decoder.unkeyedContainer() {
+            var pairs: [Pair] = []
+            while !array.isAtEnd { pairs.append(try array.decode(Pair.self)) }
             self.pairs = pairs
             return
         }
-        let container = try decoder.container(keyedBy: DynamicKey.self)
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
         pairs = try container.allKeys.map { Pair(key: $0.stringValue, value: try container.decode(String.self, forKey: $0)) }
     }
 
     public func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(pairs)
-    }
-
-    struct DynamicKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
     }
 }

@@ -34,6 +34,17 @@ public enum CampaignLimits {
     public static let dismissSeconds = 1...120
     public static let frequencyDays = 1...365
     public static let reservedEventPrefixes = ["firebase_", "google_", "ga_"]
+    /// Image and action URLs.
+    public static let urlLength = 2000
+    /// An app version rule's value. Devices run a `regex` rule against their version string, so its
+    /// length bounds the work one rule can ask of every device (which also gives up on a slow one).
+    public static let appVersionRuleLength = 100
+    public static let filterTextLength = 1000
+    public static let userPropertyFilters = 10
+    public static let languages = 50
+    public static let countries = 250
+    /// A hundred years: beyond that a rule is a typo, and devices compute days in ordinary integers.
+    public static let daysSinceFirstOpen = 0...36_500
 }
 
 extension Campaign {
@@ -56,7 +67,50 @@ extension Campaign {
         problems += scheduleProblems()
         problems += frequencyProblems()
         problems += targeting.problems()
+        problems += controlCharacterProblems()
         return problems
+    }
+
+    /// Every text of the campaign with its path, and whether it may hold line breaks.
+    var texts: [(path: String, text: String, multiline: Bool)] {
+        var texts: [(String, String, Bool)] = [("name", name, false), ("description", description ?? "", true)]
+        let message = self.message
+        texts += [("message.title.text", message.title?.text ?? "", true), ("message.body.text", message.body?.text ?? "", true)]
+        for (path, button) in [("message.primaryAction", message.primaryAction), ("message.secondaryAction", message.secondaryAction)] {
+            texts += [("\(path).text", button?.text ?? "", false), ("\(path).url", button?.url ?? "", false)]
+        }
+        texts += [
+            ("message.imageUrl", message.imageUrl ?? "", false), ("message.landscapeImageUrl", message.landscapeImageUrl ?? "", false),
+            ("message.action.url", message.action?.url ?? "", false), ("schedule.timeZone", schedule.timeZone, false),
+            ("targeting.appVersion.value", targeting.appVersion?.value ?? "", false),
+        ]
+        for (index, pair) in data.pairs.enumerated() {
+            texts += [("data.\(index).key", pair.key, false), ("data.\(index).value", pair.value, true)]
+        }
+        for (index, trigger) in triggers.enumerated() {
+            texts.append(("triggers.\(index).event", trigger.event, false))
+            texts += trigger.filters.enumerated().flatMap { $1.texts(at: "triggers.\(index).filters.\($0)") }
+        }
+        texts += (targeting.userProperties ?? []).enumerated().flatMap { $1.texts(at: "targeting.userProperties.\($0)") }
+        texts += (targeting.languages ?? []).enumerated().map { ("targeting.languages.\($0)", $1, false) }
+        texts += (targeting.countries ?? []).enumerated().map { ("targeting.countries.\($0)", $1, false) }
+        return texts
+    }
+
+    /// Control characters are not text in any script: a NUL cuts a name short in SQLite's C API, and
+    /// the others show as boxes or reorder nothing. Line breaks and tabs stay allowed where text may span lines.
+    private func controlCharacterProblems() -> [FieldProblem] {
+        texts.compactMap { path, text, multiline in
+            // Surrounding line breaks are blankness, which the field's own rule reports (forms trim them).
+            let refused = text.trimmingCharacters(in: .whitespacesAndNewlines).unicodeScalars.first { scalar in
+                switch scalar.value {
+                case 0x09, 0x0A, 0x0D: !multiline
+                case 0x00...0x1F, 0x7F...0x9F: true
+                default: false
+                }
+            }
+            return refused.map { FieldProblem(path, "Remove the control character U+\(String(format: "%04X", $0.value))\(multiline ? "" : " (this field is one line)").") }
+        }
     }
 
     private func dataProblems() -> [FieldProblem] {
@@ -109,8 +163,13 @@ extension Campaign {
 
     private func scheduleProblems() -> [FieldProblem] {
         var problems: [FieldProblem] = []
-        if TimeZone(identifier: schedule.timeZone) == nil {
-            problems.append(FieldProblem("schedule.timeZone", "“\(schedule.timeZone)” is not a time zone; choose one such as Europe/Paris or UTC."))
+        if schedule.timeZone.utf8.count > 64 || TimeZone(identifier: schedule.timeZone) == nil {
+            problems.append(FieldProblem("schedule.timeZone", "“\(schedule.timeZone.prefix(64))” is not a time zone; choose one such as Europe/Paris or UTC."))
+        }
+        for (path, date) in [("schedule.start", schedule.start), ("schedule.end", schedule.end)] {
+            if let date, !UTCTime.supported.contains(date) {
+                problems.append(FieldProblem(path, "Choose a date \(UTCTime.supportedText)."))
+            }
         }
         if let start = schedule.start, let end = schedule.end, end <= start {
             problems.append(FieldProblem("schedule.end", "The end must be after the start."))
@@ -139,6 +198,10 @@ extension Message {
         }
         for (path, url) in [("imageUrl", imageUrl), ("landscapeImageUrl", landscapeImageUrl)] {
             if let url, !url.isEmpty, let problem = ImageURL.problem(url) { add(path, problem) }
+        }
+        for (path, url) in [("imageUrl", imageUrl), ("landscapeImageUrl", landscapeImageUrl), ("action.url", action?.url),
+                            ("primaryAction.url", primaryAction?.url), ("secondaryAction.url", secondaryAction?.url)] {
+            if let url, url.count > CampaignLimits.urlLength { add(path, "Use at most \(CampaignLimits.urlLength) characters for a link.") }
         }
         if let color = backgroundColor, !color.isEmpty, let problem = ColorValue.problem(color) { add("backgroundColor", problem) }
         for (path, button) in [("primaryAction", primaryAction), ("secondaryAction", secondaryAction)] {
@@ -184,8 +247,17 @@ extension Message {
 }
 
 extension PropertyFilter {
+    func texts(at path: String) -> [(path: String, text: String, multiline: Bool)] {
+        var texts = [("\(path).property", property, false)]
+        if case .string(let text) = value { texts.append(("\(path).value", text, false)) }
+        return texts
+    }
+
     func problems(at path: String) -> [FieldProblem] {
         var problems: [FieldProblem] = []
+        if case .string(let text) = value, text.count > CampaignLimits.filterTextLength {
+            problems.append(FieldProblem("\(path).value", "Use at most \(CampaignLimits.filterTextLength) characters for a value."))
+        }
         if property.isEmpty {
             problems.append(FieldProblem("\(path).property", "Name the property to compare, or remove the filter."))
         } else if property.count > CampaignLimits.eventIDLength {
@@ -220,6 +292,8 @@ extension Targeting {
         if let rule = appVersion {
             if rule.value.isEmpty {
                 problems.append(FieldProblem("targeting.appVersion.value", "Enter the app version to compare with, or clear the rule."))
+            } else if rule.value.count > CampaignLimits.appVersionRuleLength {
+                problems.append(FieldProblem("targeting.appVersion.value", "Use at most \(CampaignLimits.appVersionRuleLength) characters for an app version rule."))
             } else if rule.op == .regex, (try? NSRegularExpression(pattern: rule.value)) == nil {
                 problems.append(FieldProblem("targeting.appVersion.value", "This is not a valid regular expression."))
             }
@@ -230,12 +304,25 @@ extension Targeting {
         for (index, country) in (countries ?? []).enumerated() where country.wholeMatch(of: /[A-Z]{2}/) == nil {
             problems.append(FieldProblem("targeting.countries.\(index)", "“\(country)” is not a two-letter country code such as US or IR."))
         }
+        for (path, list, limit) in [("languages", languages, CampaignLimits.languages), ("countries", countries, CampaignLimits.countries)]
+        where (list ?? []).count > limit {
+            problems.append(FieldProblem("targeting.\(path)", "Use at most \(limit) \(path)."))
+        }
+        if (userProperties ?? []).count > CampaignLimits.userPropertyFilters {
+            problems.append(FieldProblem("targeting.userProperties", "Use at most \(CampaignLimits.userPropertyFilters) user property conditions."))
+        }
         for (index, filter) in (userProperties ?? []).enumerated() {
             problems += filter.problems(at: "targeting.userProperties.\(index)")
         }
         if let range = daysSinceFirstOpen {
-            for (path, days) in [("min", range.min), ("max", range.max)] where (days ?? 0) < 0 {
-                problems.append(FieldProblem("targeting.daysSinceFirstOpen.\(path)", "Days since first open cannot be negative."))
+            let allowed = CampaignLimits.daysSinceFirstOpen
+            for (path, days) in [("min", range.min), ("max", range.max)] {
+                guard let days else { continue }
+                if days < 0 {
+                    problems.append(FieldProblem("targeting.daysSinceFirstOpen.\(path)", "Days since first open cannot be negative."))
+                } else if days > allowed.upperBound {
+                    problems.append(FieldProblem("targeting.daysSinceFirstOpen.\(path)", "Use at most \(allowed.upperBound) days."))
+                }
             }
             if let min = range.min, let max = range.max, min > max {
                 problems.append(FieldProblem("targeting.daysSinceFirstOpen.max", "The maximum must be at least the minimum."))

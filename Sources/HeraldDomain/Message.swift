@@ -36,6 +36,27 @@ public struct Message: Codable, Sendable, Equatable {
         self.orientation = orientation
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case layout, title, body, imageUrl, landscapeImageUrl, backgroundColor, primaryAction, secondaryAction, action, dismiss
+        case slideFrom, orientation
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(knownKeys: CodingKeys.self)
+        layout = try container.decode(Layout.self, forKey: .layout)
+        title = try container.decodeIfPresent(Text.self, forKey: .title)
+        body = try container.decodeIfPresent(Text.self, forKey: .body)
+        imageUrl = try container.decodeIfPresent(String.self, forKey: .imageUrl)
+        landscapeImageUrl = try container.decodeIfPresent(String.self, forKey: .landscapeImageUrl)
+        backgroundColor = try container.decodeIfPresent(String.self, forKey: .backgroundColor)
+        primaryAction = try container.decodeIfPresent(Button.self, forKey: .primaryAction)
+        secondaryAction = try container.decodeIfPresent(Button.self, forKey: .secondaryAction)
+        action = try container.decodeIfPresent(Action.self, forKey: .action)
+        dismiss = try container.decodeIfPresent(Dismiss.self, forKey: .dismiss)
+        slideFrom = try container.decodeIfPresent(SlideEdge.self, forKey: .slideFrom)
+        orientation = try container.decodeIfPresent(Orientation.self, forKey: .orientation)
+    }
+
     public enum Layout: String, Codable, Sendable, CaseIterable {
         case card, modal, imageOnly = "image_only", banner, slideup, fullscreen
 
@@ -95,6 +116,14 @@ public struct Message: Codable, Sendable, Equatable {
             self.text = text
             self.color = color
         }
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case text, color }
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(knownKeys: CodingKeys.self)
+            text = try container.decode(String.self, forKey: .text)
+            color = try container.decodeIfPresent(String.self, forKey: .color)
+        }
     }
 
     public struct Button: Codable, Sendable, Equatable {
@@ -110,6 +139,16 @@ public struct Message: Codable, Sendable, Equatable {
             self.buttonColor = buttonColor
             self.url = url
         }
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case text, textColor, buttonColor, url }
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(knownKeys: CodingKeys.self)
+            text = try container.decode(String.self, forKey: .text)
+            textColor = try container.decodeIfPresent(String.self, forKey: .textColor)
+            buttonColor = try container.decodeIfPresent(String.self, forKey: .buttonColor)
+            url = try container.decodeIfPresent(String.self, forKey: .url)
+        }
     }
 
     public struct Action: Codable, Sendable, Equatable {
@@ -118,6 +157,12 @@ public struct Message: Codable, Sendable, Equatable {
         public init(url: String) {
             self.url = url
         }
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case url }
+
+        public init(from decoder: Decoder) throws {
+            url = try decoder.container(knownKeys: CodingKeys.self).decode(String.self, forKey: .url)
+        }
     }
 
     public struct Dismiss: Codable, Sendable, Equatable {
@@ -125,6 +170,12 @@ public struct Message: Codable, Sendable, Equatable {
 
         public init(seconds: Int) {
             self.seconds = seconds
+        }
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case seconds }
+
+        public init(from decoder: Decoder) throws {
+            seconds = try decoder.container(knownKeys: CodingKeys.self).decode(Int.self, forKey: .seconds)
         }
     }
 

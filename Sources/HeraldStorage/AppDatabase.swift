@@ -40,7 +40,7 @@ public final class AppDatabase: Sendable {
             guard let cause = StorageUnavailable(error) else { throw error }
             throw StorageError.cannotOpen(path: path, cause: cause)
         }
-        openedReadOnly = try pool.writeWithoutTransaction { sqlite3_db_readonly($0.sqliteConnection, "main") == 1 }
+        openedReadOnly = pool.writeWithoutTransaction { sqlite3_db_readonly($0.sqliteConnection, "main") == 1 }
         // GRDB sets WAL's usual NORMAL, which syncs only at checkpoints: a power cut could lose commits
         // already answered. FULL syncs the WAL at every commit, so an acknowledged write (an event
         // batch's 200) is durable; group commit shares that sync among concurrent batches.

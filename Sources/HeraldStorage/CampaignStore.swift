@@ -83,6 +83,9 @@ public enum CampaignStoreError: Error, Equatable {
     /// Someone saved a newer revision since the editor loaded `expected`.
     case staleRevision(expected: Int, current: Int)
     case notFound
+    /// The campaign would not read back as it was given (why, and where): nothing was stored. Validation
+    /// should refuse such a campaign first; this is the last line, so no app's feed can be poisoned.
+    case unreadable(path: String, reason: String)
 }
 
 /// The `campaigns` and `campaign_revisions` tables. Every change writes a revision and an audit line
@@ -104,7 +107,7 @@ public struct CampaignStore: Sendable {
     }
 
     private static func insert(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date, in db: Database) throws -> Int64 {
-        let document = try encode(campaign.content)
+        let document = try readableDocument(campaign.content)
         try db.execute(
             sql: """
                 INSERT INTO campaigns (app_id, name, state, layout, priority, start_at, end_at, started_at, test_on_device,
@@ -139,7 +142,7 @@ public struct CampaignStore: Sendable {
             let state = newState ?? current.state
             let startedAt = state == .published
                 ? (current.state == .published ? current.startedAt : Self.startedAt(campaign, now: now)) : current.startedAt
-            let document = try Self.encode(stored)
+            let document = try Self.readableDocument(stored)
             let revision = current.revision + 1
             try db.execute(
                 sql: """
@@ -301,6 +304,23 @@ public struct CampaignStore: Sendable {
 
     static func encode(_ campaign: Campaign) throws -> String {
         String(decoding: try encoder.encode(campaign), as: UTF8.self)
+    }
+
+    /// The document to store for `campaign`, after reading it back: what would not decode to the same
+    /// campaign (a time outside the calendar Campaign JSON writes, say) is refused before it is committed,
+    /// instead of breaking the app's feed, the API and export until someone edits the database.
+    static func readableDocument(_ campaign: Campaign) throws -> String {
+        let document = try encode(campaign)
+        let readBack: Campaign
+        do {
+            readBack = try decode(document)
+        } catch let error as DecodingError {
+            throw CampaignStoreError.unreadable(path: error.path, reason: error.reason)
+        }
+        guard readBack == campaign else {
+            throw CampaignStoreError.unreadable(path: "", reason: "it would read back differently from what was sent")
+        }
+        return document
     }
 
     static func decode(_ document: String) throws -> Campaign {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import HeraldDomain
 
 /// One event from a delivery component, checked and ready to store.
 public struct Event: Sendable, Equatable {
@@ -212,20 +213,6 @@ public struct EventStore: Sendable {
     /// The campaign ids of an app, to check events against.
     public func campaignIDs(appID: Int64) throws -> Set<Int64> {
         try pool.read { Set(try Int64.fetchAll($0, sql: "SELECT id FROM campaigns WHERE app_id = ?", arguments: [appID])) }
-    }
-}
-
-/// UTC days as `YYYY-MM-DD`.
-public enum EventDay {
-    public static func string(_ date: Date) -> String {
-        UTCTime.day(date)
-    }
-
-    /// Midnight UTC of `day`; nil unless it is a real day (the parser would roll 2026-02-30 into March).
-    public static func date(_ day: String) -> Date? {
-        guard day.wholeMatch(of: /\d{4}-\d{2}-\d{2}/) != nil, let date = try? Date("\(day)T00:00:00Z", strategy: .iso8601),
-              string(date) == day else { return nil }
-        return date
     }
 }
 

@@ -155,7 +155,7 @@ struct EventTests {
     func stats() async throws {
         let fixture = try await Self.fixture()
         _ = try fixture.app.database.apps.addTestDevice(appID: fixture.shop, installationID: "iid-qa", name: "QA", actor: .commandLine, now: fixture.app.clock.now)
-        let day1 = try #require(EventDay.date("2026-09-20")).addingTimeInterval(3600)
+        let day1 = try #require(UTCTime.date(day: "2026-09-20")).addingTimeInterval(3600)
         let day2 = day1.addingTimeInterval(86_400), day3 = day2.addingTimeInterval(86_400)
         let c = fixture.campaign
         let events: [[String: Any]] = [

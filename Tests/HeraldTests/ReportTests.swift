@@ -43,7 +43,7 @@ struct ReportTests {
         let hello = try campaign("Hello", app: blog.id)
         _ = try app.database.apps.addTestDevice(appID: shop.id, installationID: "iid-qa", name: "QA", actor: .commandLine, now: now)
 
-        let day1 = try #require(EventDay.date("2026-09-20")).addingTimeInterval(3600)
+        let day1 = try #require(UTCTime.date(day: "2026-09-20")).addingTimeInterval(3600)
         let day2 = day1.addingTimeInterval(86_400), day3 = day2.addingTimeInterval(86_400)
         var events: [Event] = []
         func add(_ type: Event.Kind, _ campaign: Int64, _ at: Date, app: Int64 = shop.id, platform: String = "ios", device: String? = "a",

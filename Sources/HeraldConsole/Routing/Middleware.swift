@@ -30,9 +30,10 @@ extension HeraldApplication {
                 case .visitor, .signedIn:
                     return try browserPage(context, route: route)
                 }
-            } catch let error as HTTPError {
-                return errorResponse(error, api: api, context: context)
             } catch {
+                if let mapped = HTTPError(domain: error) {
+                    return errorResponse(mapped, api: api, context: context)
+                }
                 services.logger.error("\(request.method) \(path) failed: \(error)")
                 if let unavailable = StorageUnavailable(error) {
                     services.database.unavailability.record(unavailable, at: context.now)

@@ -95,15 +95,7 @@ struct CampaignAPI: Sendable {
     func lifecycle(_ action: CampaignLifecycle.Action) -> Handler {
         { context in
             let current = try stored(context)
-            do {
-                try CampaignLifecycle(store: store).perform(action, on: current, actor: context.actor, now: context.now)
-            } catch CampaignLifecycle.Failure.invalid(let problems) {
-                throw HTTPError(422, "The campaign cannot be published as it is.", fields: problems)
-            } catch CampaignLifecycle.Failure.notAllowed(let reason) {
-                throw HTTPError(409, reason)
-            } catch CampaignLifecycle.Failure.stale {
-                throw HTTPError(409, "The campaign changed at the same moment; try again.")
-            }
+            try CampaignLifecycle(store: store).perform(action, on: current, actor: context.actor, now: context.now)
             return try answer(try stored(current.id, key: try key(context)), now: context.now)
         }
     }

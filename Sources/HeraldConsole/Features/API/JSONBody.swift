@@ -15,14 +15,16 @@ enum JSONBody {
     static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws -> T {
         try check(body)
         do {
-            return try CampaignJSON.decoder().decode(type, from: Data(body))
+            return try CampaignJSON.decoder(refusingUnknownKeys: true).decode(type, from: Data(body))
         } catch DecodingError.dataCorrupted(let context)
             where context.codingPath.isEmpty && (try? JSONSerialization.jsonObject(with: Data(body), options: .fragmentsAllowed)) != nil {
             // Foundation reports a number that does not fit its field (9.5 for an integer, 10^40) as
             // "not valid JSON", with no path; the JSON itself is fine, so say what is wrong with it.
             throw HTTPError(400, "A number in the JSON does not fit its field: integers are whole numbers (no fraction or exponent) from \(Int64.min) to \(Int64.max).")
         } catch let error as DecodingError {
-            throw HTTPError(400, describe(error))
+            throw HTTPError(400, describe(error), fields: error.path.isEmpty ? [] : [FieldProblem(error.path, error.reason)])
+        } catch let unknown as UnknownKeyError {
+            throw unknown  // a 422 naming the field, not a parse error
         } catch {
             throw HTTPError(400, "The body is not valid JSON: \(error.localizedDescription)")
         }
@@ -92,35 +94,19 @@ enum JSONBody {
     }
 
     static func describe(_ error: DecodingError) -> String {
-        func path(_ keys: [CodingKey]) -> String {
-            let text = keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-            return text.isEmpty ? "the top level" : "`\(text)`"
-        }
-        switch error {
-        case .dataCorrupted(let context):
+        if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
             let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            if context.codingPath.isEmpty {
-                return "The body is not valid JSON" + (underlying.map { ": \($0)" } ?? ": \(context.debugDescription)")
-            }
-            return "Invalid value at \(path(context.codingPath)): \(context.debugDescription)"
-        case .keyNotFound(let key, let context):
-            return "Missing `\(key.stringValue)` at \(path(context.codingPath))."
-        case .typeMismatch(let type, let context):
-            return "Wrong type at \(path(context.codingPath)): expected \(Self.name(of: type))."
-        case .valueNotFound(let type, let context):
-            return "Missing value at \(path(context.codingPath)): expected \(Self.name(of: type))."
-        @unknown default:
-            return "The body does not match the expected JSON."
+            return "The body is not valid JSON: \(underlying ?? context.debugDescription)"
         }
-    }
-
-    private static func name(of type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Int.Type, is Int64.Type: "an integer"
-        case is Double.Type: "a number"
-        case is Bool.Type: "true or false"
-        default: "\(type)".lowercased().contains("array") ? "an array" : "an object"
+        let place = error.path.isEmpty ? "the top level" : "`\(error.path)`"
+        switch error {
+        case .keyNotFound(let key, _):
+            let parent = error.path.split(separator: ".").dropLast().joined(separator: ".")
+            return "Missing `\(key.stringValue)` at \(parent.isEmpty ? "the top level" : "`\(parent)`")."
+        case .typeMismatch, .valueNotFound:
+            return "Wrong type at \(place): \(error.reason)."
+        default:
+            return "Invalid value at \(place): \(error.reason)"
         }
     }
 }

@@ -8,6 +8,21 @@ public struct CampaignExport: Codable, Sendable {
     /// Always written; optional on input, so hand-written files need not invent one.
     public var exportedAt: Date?
     public var campaigns: [Campaign]
+
+    public init(schemaVersion: Int, exportedAt: Date?, campaigns: [Campaign]) {
+        self.schemaVersion = schemaVersion
+        self.exportedAt = exportedAt
+        self.campaigns = campaigns
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case schemaVersion, exportedAt, campaigns }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(knownKeys: CodingKeys.self)
+        schemaVersion = try container.decode(Int.self, forKey: .schemaVersion)
+        exportedAt = try container.decodeIfPresent(Date.self, forKey: .exportedAt)
+        campaigns = try container.decode([Campaign].self, forKey: .campaigns)
+    }
 }
 
 /// What an import would do: the campaigns it would create, or every problem by campaign and path.
@@ -64,8 +79,9 @@ public struct CampaignTransfer: Sendable {
         let campaigns: [Campaign]
         do {
             campaigns = try Self.read(data)
-        } catch let error as HTTPError {
-            return ImportPlan(campaigns: [], problems: [], unreadable: error.message)
+        } catch {
+            guard let refusal = HTTPError(domain: error) else { throw error }
+            return ImportPlan(campaigns: [], problems: [], unreadable: refusal.message)
         }
         if campaigns.isEmpty { return ImportPlan(campaigns: [], problems: [], unreadable: "The file holds no campaigns.") }
         var problems: [ImportPlan.Problem] = []

@@ -26,7 +26,7 @@ public struct DemoSeeder: Sendable {
 
     public func seed(days: Int = 30, dailyImpressions: Int = 400, now: Date = Date(), seed: UInt64 = 42) throws -> Summary {
         var random = SeededRandom(seed: seed)
-        let name = "Demo shop \(EventDay.string(now))"
+        let name = "Demo shop \(UTCTime.day(now))"
         let app = try AppRegistry(database: database).createApp(name: name, platforms: [.ios, .android, .web], actor: .commandLine, now: now)
         let start = now.addingTimeInterval(-Double(days) * 86_400)
         var campaigns: [(id: Int64, layout: Message.Layout, weight: Double, ctr: Double, errors: Double)] = []

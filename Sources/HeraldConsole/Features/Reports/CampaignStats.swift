@@ -10,26 +10,57 @@ struct DayRange: Sendable, Equatable {
 
     static let longest = 366
 
-    /// `from`/`to` as given (`YYYY-MM-DD`), or the last `defaultDays` days ending today.
-    static func parse(from: String?, to: String?, now: Date, defaultDays: Int = 30) throws -> DayRange {
-        let today = EventDay.string(now)
-        let end = to ?? today
-        guard let endDate = EventDay.date(end) else { throw HTTPError(400, "`to` must be a day such as 2026-11-21.") }
-        let start = from ?? EventDay.string(endDate.addingTimeInterval(-Double(defaultDays - 1) * 86_400))
-        guard let startDate = EventDay.date(start) else { throw HTTPError(400, "`from` must be a day such as 2026-11-01.") }
-        guard startDate <= endDate else { throw HTTPError(400, "`from` must not be after `to`.") }
-        guard endDate.timeIntervalSince(startDate) / 86_400 < Double(longest) else {
-            throw HTTPError(400, "A range covers at most \(longest) days.")
+    /// Why a requested range cannot be read, in the words of the API and of the report pages.
+    enum Problem: Error, Equatable {
+        case notADay(field: String, text: String)
+        case backwards(from: String, to: String)
+        case tooLong
+
+        /// For the API: names the query parameter.
+        var message: String {
+            switch self {
+            case .notADay(let field, _): "`\(field)` must be a day \(UTCTime.supportedText), such as 2026-11-21."
+            case .backwards: "`from` must not be after `to`."
+            case .tooLong: "A range covers at most \(DayRange.longest) days."
+            }
         }
-        return DayRange(from: start, to: end)
+
+        /// For the report pages: names the date field.
+        func sentence(example: String) -> String {
+            switch self {
+            case .notADay(let field, let text):
+                "The \(field == "from" ? "start" : "end") date “\(text.prefix(40))” is not a date \(UTCTime.supportedText). Pick one in the calendar, or write it like \(example)."
+            case .backwards(let from, let to):
+                "The start date (\(from)) is after the end date (\(to)). Choose a start on or before the end."
+            case .tooLong:
+                "A report covers at most \(DayRange.longest) days. Choose a shorter range, or download a year at a time."
+            }
+        }
     }
 
-    /// Every day of the range, in order.
+    /// `from`/`to` as given (`YYYY-MM-DD`), or the last `defaultDays` days ending `to` (or today); the
+    /// default start never reaches before the first supported day.
+    static func parse(from: String?, to: String?, now: Date, defaultDays: Int = 30) throws(Problem) -> DayRange {
+        let today = UTCTime.day(now)
+        guard let endDate = UTCTime.date(day: to ?? today) else { throw .notADay(field: "to", text: to ?? today) }
+        let startDate: Date
+        if let from {
+            guard let date = UTCTime.date(day: from) else { throw .notADay(field: "from", text: from) }
+            startDate = date
+        } else {
+            startDate = max(endDate.addingTimeInterval(-Double(defaultDays - 1) * 86_400), UTCTime.supported.lowerBound)
+        }
+        guard startDate <= endDate else { throw .backwards(from: UTCTime.day(startDate), to: UTCTime.day(endDate)) }
+        guard endDate.timeIntervalSince(startDate) / 86_400 < Double(longest) else { throw .tooLong }
+        return DayRange(from: UTCTime.day(startDate), to: UTCTime.day(endDate))
+    }
+
+    /// Every day of the range, in order (at most `longest`).
     var days: [String] {
-        guard var day = EventDay.date(from), let last = EventDay.date(to) else { return [] }
+        guard var day = UTCTime.date(day: from), let last = UTCTime.date(day: to) else { return [] }
         var result: [String] = []
-        while day <= last {
-            result.append(EventDay.string(day))
+        while day <= last && result.count < Self.longest {
+            result.append(UTCTime.day(day))
             day = day.addingTimeInterval(86_400)
         }
         return result
@@ -122,7 +153,12 @@ struct StatsAPI: Sendable {
         guard let stored = try services.database.campaigns.find(id: id), stored.campaign.app == key.appID else {
             throw HTTPError(404, "There is no campaign \(id) in this key's app.")
         }
-        let range = try DayRange.parse(from: context.request.query["from"], to: context.request.query["to"], now: context.now)
+        let range: DayRange
+        do {
+            range = try DayRange.parse(from: context.request.query["from"], to: context.request.query["to"], now: context.now)
+        } catch {
+            throw HTTPError(400, error.message)
+        }
         let stats = CampaignStats(counts: try services.database.events.counts(campaignID: id, from: range.from, to: range.to), range: range)
         return .json(Array(try CampaignJSON.encoder().encode(stats)))
     }

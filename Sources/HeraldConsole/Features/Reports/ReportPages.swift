@@ -414,28 +414,17 @@ struct ReportRange: Sendable {
         }
         let from = given("from"), to = given("to")
         func failed(_ problem: String) -> ReportRange { ReportRange(range: nil, from: from ?? "", to: to ?? "", problem: problem) }
-        let example = EventDay.string(now)
-        if let from, EventDay.date(from) == nil {
-            return failed("The start date “\(from)” is not a date. Pick one in the calendar, or write it like \(example).")
-        }
-        if let to, EventDay.date(to) == nil {
-            return failed("The end date “\(to)” is not a date. Pick one in the calendar, or write it like \(example).")
-        }
         do {
             let range = try DayRange.parse(from: from, to: to, now: now, defaultDays: defaultDays)
             return ReportRange(range: range, from: range.from, to: range.to, problem: nil)
         } catch {
-            let end = to ?? example
-            if let from, from > end {
-                return failed("The start date (\(from)) is after the end date (\(end)). Choose a start on or before the end.")
-            }
-            return failed("A report covers at most \(DayRange.longest) days. Choose a shorter range, or download a year at a time.")
+            return failed(error.sentence(example: UTCTime.day(now)))
         }
     }
 
     /// `from`/`to` for the last `days` days, today included.
     static func preset(days: Int, now: Date) -> [(String, String)] {
-        [("from", EventDay.string(now.addingTimeInterval(-Double(days - 1) * 86_400))), ("to", EventDay.string(now))]
+        [("from", UTCTime.day(now.addingTimeInterval(-Double(days - 1) * 86_400))), ("to", UTCTime.day(now))]
     }
 }
 

@@ -1,0 +1,35 @@
+import HeraldDomain
+import HeraldStorage
+
+extension HTTPError {
+    /// The one place where an error from below the HTTP layer (domain rules, stores) becomes a status
+    /// and a message; nil for errors that are Herald's own fault (a 500). A handler that shows an error
+    /// on its own form catches it first; everything else arrives here through the router.
+    init?(domain error: any Error) {
+        switch error {
+        case let error as HTTPError:
+            self = error
+        case let unknown as UnknownKeyError:
+            self.init(422, "`\(unknown.path)` is not a field of Campaign JSON; nothing was saved.", fields: [unknown.problem])
+        case let failure as CampaignLifecycle.Failure:
+            switch failure {
+            case .invalid(let problems): self.init(422, "The campaign cannot be published as it is.", fields: problems)
+            case .notAllowed(let reason): self.init(409, reason)
+            case .stale: self.init(409, "The campaign changed at the same moment; try again.")
+            }
+        case let failure as CampaignStoreError:
+            switch failure {
+            case .notFound:
+                self = .notFound
+            case .staleRevision(_, let current):
+                self.init(409, "Someone saved this campaign in the meantime; it is at revision \(current). Load it again and reapply your change.")
+            case .unreadable(let path, let reason):
+                let field = path.isEmpty ? "The campaign" : "`\(path)`"
+                self.init(422, "\(field) cannot be stored as sent: \(reason). Nothing was saved.",
+                          fields: [FieldProblem(path.isEmpty ? "campaign" : path, reason)])
+            }
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// The JSON coders every producer and consumer of Campaign JSON uses.
+///
+/// Times are RFC 3339 in UTC, to the millisecond, inside `UTCTime.supported`, so that whatever one
+/// Herald writes, every Herald (and every delivery client) reads back to the same value.
+public enum CampaignJSON {
+    /// The version of the Campaign JSON format, in every feed and export.
+    public static let schemaVersion = 1
+
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(UTCTime.rfc3339(date))
+        }
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// A decoder for Campaign JSON. `refusingUnknownKeys` for what people and scripts send (the API,
+    /// imports): a misspelt key (`"priorty": 1`) is an error naming its path instead of a silent default.
+    /// Delivery clients and stored documents read leniently, so an older client keeps reading a newer feed.
+    public static func decoder(refusingUnknownKeys: Bool = false) -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = UTCTime.date(rfc3339: text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container,
+                    debugDescription: "“\(text.prefix(40))” is not an RFC 3339 time \(UTCTime.supportedText), such as 2026-12-01T09:00:00+01:00.")
+            }
+            return date
+        }
+        if refusingUnknownKeys { decoder.userInfo[refusesUnknownKeys] = true }
+        return decoder
+    }
+
+    static let refusesUnknownKeys = CodingUserInfoKey(rawValue: "herald.refusesUnknownKeys")!
+}
+
+/// A key Campaign JSON does not define, sent to a decoder that refuses them.
+public struct UnknownKeyError: Error, Sendable, Equatable {
+    /// The key's JSON path, such as `message.title.colour` or `triggers.0.filter`.
+    public let path: String
+    /// The known key it most resembles, when one is close.
+    public let suggestion: String?
+
+    public var problem: FieldProblem {
+        FieldProblem(path, "Campaign JSON has no such field" + (suggestion.map { "; did you mean `\($0)`?" } ?? ".") + " Remove it or fix its spelling.")
+    }
+}
+
+extension Decoder {
+    /// The keyed container of a Campaign JSON object, after refusing keys `Keys` does not name when
+    /// the decoder was made with `refusingUnknownKeys`.
+    public func container<Keys: CodingKey & CaseIterable>(knownKeys keys: Keys.Type) throws -> KeyedDecodingContainer<Keys> {
+        if userInfo[CampaignJSON.refusesUnknownKeys] as? Bool == true {
+            let sent = try container(keyedBy: AnyCodingKey.self)
+            let known = Keys.allCases.map(\.stringValue)
+            if let unknown = sent.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
+                let path = (codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } + [unknown]).joined(separator: ".")
+                throw UnknownKeyError(path: path, suggestion: Self.closest(to: unknown, among: known))
+            }
+        }
+        return try container(keyedBy: Keys.self)
+    }
+
+    /// The candidate at most two edits from `key` (ignoring case), if any: a typo, not another word.
+    private static func closest(to key: String, among candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, editDistance(Array(key.lowercased().utf8.prefix(64)), Array($0.lowercased().utf8))) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2 else { return nil }
+        return best.0
+    }
+
+    /// Levenshtein distance; keys are short (the sent one is cut to 64 bytes above).
+    private static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
+
+extension DecodingError {
+    /// Where the JSON did not match, as a dotted path (`triggers.0.event`); empty at the top level.
+    public var path: String {
+        let keys: [CodingKey] = switch self {
+        case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context): context.codingPath
+        case .keyNotFound(let key, let context): context.codingPath + [key]
+        @unknown default: []
+        }
+        return keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    }
+
+    /// What did not match, in words for the person who sent it.
+    public var reason: String {
+        switch self {
+        case .dataCorrupted(let context): context.debugDescription
+        case .keyNotFound: "this field is required"
+        case .typeMismatch(let type, _), .valueNotFound(let type, _): "expected \(Self.name(of: type))"
+        @unknown default: "this does not match Campaign JSON"
+        }
+    }
+
+    private static func name(of type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Double.Type: "a number"
+        case is Bool.Type: "true or false"
+        default: "\(type)".lowercased().contains("array") ? "an array" : "an object"
+        }
+    }
+}
+
+/// Any key, for reading the keys an object was sent with.
+struct AnyCodingKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
