@@ -8,13 +8,27 @@ public struct FormData: Sendable, Equatable {
 
     /// Parses `application/x-www-form-urlencoded` text; nil when it is not valid UTF-8 after decoding.
     public init?(urlencoded text: Substring) {
+        guard let form = try? FormData(urlencoded: text, maxPairs: .max) else { return nil }
+        self = form
+    }
+
+    /// Parses `application/x-www-form-urlencoded` text, refusing it as soon as pair `maxPairs + 1` is
+    /// found: a body of `a&a&a…` costs no more than the pairs Herald would keep.
+    public init(urlencoded text: Substring, maxPairs: Int) throws(Request.BodyError) {
         pairs = []
-        for part in text.split(separator: "&", omittingEmptySubsequences: true) {
-            let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentEncoding.decode(pieces[0], plusAsSpace: true),
-                  let value = PercentEncoding.decode(pieces.count > 1 ? pieces[1] : "", plusAsSpace: true)
-            else { return nil }
-            pairs.append((name, value))
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+            defer { start = end < bytes.endIndex ? bytes.index(after: end) : end }
+            guard start < end else { continue }
+            guard pairs.count < maxPairs else { throw .tooManyFields(maxPairs + 1) }
+            let part = text[start..<end]
+            let equals = part.utf8.firstIndex(of: UInt8(ascii: "=")) ?? part.endIndex
+            let value = equals < part.endIndex ? part[part.utf8.index(after: equals)...] : ""
+            guard let name = PercentEncoding.decode(part[..<equals], plusAsSpace: true),
+                  let decoded = PercentEncoding.decode(value, plusAsSpace: true) else { throw .invalidEncoding }
+            pairs.append((name, decoded))
         }
     }
 

@@ -11,7 +11,12 @@ public enum MultipartParser {
     public enum Failure: Error, Equatable {
         case missingBoundary
         case malformed(String)
+        /// Reading stopped at this part, the first past the limit.
+        case tooManyParts(Int)
     }
+
+    /// RFC 2046's longest boundary.
+    static let maxBoundaryLength = 70
 
     /// The boundary parameter of a `multipart/form-data` content type.
     public static func boundary(fromContentType contentType: String) -> String? {
@@ -21,12 +26,14 @@ public enum MultipartParser {
             let value = pieces[1].trimmingSpaces
             let unquoted = value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2
                 ? String(value.dropFirst().dropLast()) : value
-            return unquoted.isEmpty ? nil : unquoted
+            return unquoted.isEmpty || unquoted.utf8.count > maxBoundaryLength ? nil : unquoted
         }
         return nil
     }
 
-    public static func parse(_ body: [UInt8], boundary: String) throws(Failure) -> [MultipartPart] {
+    /// The parts of `body`, refusing it as soon as part `maxParts + 1` begins.
+    public static func parse(_ body: [UInt8], boundary: String, maxParts: Int = .max) throws(Failure) -> [MultipartPart] {
+        guard !boundary.isEmpty, boundary.utf8.count <= maxBoundaryLength else { throw .missingBoundary }
         let delimiter = Array("--\(boundary)".utf8)
         guard var position = firstIndex(of: delimiter, in: body, from: 0) else {
             throw .malformed("the body does not contain the boundary")
@@ -36,6 +43,7 @@ public enum MultipartParser {
             position += delimiter.count
             if body[position...].starts(with: Array("--".utf8)) { return parts }
             guard body[position...].starts(with: crlf) else { throw .malformed("a boundary is not followed by a line break") }
+            guard parts.count < maxParts else { throw .tooManyParts(maxParts + 1) }
             position += crlf.count
             guard let headerEnd = firstIndex(of: crlf + crlf, in: body, from: position) else {
                 throw .malformed("a part's headers never end")
@@ -86,15 +94,24 @@ public enum MultipartParser {
         return MultipartPart(name: name, filename: filename, contentType: contentType, body: body)
     }
 
+    /// Where `needle` next starts in `haystack` at or after `start` (Knuth–Morris–Pratt): linear in the
+    /// body whatever the boundary, where a naive scan costs the body's length times the delimiter's for a
+    /// body that nearly repeats it.
     private static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-        guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
-        var index = start
-        let last = haystack.count - needle.count
-        while index <= last {
-            if haystack[index] == needle[0] && haystack[index..<index + needle.count].elementsEqual(needle) {
-                return index
-            }
-            index += 1
+        guard !needle.isEmpty, start >= 0, start <= haystack.count else { return nil }
+        // fallback[i]: the length of the longest proper prefix of needle[0...i] that is also its suffix.
+        var fallback = [Int](repeating: 0, count: needle.count)
+        var length = 0
+        for index in needle.indices.dropFirst() {
+            while length > 0 && needle[index] != needle[length] { length = fallback[length - 1] }
+            if needle[index] == needle[length] { length += 1 }
+            fallback[index] = length
+        }
+        var matched = 0
+        for index in start..<haystack.count {
+            while matched > 0 && haystack[index] != needle[matched] { matched = fallback[matched - 1] }
+            if haystack[index] == needle[matched] { matched += 1 }
+            if matched == needle.count { return index - needle.count + 1 }
         }
         return nil
     }

@@ -48,7 +48,7 @@ public struct Request: Sendable {
         case unsupportedMediaType
         case invalidEncoding
         case malformedMultipart(String)
-        /// More fields than any page sends (the count found).
+        /// More fields than any page sends: reading stopped at this one, the first past the limit.
         case tooManyFields(Int)
     }
 
@@ -59,24 +59,20 @@ public struct Request: Sendable {
 
     /// The form fields of a urlencoded or multipart body (file parts are left out; see `multipartParts`).
     public func formFields() throws(BodyError) -> FormData {
-        let form: FormData
         switch mediaType {
         case "application/x-www-form-urlencoded":
-            guard let text = String(validating: body, as: UTF8.self),
-                  let fields = FormData(urlencoded: Substring(text)) else { throw .invalidEncoding }
-            form = fields
+            guard let text = String(validating: body, as: UTF8.self) else { throw .invalidEncoding }
+            return try FormData(urlencoded: Substring(text), maxPairs: Self.maxFormFields)
         case "multipart/form-data":
             var fields = FormData()
             for part in try multipartParts() where part.filename == nil {
                 guard let value = String(validating: part.body, as: UTF8.self) else { throw .invalidEncoding }
                 fields.pairs.append((part.name, value))
             }
-            form = fields
+            return fields
         default:
             throw .unsupportedMediaType
         }
-        guard form.pairs.count <= Self.maxFormFields else { throw .tooManyFields(form.pairs.count) }
-        return form
     }
 
     /// Every part of a `multipart/form-data` body, files included.
@@ -85,11 +81,12 @@ public struct Request: Sendable {
               let boundary = headers["Content-Type"].flatMap(MultipartParser.boundary(fromContentType:))
         else { throw .unsupportedMediaType }
         do {
-            return try MultipartParser.parse(body, boundary: boundary)
+            return try MultipartParser.parse(body, boundary: boundary, maxParts: Self.maxFormFields)
         } catch {
             switch error {
             case .missingBoundary: throw .malformedMultipart("the boundary is missing")
             case .malformed(let reason): throw .malformedMultipart(reason)
+            case .tooManyParts(let count): throw .tooManyFields(count)
             }
         }
     }

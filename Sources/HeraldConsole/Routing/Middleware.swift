@@ -116,8 +116,8 @@ extension HeraldApplication {
                 throw HTTPError(400, "The form contains text that is not valid UTF-8.")
             } catch .malformedMultipart(let reason) {
                 throw HTTPError(400, "The form upload is malformed: \(reason).")
-            } catch .tooManyFields(let count) {
-                throw HTTPError(413, "This form sent \(count) fields, more than the \(Request.maxFormFields) Herald accepts, so nothing was saved. A campaign holds at most \(CampaignLimits.dataPairs) custom data pairs and \(CampaignLimits.triggers) triggers.")
+            } catch .tooManyFields {
+                throw HTTPError(413, "This form sent more than the \(Request.maxFormFields) fields Herald accepts, so nothing was saved. A campaign holds at most \(CampaignLimits.dataPairs) custom data pairs and \(CampaignLimits.triggers) triggers.")
             }
             guard let session = context.session, let token = context.form["csrf_token"],
                   Secret.constantTimeEquals(token, session.csrfToken) else { throw HTTPError.csrf }
