@@ -44,11 +44,6 @@ public struct InAppMessage: Sendable, Equatable {
     public var isTest: Bool { campaign.test == true }
 }
 
-public enum ClickAction: String, Sendable { case primary, secondary, body }
-public enum DismissType: String, Sendable { case auto, click, swipe, unknown }
-public enum DisplayErrorCode: String, Sendable {
-    case imageFetch = "image_fetch", imageDisplay = "image_display", imageFormat = "image_format", unspecified
-}
 
 /// What happened to a trigger.
 public enum TriggerOutcome: Sendable, Equatable {
@@ -264,38 +259,38 @@ public actor DeliveryClient {
         let now = configuration.clock()
         state.lastImpressions[String(message.campaignID)] = now
         try? store.save(state)
-        record(message, type: "impression", now: now)
+        record(message, type: .impression, now: now)
     }
 
     /// A click ends the display, as it does in the standard display components.
     public func messageClicked(_ message: InAppMessage, action: ClickAction, url: String? = nil) {
-        record(message, type: "click", now: configuration.clock()) {
-            $0.action = action.rawValue
+        record(message, type: .click, now: configuration.clock()) {
+            $0.action = action
             $0.url = url
         }
         endDisplay(of: message)
     }
 
     public func messageDismissed(_ message: InAppMessage, type: DismissType) {
-        record(message, type: "dismiss", now: configuration.clock()) { $0.dismissType = type.rawValue }
+        record(message, type: .dismiss, now: configuration.clock()) { $0.dismissType = type }
         endDisplay(of: message)
     }
 
     public func displayError(_ message: InAppMessage, code: DisplayErrorCode) {
-        record(message, type: "error", now: configuration.clock()) { $0.errorCode = code.rawValue }
+        record(message, type: .error, now: configuration.clock()) { $0.errorCode = code }
         endDisplay(of: message)
     }
 
     /// A conversion (such as a purchase) that the app attributes to a message.
     public func recordConversion(_ event: String, for message: InAppMessage) {
-        record(message, type: "conversion", now: configuration.clock()) { $0.event = event }
+        record(message, type: .conversion, now: configuration.clock()) { $0.event = event }
     }
 
     private func endDisplay(of message: InAppMessage) {
         if showing?.campaignID == message.campaignID { showing = nil }
     }
 
-    private func record(_ message: InAppMessage, type: String, now: Date, detail: (inout OutgoingEvent) -> Void = { _ in }) {
+    private func record(_ message: InAppMessage, type: EventType, now: Date, detail: (inout OutgoingEvent) -> Void = { _ in }) {
         var event = OutgoingEvent(
             id: TimeOrderedUUID.make(at: now).uuidString.lowercased(), type: type, campaignId: message.campaignID, occurredAt: now,
             platform: device.platform.rawValue, installationId: state.automaticDataCollectionEnabled ? state.installationID : nil)

@@ -55,14 +55,14 @@ struct DeviceStore: Sendable {
 /// An event as the events endpoint takes it; its id is made once, so a retried upload counts once.
 public struct OutgoingEvent: Codable, Sendable, Equatable {
     public var id: String
-    public var type: String
+    public var type: EventType
     public var campaignId: Int64
     public var occurredAt: Date
     public var platform: String
     public var installationId: String?
-    public var action: String?
+    public var action: ClickAction?
     public var url: String?
-    public var dismissType: String?
-    public var errorCode: String?
+    public var dismissType: DismissType?
+    public var errorCode: DisplayErrorCode?
     public var event: String?
 }

@@ -64,10 +64,7 @@ enum Eligibility {
             case .equals: if device.appVersion != rule.value { return false }
             case .contains: if !device.appVersion.contains(rule.value) { return false }
             case .notContains: if device.appVersion.contains(rule.value) { return false }
-            case .regex:
-                guard let regex = try? NSRegularExpression(pattern: rule.value),
-                      regex.firstMatch(in: device.appVersion, range: NSRange(device.appVersion.startIndex..., in: device.appVersion)) != nil
-                else { return false }
+            case .regex: if !VersionPattern.matches(rule.value, device.appVersion) { return false }
             }
         }
         if let languages = targeting.languages, !languages.contains(where: { languageMatches($0, device.language) }) { return false }
@@ -117,5 +114,31 @@ enum Eligibility {
             if a.priority != b.priority { return a.priority < b.priority }
             return (a.startedAt ?? .distantPast) > (b.startedAt ?? .distantPast)
         }
+    }
+}
+
+/// App version rules written as regular expressions. The pattern comes from the feed, and a pattern
+/// such as `^(a+)+$` backtracks for hours on the wrong version string: the match gives up after
+/// `budget` and counts as no match, so one campaign cannot freeze the app that evaluates it.
+enum VersionPattern {
+    static let budget: Duration = .milliseconds(10)
+    /// Version strings are short; a longer one is not a version, and is not matched.
+    static let maxVersionLength = 256
+
+    static func matches(_ pattern: String, _ version: String, budget: Duration = budget) -> Bool {
+        guard pattern.count <= CampaignLimits.appVersionRuleLength, version.utf16.count <= maxVersionLength,
+              let regex = try? NSRegularExpression(pattern: pattern) else { return false }
+        let deadline = ContinuousClock.now + budget
+        var matched = false
+        // With `.reportProgress` the block is also called while a long match runs, so it can stop it.
+        regex.enumerateMatches(in: version, options: [.reportProgress], range: NSRange(version.startIndex..., in: version)) { result, _, stop in
+            if result != nil {
+                matched = true
+                stop.pointee = true
+            } else if ContinuousClock.now > deadline {
+                stop.pointee = true
+            }
+        }
+        return matched
     }
 }

@@ -102,13 +102,7 @@ extension Campaign {
     private func controlCharacterProblems() -> [FieldProblem] {
         texts.compactMap { path, text, multiline in
             // Surrounding line breaks are blankness, which the field's own rule reports (forms trim them).
-            let refused = text.trimmingCharacters(in: .whitespacesAndNewlines).unicodeScalars.first { scalar in
-                switch scalar.value {
-                case 0x09, 0x0A, 0x0D: !multiline
-                case 0x00...0x1F, 0x7F...0x9F: true
-                default: false
-                }
-            }
+            let refused = ControlCharacters.first(in: text.trimmingCharacters(in: .whitespacesAndNewlines), multiline: multiline)
             return refused.map { FieldProblem(path, "Remove the control character U+\(String(format: "%04X", $0.value))\(multiline ? "" : " (this field is one line)").") }
         }
     }
@@ -329,6 +323,20 @@ extension Targeting {
             }
         }
         return problems
+    }
+}
+
+/// C0 and C1 control characters, which are not text in any script: refused in what Herald stores.
+public enum ControlCharacters {
+    /// The first control character of `text`; tab, line feed and carriage return count only when not `multiline`.
+    public static func first(in text: String, multiline: Bool) -> Unicode.Scalar? {
+        text.unicodeScalars.first { scalar in
+            switch scalar.value {
+            case 0x09, 0x0A, 0x0D: !multiline
+            case 0x00...0x1F, 0x7F...0x9F: true
+            default: false
+            }
+        }
     }
 }
 

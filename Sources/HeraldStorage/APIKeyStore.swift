@@ -35,18 +35,22 @@ extension APIKey: FetchableRecord {
 public struct APIKeyStore: Sendable {
     let pool: DatabasePool
 
-    /// Creates a key and returns it with its secret, which is not stored and cannot be shown again.
-    public func create(appID: Int64, name: String, scopes: [APIScope], now: Date) throws -> (key: APIKey, secret: String) {
+    /// Creates a key (and its audit line, in one transaction) and returns it with its secret, which is
+    /// not stored and cannot be shown again.
+    public func create(appID: Int64, name: String, scopes: [APIScope], actor: AuditActor, now: Date) throws -> (key: APIKey, secret: String) {
         let secret = "hrld_" + Secret.random()
         let prefix = String(secret.prefix(12))
+        let scopeList = scopes.map(\.rawValue).joined(separator: " ")
         let id = try pool.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO api_keys (app_id, name, prefix, secret_hash, scopes, created_at)
                     VALUES (?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [appID, name, prefix, Secret.sha256(secret), scopes.map(\.rawValue).joined(separator: " "), now])
-            return db.lastInsertedRowID
+                arguments: [appID, name, prefix, Secret.sha256(secret), scopeList, now])
+            let id = db.lastInsertedRowID
+            try AuditLogStore.record(actor, action: "key.create", subject: "key \(prefix)… of app \(appID)", details: scopeList, at: now, in: db)
+            return id
         }
         let key = APIKey(id: id, appID: appID, name: name, prefix: prefix, scopes: scopes, createdAt: now)
         return (key, secret)
@@ -84,11 +88,14 @@ public struct APIKeyStore: Sendable {
         }
     }
 
-    /// Revokes the key; returns false when it was already revoked or does not exist.
-    public func revoke(id: Int64, now: Date) throws -> Bool {
+    /// Revokes the key (with its audit line, in one transaction); returns false when it was already
+    /// revoked or does not exist.
+    public func revoke(_ key: APIKey, actor: AuditActor, now: Date) throws -> Bool {
         try pool.write { db in
-            try db.execute(sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [now, id])
-            return db.changesCount > 0
+            try db.execute(sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [now, key.id])
+            guard db.changesCount > 0 else { return false }
+            try AuditLogStore.record(actor, action: "key.revoke", subject: "key \(key.prefix)… of app \(key.appID)", details: "", at: now, in: db)
+            return true
         }
     }
 }

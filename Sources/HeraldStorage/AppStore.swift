@@ -46,7 +46,8 @@ extension App: FetchableRecord {
 public struct AppStore: Sendable {
     let pool: DatabasePool
 
-    public func create(name: String, platforms: [Platform], now: Date) throws -> App {
+    /// Creates an app and its audit line in one transaction.
+    public func create(name: String, platforms: [Platform], actor: AuditActor, now: Date) throws -> App {
         try pool.write { db in
             if try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM apps WHERE name = ? COLLATE NOCASE", arguments: [name])! > 0 {
                 throw AppStoreError.nameTaken
@@ -54,7 +55,11 @@ public struct AppStore: Sendable {
             try db.execute(
                 sql: "INSERT INTO apps (name, platforms, created_at) VALUES (?, ?, ?)",
                 arguments: [name, platforms.map(\.rawValue).joined(separator: ","), now])
-            return App(id: db.lastInsertedRowID, name: name, platforms: platforms, minIntervalSeconds: 30, createdAt: now)
+            let app = App(id: db.lastInsertedRowID, name: name, platforms: platforms, minIntervalSeconds: 30, createdAt: now)
+            try AuditLogStore.record(
+                actor, action: "app.create", subject: "app \(app.id) \(name)", details: platforms.map(\.rawValue).joined(separator: ", "),
+                at: now, in: db)
+            return app
         }
     }
 

@@ -5,14 +5,10 @@ import HeraldDomain
 
 /// One event from a delivery component, checked and ready to store.
 public struct Event: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable {
-        case impression, click, dismiss, error, conversion
-    }
-
     public var id: String
     public var appID: Int64
     public var campaignID: Int64
-    public var type: Kind
+    public var type: EventType
     public var occurredAt: Date
     public var platform: String
     public var installationID: String?
@@ -23,7 +19,7 @@ public struct Event: Sendable, Equatable {
     public var test: Bool
 
     public init(
-        id: String, appID: Int64, campaignID: Int64, type: Kind, occurredAt: Date, platform: String,
+        id: String, appID: Int64, campaignID: Int64, type: EventType, occurredAt: Date, platform: String,
         installationID: String?, detail: String, url: String?, test: Bool
     ) {
         self.id = id
@@ -49,14 +45,27 @@ public struct EventCounts: Sendable, Equatable {
         public var day: String
         public var platform: String
         public var test: Bool
-        public var type: Event.Kind
+        public var type: EventType
         public var detail: String
         public var count: Int
     }
 
+    /// A conversion event's name and how often it was recorded.
+    public struct Conversion: Sendable, Equatable {
+        public var event: String
+        public var count: Int
+    }
+
+    /// Conversion rows carry no event name (see `topConversions`): an app may record any number of
+    /// names, and the rows must stay as few as the days, platforms and types.
     public var rows: [Row]
     public var uniqueDevices: Int
     public var uniqueTestDevices: Int
+    /// One campaign's most recorded conversion events (real traffic), most first, at most
+    /// `EventStore.topConversionEvents`; empty for counts across campaigns.
+    public var topConversions: [Conversion] = []
+    /// Conversions of every other event name.
+    public var otherConversions = 0
 }
 
 /// The `events`, `event_rollups` and `campaign_devices` tables.
@@ -82,7 +91,7 @@ public struct EventStore: Sendable {
 
     /// The rollup a stored event adds one to.
     private struct RollupKey: Hashable {
-        let campaignID: Int64, day: String, platform: String, test: Bool, type: Event.Kind, detail: String
+        let campaignID: Int64, day: String, platform: String, test: Bool, type: EventType, detail: String
     }
 
     /// A row of `campaign_devices`.
@@ -165,6 +174,9 @@ public struct EventStore: Sendable {
         }
     }
 
+    /// How many conversion events a campaign's counts name one by one; the rest are counted together.
+    public static let topConversionEvents = 20
+
     /// Rollup rows for `campaignID` (or every campaign when nil) from `from` to `to`, inclusive UTC days.
     /// `devices: false` skips the distinct-installation counts, which scan the device rows of the range.
     public func counts(campaignID: Int64?, from: String, to: String, devices: Bool = true) throws -> EventCounts {
@@ -173,9 +185,14 @@ public struct EventStore: Sendable {
             var arguments: StatementArguments = campaignID.map { [$0] } ?? []
             _ = arguments.append(contentsOf: [from, to])
             let rows = try Row.fetchAll(
-                db, sql: "SELECT * FROM event_rollups WHERE \(filter)day BETWEEN ? AND ?", arguments: arguments
+                db, sql: """
+                    SELECT campaign_id, day, platform, test, type,
+                        CASE WHEN type = 'conversion' THEN '' ELSE detail END AS detail, SUM(count) AS count
+                    FROM event_rollups WHERE \(filter)day BETWEEN ? AND ?
+                    GROUP BY campaign_id, day, platform, test, type, 6
+                    """, arguments: arguments
             ).compactMap { row -> EventCounts.Row? in
-                guard let type = Event.Kind(rawValue: row["type"]) else { return nil }
+                guard let type = EventType(rawValue: row["type"]) else { return nil }
                 return EventCounts.Row(
                     campaignID: row["campaign_id"], day: row["day"], platform: row["platform"], test: row["test"],
                     type: type, detail: row["detail"], count: row["count"])
@@ -185,14 +202,30 @@ public struct EventStore: Sendable {
                     db, sql: "SELECT COUNT(DISTINCT installation_id) FROM campaign_devices WHERE \(filter)day BETWEEN ? AND ? AND test = ?",
                     arguments: arguments + [test]) ?? 0
             }
-            guard devices else { return EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0) }
-            return EventCounts(rows: rows, uniqueDevices: try unique(test: false), uniqueTestDevices: try unique(test: true))
+            var counts = EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0)
+            if devices {
+                counts.uniqueDevices = try unique(test: false)
+                counts.uniqueTestDevices = try unique(test: true)
+            }
+            if campaignID != nil {
+                counts.topConversions = try Row.fetchAll(
+                    db, sql: """
+                        SELECT detail, SUM(count) AS total FROM event_rollups
+                        WHERE \(filter)day BETWEEN ? AND ? AND test = 0 AND type = 'conversion'
+                        GROUP BY detail ORDER BY total DESC, detail LIMIT ?
+                        """, arguments: arguments + [Self.topConversionEvents]
+                ).map { EventCounts.Conversion(event: $0["detail"], count: $0["total"]) }
+                let all = rows.filter { !$0.test && $0.type == .conversion }.reduce(0) { $0 + $1.count }
+                counts.otherConversions = all - counts.topConversions.reduce(0) { $0 + $1.count }
+            }
+            return counts
         }
     }
 
     /// Erases an installation's raw events and its device rows (a data-subject request);
-    /// the rollups keep their counts. Returns how many events were erased.
-    public func eraseInstallation(_ installationID: String, appID: Int64) throws -> Int {
+    /// the rollups keep their counts. The audit line commits with the erasure. Returns how many events
+    /// were erased.
+    public func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> Int {
         try pool.write { db in
             try db.execute(
                 sql: """
@@ -201,7 +234,11 @@ public struct EventStore: Sendable {
                     """,
                 arguments: [installationID, appID])
             try db.execute(sql: "DELETE FROM events WHERE installation_id = ? AND app_id = ?", arguments: [installationID, appID])
-            return db.changesCount
+            let erased = db.changesCount
+            try AuditLogStore.record(
+                actor, action: "installation.erase", subject: "installation \(installationID) of app \(appID)", details: "\(erased) events",
+                at: now, in: db)
+            return erased
         }
     }
 

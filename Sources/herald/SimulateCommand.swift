@@ -79,7 +79,7 @@ final class Tally: Sendable {
     }
 
     func add(_ events: [OutgoingEvent]) {
-        uploaded.withLock { counts in for event in events { counts[event.type, default: 0] += 1 } }
+        uploaded.withLock { counts in for event in events { counts[event.type.rawValue, default: 0] += 1 } }
     }
 
     /// What the server has: the summary.

@@ -101,7 +101,7 @@ struct AdministrationTests {
         #expect(info.text.contains(#""scopes":["feed:read","events:write"]"#))
         #expect(info.text.contains(#""name":"Shop""#))
         #expect(try app.database.apiKeys.all(appID: shop.id).first { $0.name == "iOS app" }?.lastUsedAt == app.clock.now)
-        let eventsOnly = try app.database.apiKeys.create(appID: shop.id, name: "events", scopes: [.eventsWrite], now: app.clock.now)
+        let eventsOnly = try app.database.apiKeys.create(appID: shop.id, name: "events", scopes: [.eventsWrite], actor: .commandLine, now: app.clock.now)
         #expect(app.respond(Request(method: "GET", target: "/api/v1/key", headers: HTTPHeaders([("Authorization", "Bearer \(eventsOnly.secret)")]))).status == 200)
         #expect(app.respond(Request(method: "GET", target: "/api/v1/key")).status == 401)
         #expect(app.respond(Request(method: "GET", target: "/api/v1/key", headers: HTTPHeaders([("Authorization", "Bearer hrld_nope")]))).status == 401)

@@ -27,9 +27,9 @@ struct CampaignAPITests {
 
     static func fixture() async throws -> Fixture {
         let app = try await TestApp()
-        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], now: app.clock.now)
-        let write = try app.database.apiKeys.create(appID: shop.id, name: "CI script", scopes: [.campaignsRead, .campaignsWrite], now: app.clock.now)
-        let read = try app.database.apiKeys.create(appID: shop.id, name: "reader", scopes: [.campaignsRead], now: app.clock.now)
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: app.clock.now)
+        let write = try app.database.apiKeys.create(appID: shop.id, name: "CI script", scopes: [.campaignsRead, .campaignsWrite], actor: .commandLine, now: app.clock.now)
+        let read = try app.database.apiKeys.create(appID: shop.id, name: "reader", scopes: [.campaignsRead], actor: .commandLine, now: app.clock.now)
         return Fixture(app: app, shop: shop.id, writeKey: write.secret, readKey: read.secret)
     }
 
@@ -188,7 +188,7 @@ struct CampaignAPITests {
     func scopes() async throws {
         let fixture = try await Self.fixture()
         #expect(fixture.call("POST", "/api/v1/campaigns", key: fixture.readKey, json: Self.cardJSON(app: fixture.shop)).status == 403)
-        let feedOnly = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "feed", scopes: [.feedRead], now: fixture.app.clock.now)
+        let feedOnly = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "feed", scopes: [.feedRead], actor: .commandLine, now: fixture.app.clock.now)
         #expect(fixture.call("GET", "/api/v1/campaigns", key: feedOnly.secret).status == 403)
         #expect(fixture.call("GET", "/api/v1/campaigns", key: "nope").status == 401)
     }
@@ -255,7 +255,7 @@ struct CampaignAPITests {
         for index in 0..<5 {
             _ = fixture.call("POST", "/api/v1/campaigns", json: Self.cardJSON(app: fixture.shop).replacingOccurrences(of: "\"Spring sale\", \"priority\"", with: "\"Sale \(index)\", \"priority\""))
         }
-        let other = try fixture.app.database.apps.create(name: "Other", platforms: [.web], now: fixture.app.clock.now)
+        let other = try fixture.app.database.apps.create(name: "Other", platforms: [.web], actor: .commandLine, now: fixture.app.clock.now)
         _ = try fixture.app.database.campaigns.create(
             Campaign(app: other.id, name: "Not yours", message: Message(layout: .modal, title: .init(text: "x"))),
             state: .draft, actor: .commandLine, now: fixture.app.clock.now)

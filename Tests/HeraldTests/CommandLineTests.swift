@@ -102,7 +102,9 @@ struct CommandLineTests {
     func administration() throws {
         let folder = try TemporaryFolder()
         let db = folder.url.appendingPathComponent("data/herald.sqlite").path
-        #expect(try Self.run(["migrate", "--db", db]).stdout.contains("at migration 0003_events"))
+        let latest = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("migrations").path)
+            .filter { $0.hasSuffix(".sql") }.sorted().last.map { String($0.dropLast(4)) }
+        #expect(try Self.run(["migrate", "--db", db]).stdout.contains("at migration \(try #require(latest))"))
 
         let user = try Self.run(["user", "create", "--db", db, "--email", "ops@example.com", "--role", "admin", "--password-stdin"],
                                 input: "a long enough password\n")
@@ -250,7 +252,7 @@ struct CommandLineTests {
         let database = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try database.migrate()
         let counts = try database.events.counts(campaignID: nil, from: "2000-01-01", to: "2100-01-01")
-        func total(_ type: Event.Kind) -> Int { counts.rows.filter { $0.type == type }.map(\.count).reduce(0, +) }
+        func total(_ type: EventType) -> Int { counts.rows.filter { $0.type == type }.map(\.count).reduce(0, +) }
         #expect(summary["impressions"] == total(.impression))
         #expect(summary["clicks"] == total(.click))
         #expect(summary["dismissals"] == total(.dismiss))

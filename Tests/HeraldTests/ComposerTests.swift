@@ -10,7 +10,7 @@ struct ComposerTests {
     /// An admin with one app; returns the app's id too.
     static func setUp() async throws -> (TestApp, TestBrowser, Int64) {
         let (app, admin) = try await TestApp.withAdmin()
-        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], now: app.clock.now)
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], actor: .commandLine, now: app.clock.now)
         return (app, admin, shop.id)
     }
 
@@ -322,7 +322,7 @@ struct ComposerTests {
     func list() async throws {
         let (app, admin, shop) = try await Self.setUp()
         #expect(admin.get("/campaigns").text.contains("No campaigns yet"))
-        let other = try app.database.apps.create(name: "Blog", platforms: [.web], now: app.clock.now)
+        let other = try app.database.apps.create(name: "Blog", platforms: [.web], actor: .commandLine, now: app.clock.now)
         for index in 1...30 {
             var campaign = Campaign(app: index.isMultiple(of: 3) ? other.id : shop, name: "Campaign \(String(format: "%02d", index))",
                                     priority: index % 10 + 1, message: Message(layout: .banner, title: .init(text: "Hi")))

@@ -26,9 +26,9 @@ struct DeliveryClientTests {
             configuration.threads = 2
             server = HTTPServer(configuration: configuration, logger: Logger(label: "test"), handler: { application.respond(to: $0) })
             try server.start()
-            shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], now: app.clock.now).id
+            shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], actor: .commandLine, now: app.clock.now).id
             key = try app.database.apiKeys.create(
-                appID: shop, name: "sdk", scopes: [.feedRead, .eventsWrite, .campaignsRead], now: app.clock.now).secret
+                appID: shop, name: "sdk", scopes: [.feedRead, .eventsWrite, .campaignsRead], actor: .commandLine, now: app.clock.now).secret
             devices = try TemporaryFolder()
         }
 
@@ -272,7 +272,7 @@ struct DeliveryClientTests {
     @Test("End to end: compose by API, devices fetch and trigger, and the server's stats equal what they reported")
     func endToEnd() async throws {
         let fixture = try await Fixture()
-        let writer = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "ci", scopes: [.campaignsWrite, .campaignsRead], now: fixture.app.clock.now)
+        let writer = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "ci", scopes: [.campaignsWrite, .campaignsRead], actor: .commandLine, now: fixture.app.clock.now)
         let body = #"{"app": \#(fixture.shop), "name": "Welcome", "triggers": [{"event": "app_launch"}], "frequency": {"type": "once"}, "message": {"layout": "banner", "title": {"text": "Hi"}}}"#
         let created = fixture.app.respond(.init(method: "POST", target: "/api/v1/campaigns", headers: .init([("Authorization", "Bearer \(writer.secret)"), ("Content-Type", "application/json")]), body: Array(body.utf8)))
         let id = try #require(try CampaignJSON.decoder().decode(Campaign.self, from: Data(created.body)).id)

@@ -37,12 +37,12 @@ struct EventTests {
 
     static func fixture() async throws -> Fixture {
         let app = try await TestApp()
-        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], now: app.clock.now)
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], actor: .commandLine, now: app.clock.now)
         let campaign = try app.database.campaigns.create(
             Campaign(app: shop.id, name: "Sale", triggers: [Trigger(event: "app_launch")], message: Message(layout: .modal, title: .init(text: "Hi"))),
             state: .published, actor: .commandLine, now: app.clock.now)
-        let events = try app.database.apiKeys.create(appID: shop.id, name: "sdk", scopes: [.eventsWrite], now: app.clock.now)
-        let read = try app.database.apiKeys.create(appID: shop.id, name: "reader", scopes: [.campaignsRead], now: app.clock.now)
+        let events = try app.database.apiKeys.create(appID: shop.id, name: "sdk", scopes: [.eventsWrite], actor: .commandLine, now: app.clock.now)
+        let read = try app.database.apiKeys.create(appID: shop.id, name: "reader", scopes: [.campaignsRead], actor: .commandLine, now: app.clock.now)
         return Fixture(app: app, shop: shop.id, campaign: campaign, eventsKey: events.secret, readKey: read.secret)
     }
 
@@ -92,7 +92,7 @@ struct EventTests {
         let tooMany = fixture.post(many)
         #expect(tooMany.status == 422)
         #expect(tooMany.text.contains("at most 1000 events"))
-        let feedOnly = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "feed", scopes: [.feedRead], now: fixture.app.clock.now)
+        let feedOnly = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "feed", scopes: [.feedRead], actor: .commandLine, now: fixture.app.clock.now)
         #expect(fixture.post([], key: feedOnly.secret).status == 403)
         let broken = fixture.app.respond(Request(
             method: "POST", target: "/api/v1/events",
@@ -241,7 +241,7 @@ struct EventTests {
         let now = fixture.app.clock.now
         _ = fixture.post([Self.event("impression", campaign: fixture.campaign, at: now, installation: "gone"),
                           Self.event("impression", campaign: fixture.campaign, at: now, installation: "kept")])
-        let admin = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "privacy", scopes: [.installationsDelete], now: now)
+        let admin = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "privacy", scopes: [.installationsDelete], actor: .commandLine, now: now)
         let forbidden = fixture.app.respond(Request(method: "DELETE", target: "/api/v1/installations/gone",
                                                     headers: HTTPHeaders([("Authorization", "Bearer \(fixture.eventsKey)")])))
         #expect(forbidden.status == 403)

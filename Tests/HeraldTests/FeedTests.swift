@@ -36,8 +36,8 @@ struct FeedTests {
 
     static func fixture() async throws -> Fixture {
         let app = try await TestApp()
-        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], now: app.clock.now)
-        let key = try app.database.apiKeys.create(appID: shop.id, name: "ios", scopes: [.feedRead], now: app.clock.now)
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: app.clock.now)
+        let key = try app.database.apiKeys.create(appID: shop.id, name: "ios", scopes: [.feedRead], actor: .commandLine, now: app.clock.now)
         return Fixture(app: app, shop: shop.id, feedKey: key.secret)
     }
 
@@ -48,7 +48,7 @@ struct FeedTests {
         #expect(none.status == 401)
         #expect(none.text.contains(#""code":"unauthorized""#))
         #expect(fixture.feed(key: "hrld_unknown").status == 401)
-        let eventsOnly = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "events", scopes: [.eventsWrite], now: fixture.app.clock.now)
+        let eventsOnly = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "events", scopes: [.eventsWrite], actor: .commandLine, now: fixture.app.clock.now)
         let forbidden = fixture.feed(key: eventsOnly.secret)
         #expect(forbidden.status == 403)
         #expect(forbidden.text.contains("feed:read"))
@@ -157,8 +157,8 @@ struct FeedTests {
         #expect(tester.headers["ETag"] != fixture.feed().headers["ETag"])
 
         // Another app's key never sees them
-        let other = try fixture.app.database.apps.create(name: "Other", platforms: [.web], now: fixture.app.clock.now)
-        let otherKey = try fixture.app.database.apiKeys.create(appID: other.id, name: "web", scopes: [.feedRead], now: fixture.app.clock.now)
+        let other = try fixture.app.database.apps.create(name: "Other", platforms: [.web], actor: .commandLine, now: fixture.app.clock.now)
+        let otherKey = try fixture.app.database.apiKeys.create(appID: other.id, name: "web", scopes: [.feedRead], actor: .commandLine, now: fixture.app.clock.now)
         #expect(try fixture.names(fixture.feed(key: otherKey.secret, headers: [("X-Installation-Id", "iid-tester")])).isEmpty)
     }
 
@@ -167,7 +167,7 @@ struct FeedTests {
         let fixture = try await Self.fixture()
         #expect(fixture.feed().status == 200)
         let key = try #require(try fixture.app.database.apiKeys.all(appID: fixture.shop).first)
-        _ = try fixture.app.database.apiKeys.revoke(id: key.id, now: fixture.app.clock.now)
+        _ = try fixture.app.database.apiKeys.revoke(key, actor: .commandLine, now: fixture.app.clock.now)
         #expect(fixture.feed().status == 401)
     }
 }

@@ -70,7 +70,7 @@ struct InputEdgeTests {
     @Test("The store refuses a campaign that would not read back, and commits nothing")
     func storeReadBack() async throws {
         let app = try await TestApp()
-        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], now: app.clock.now)
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: app.clock.now)
         var campaign = Campaign(app: shop.id, name: "x", message: Message(layout: .modal, title: .init(text: "hi")))
         campaign.schedule.start = Date(timeIntervalSince1970: -62_167_219_200)  // 0000-01-01, what the poisoning request stored
         #expect(throws: CampaignStoreError.self) {

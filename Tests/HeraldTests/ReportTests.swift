@@ -31,8 +31,8 @@ struct ReportTests {
     static func fixture() async throws -> Fixture {
         let (app, browser) = try await TestApp.withAdmin()
         let now = app.clock.now
-        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], now: now)
-        let blog = try app.database.apps.create(name: "Blog", platforms: [.web], now: now)
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], actor: .commandLine, now: now)
+        let blog = try app.database.apps.create(name: "Blog", platforms: [.web], actor: .commandLine, now: now)
         func campaign(_ name: String, app id: Int64) throws -> Int64 {
             try app.database.campaigns.create(
                 Campaign(app: id, name: name, triggers: [Trigger(event: "app_launch")], message: Message(layout: .modal, title: .init(text: "Hi"))),
@@ -46,7 +46,7 @@ struct ReportTests {
         let day1 = try #require(UTCTime.date(day: "2026-09-20")).addingTimeInterval(3600)
         let day2 = day1.addingTimeInterval(86_400), day3 = day2.addingTimeInterval(86_400)
         var events: [Event] = []
-        func add(_ type: Event.Kind, _ campaign: Int64, _ at: Date, app: Int64 = shop.id, platform: String = "ios", device: String? = "a",
+        func add(_ type: EventType, _ campaign: Int64, _ at: Date, app: Int64 = shop.id, platform: String = "ios", device: String? = "a",
                  detail: String = "", test: Bool = false) {
             events.append(Event(
                 id: UUID().uuidString, appID: app, campaignID: campaign, type: type, occurredAt: at, platform: platform,
@@ -69,7 +69,7 @@ struct ReportTests {
         add(.impression, hello, day2, app: blog.id, platform: "web", device: "h1")
         _ = try app.database.events.ingest(events, now: now)
 
-        let read = try app.database.apiKeys.create(appID: shop.id, name: "reader", scopes: [.campaignsRead], now: now)
+        let read = try app.database.apiKeys.create(appID: shop.id, name: "reader", scopes: [.campaignsRead], actor: .commandLine, now: now)
         return Fixture(app: app, browser: browser, shop: shop.id, sale: sale, welcome: welcome, readKey: read.secret)
     }
 

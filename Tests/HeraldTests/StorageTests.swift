@@ -53,7 +53,7 @@ struct StorageTests {
         let database = try openDatabase(in: folder)
         try database.migrate()
         #expect(throws: DatabaseError.self) {
-            _ = try database.apiKeys.create(appID: 42, name: "orphan", scopes: [.feedRead], now: Date())
+            _ = try database.apiKeys.create(appID: 42, name: "orphan", scopes: [.feedRead], actor: .commandLine, now: Date())
         }
     }
 
@@ -62,7 +62,7 @@ struct StorageTests {
         let folder = try TemporaryFolder()
         let database = try openDatabase(in: folder)
         try database.migrate()
-        let shop = try database.apps.create(name: "Shop", platforms: [.web], now: Date())
+        let shop = try database.apps.create(name: "Shop", platforms: [.web], actor: .commandLine, now: Date())
         let target = folder.url.appendingPathComponent("backup.sqlite").path
         try database.backup(to: target)
         let copy = try DatabaseQueue(path: target)

@@ -41,7 +41,7 @@ struct TransferTests {
     func roundTrip() async throws {
         // Given six published and draft campaigns in one database
         let source = try await TestApp()
-        let shop = try source.database.apps.create(name: "Shop", platforms: [.ios], now: source.clock.now)
+        let shop = try source.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: source.clock.now)
         let originals = Self.samples(app: shop.id)
         for (index, campaign) in originals.enumerated() {
             _ = try source.database.campaigns.create(campaign, state: index.isMultiple(of: 2) ? .published : .draft, actor: .commandLine, now: source.clock.now)
@@ -50,7 +50,7 @@ struct TransferTests {
         let transfer = CampaignTransfer(database: source.database)
         let file = try transfer.encode(try transfer.export(CampaignQuery(), now: source.clock.now))
         let target = try await TestApp()
-        let other = try target.database.apps.create(name: "Other", platforms: [.web], now: target.clock.now)
+        let other = try target.database.apps.create(name: "Other", platforms: [.web], actor: .commandLine, now: target.clock.now)
         let importer = CampaignTransfer(database: target.database)
         let plan = try importer.plan(file, appID: other.id)
         #expect(plan.problems.isEmpty)
@@ -74,7 +74,7 @@ struct TransferTests {
     @Test("An import with any invalid campaign imports nothing and names every problem by campaign and path")
     func invalidImport() async throws {
         let app = try await TestApp()
-        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], now: app.clock.now)
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: app.clock.now)
         let file = """
             {"schemaVersion": 1, "exportedAt": "2026-11-21T00:00:00Z", "campaigns": [
               {"app": 99, "name": "Good", "message": {"layout": "modal", "title": {"text": "Hi"}}},
@@ -99,7 +99,7 @@ struct TransferTests {
     @Test("In the console: export downloads JSON; import checks first, then creates drafts")
     func console() async throws {
         let (app, admin) = try await TestApp.withAdmin()
-        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], now: app.clock.now)
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: app.clock.now)
         let id = try app.database.campaigns.create(Self.samples(app: shop.id)[0], state: .published, actor: .commandLine, now: app.clock.now)
 
         let one = admin.get("/campaigns/\(id)/export")

@@ -10,7 +10,7 @@ extension HeraldApplication {
             return errorResponse(HTTPError(400, "The address is not valid UTF-8."), api: false, context: nil)
         }
         let api = path.hasPrefix("/api/")
-        switch router.match(method: request.method, path: path) {
+        switch router.match(method: request.method, target: request.target) {
         case .notFound:
             return errorResponse(.notFound, api: api, context: nil)
         case .methodNotAllowed(let allowed):

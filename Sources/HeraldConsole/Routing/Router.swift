@@ -45,11 +45,18 @@ struct Router: Sendable {
         self.exact = exact
     }
 
-    func match(method: String, path: String) -> Match {
+    /// The route for `method` and `target`'s path. Segments are split before they are percent-decoded,
+    /// so a parameter may hold an encoded `/` (an installation id such as `a%2Fb` is one segment).
+    func match(method: String, target: String) -> Match {
         // HEAD is answered by the GET route; the adapter leaves the body out.
         let lookupMethod = method == "HEAD" ? "GET" : method
-        if let route = exact[path]?[lookupMethod] { return .found(route, parameters: [:]) }
-        let requested = path.split(separator: "/", omittingEmptySubsequences: true)
+        let rawPath = target.prefix { $0 != "?" }
+        if !rawPath.contains("%"), let route = exact[String(rawPath)]?[lookupMethod] { return .found(route, parameters: [:]) }
+        var requested: [Substring] = []
+        for segment in rawPath.split(separator: "/", omittingEmptySubsequences: true) {
+            guard let decoded = PercentEncoding.decode(segment, plusAsSpace: false) else { return .notFound }
+            requested.append(Substring(decoded))
+        }
         var allowed: [String] = []
         for (route, segments) in routes {
             guard let parameters = Self.bind(segments, to: requested) else { continue }

@@ -3,6 +3,10 @@ import HeraldStorage
 
 /// Finds the API key for a secret, keeping recent answers in memory so hot endpoints (the feed)
 /// need no database read. Answers are dropped when keys change (revocation) or after `maxAge`.
+///
+/// Live keys and unknown secrets are remembered apart: live keys are as few as the keys an admin
+/// made, while anyone can send unknown secrets, so a flood of random ones fills and clears only their
+/// own memory and never evicts the keys real apps use.
 final class KeyAuthenticator: Sendable {
     private struct Entry: Sendable {
         var key: APIKey?
@@ -11,12 +15,16 @@ final class KeyAuthenticator: Sendable {
     }
 
     static let maxAge: TimeInterval = 30
-    /// Unknown secrets are remembered too, so a flood of bad keys cannot hammer the database; past
-    /// this many entries the memory is cleared.
-    static let maxEntries = 10_000
+    /// Unknown secrets are remembered so that repeating a bad key does not hammer the database; past
+    /// this many the memory of unknown secrets is cleared.
+    static let maxUnknown = 10_000
+    /// Live keys remembered at most: far more than an installation has, so only a runaway admin script
+    /// could fill it, and then it is cleared like the unknown ones.
+    static let maxLive = 10_000
 
     private let database: AppDatabase
-    private let entries = ReadMostly<[String: Entry]>([:])
+    private let live = ReadMostly<[String: Entry]>([:])
+    private let unknown = ReadMostly<[String: Entry]>([:])
 
     init(database: AppDatabase) {
         self.database = database
@@ -26,11 +34,14 @@ final class KeyAuthenticator: Sendable {
     func authenticate(secret: String, now: Date) throws -> APIKey? {
         let hash = Secret.sha256(secret)
         let generation = database.changes.current
+        func fresh(_ entry: Entry?) -> Entry? {
+            entry.flatMap { $0.generation == generation && now.timeIntervalSince($0.fetchedAt) < Self.maxAge ? $0 : nil }
+        }
         // The hot path (a known key, used within the minute) only reads the cache:
         // every feed request of every thread comes through here.
         var found: Entry
         var changed = false
-        if let cached = entries.read({ $0[hash] }), cached.generation == generation, now.timeIntervalSince(cached.fetchedAt) < Self.maxAge {
+        if let cached = fresh(live.read({ $0[hash] })) ?? fresh(unknown.read({ $0[hash] })) {
             found = cached
         } else {
             found = Entry(key: try database.apiKeys.authenticate(secret: secret), generation: generation, fetchedAt: now)
@@ -47,9 +58,15 @@ final class KeyAuthenticator: Sendable {
     }
 
     private func remember(_ hash: String, _ entry: Entry) {
-        entries.write { entries in
-            if entries.count >= Self.maxEntries { entries.removeAll(keepingCapacity: true) }
+        let (memory, limit) = entry.key == nil ? (unknown, Self.maxUnknown) : (live, Self.maxLive)
+        memory.write { entries in
+            if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
             entries[hash] = entry
         }
+    }
+
+    /// How many live keys and unknown secrets are remembered (for tests).
+    var remembered: (live: Int, unknown: Int) {
+        (live.read { $0.count }, unknown.read { $0.count })
     }
 }

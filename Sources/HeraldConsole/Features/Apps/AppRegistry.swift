@@ -18,11 +18,7 @@ public struct AppRegistry: Sendable {
         if platforms.isEmpty { errors.add("platforms", "Choose at least one platform: iOS, Android or Web.") }
         guard errors.isEmpty else { throw errors }
         do {
-            let app = try database.apps.create(name: name, platforms: platforms, now: now)
-            try database.auditLog.record(
-                actor, action: "app.create", subject: "app \(app.id) \(name)",
-                details: platforms.map(\.rawValue).joined(separator: ", "), at: now)
-            return app
+            return try database.apps.create(name: name, platforms: platforms, actor: actor, now: now)
         } catch AppStoreError.nameTaken {
             throw FormErrors("name", "An app with this name already exists. Choose another name.")
         }
@@ -37,11 +33,7 @@ public struct AppRegistry: Sendable {
         if name.count > 80 { errors.add("name", "Use at most 80 characters for the key's name.") }
         if scopes.isEmpty { errors.add("scopes", "Choose at least one scope.") }
         guard errors.isEmpty else { throw errors }
-        let created = try database.apiKeys.create(appID: appID, name: name, scopes: scopes, now: now)
-        try database.auditLog.record(
-            actor, action: "key.create", subject: "key \(created.key.prefix)… of app \(appID)",
-            details: scopes.map(\.rawValue).joined(separator: " "), at: now)
-        return created
+        return try database.apiKeys.create(appID: appID, name: name, scopes: scopes, actor: actor, now: now)
     }
 
     /// Adds a named test device; its installation ID is what the delivery client sends.
@@ -50,8 +42,8 @@ public struct AppRegistry: Sendable {
         let name = name.trimmingCharacters(in: .whitespaces)
         var errors = FormErrors()
         if try database.apps.find(id: appID) == nil { errors.add("app", "There is no app with id \(appID).") }
-        if installationID.isEmpty || installationID.count > 200 {
-            errors.add("installationId", "Enter the installation ID (1 to 200 characters) the device's app reports.")
+        if installationID.isEmpty || installationID.count > 200 || ControlCharacters.first(in: installationID, multiline: false) != nil {
+            errors.add("installationId", "Enter the installation ID (1 to 200 characters, no control characters) the device's app reports.")
         }
         if name.isEmpty || name.count > 80 { errors.add("deviceName", "Name the device (1 to 80 characters), such as “Sara's iPhone”.") }
         guard errors.isEmpty else { throw errors }
@@ -63,8 +55,6 @@ public struct AppRegistry: Sendable {
     }
 
     func revokeKey(_ key: APIKey, actor: AuditActor, now: Date) throws {
-        if try database.apiKeys.revoke(id: key.id, now: now) {
-            try database.auditLog.record(actor, action: "key.revoke", subject: "key \(key.prefix)… of app \(key.appID)", at: now)
-        }
+        _ = try database.apiKeys.revoke(key, actor: actor, now: now)
     }
 }

@@ -51,25 +51,25 @@ public struct DemoSeeder: Sendable {
                     guard at < now else { continue }
                     let platform = platforms[random.index(platforms.count)]
                     let installation = "demo-\(random.index(5_000))"
-                    func event(_ type: Event.Kind, _ detail: String, after seconds: Double) -> Event {
+                    func event(_ type: EventType, _ detail: String, after seconds: Double) -> Event {
                         Event(id: random.uuid(), appID: app.id, campaignID: campaign.id, type: type,
                               occurredAt: min(at.addingTimeInterval(seconds), now), platform: platform,
                               installationID: random.chance(0.85) ? installation : nil, detail: detail, url: nil, test: false)
                     }
                     if random.chance(campaign.errors) {
-                        events.append(event(.error, random.chance(0.7) ? "image_fetch" : "image_display", after: 0))
+                        events.append(event(.error, (random.chance(0.7) ? DisplayErrorCode.imageFetch : .imageDisplay).rawValue, after: 0))
                         continue
                     }
                     events.append(event(.impression, "", after: 0))
                     if random.chance(campaign.ctr) {
-                        let action = campaign.layout == .card || campaign.layout == .fullscreen
-                            ? (random.chance(0.8) ? "primary" : "secondary") : (campaign.layout == .modal ? "primary" : "body")
-                        events.append(event(.click, action, after: random.uniform(1, 8)))
+                        let action: ClickAction = campaign.layout == .card || campaign.layout == .fullscreen
+                            ? (random.chance(0.8) ? .primary : .secondary) : (campaign.layout == .modal ? .primary : .body)
+                        events.append(event(.click, action.rawValue, after: random.uniform(1, 8)))
                         if random.chance(0.25) { events.append(event(.conversion, "purchase", after: random.uniform(30, 600))) }
                     } else {
-                        let kind = campaign.layout == .banner || campaign.layout == .slideup
-                            ? (random.chance(0.7) ? "auto" : "swipe") : "click"
-                        events.append(event(.dismiss, kind, after: random.uniform(2, 12)))
+                        let kind: DismissType = campaign.layout == .banner || campaign.layout == .slideup
+                            ? (random.chance(0.7) ? .auto : .swipe) : .click
+                        events.append(event(.dismiss, kind.rawValue, after: random.uniform(2, 12)))
                     }
                     if events.count >= 1000 {
                         total += try database.events.ingest(events, now: now).accepted

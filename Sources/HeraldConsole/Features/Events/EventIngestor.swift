@@ -64,8 +64,8 @@ struct EventIngestor: Sendable {
         guard let id = item.id.flatMap(Self.canonicalUUID) else {
             return .failure(Problem(reason: "`id` must be a UUID the client made for this event, so a retried batch counts once."))
         }
-        guard let type = item.type.flatMap(Event.Kind.init(rawValue:)) else {
-            return .failure(Problem(reason: "`type` must be one of impression, click, dismiss, error, conversion."))
+        guard let type = item.type.flatMap(EventType.init(rawValue:)) else {
+            return .failure(Problem(reason: "`type` must be \(EventType.spokenList)."))
         }
         guard let campaignID = item.campaignId, campaigns.contains(campaignID) else {
             return .failure(Problem(reason: "`campaignId` must be a campaign of this key's app."))
@@ -81,8 +81,8 @@ struct EventIngestor: Sendable {
             return .failure(Problem(reason: "`platform` must be ios, android or web."))
         }
         let installation = item.installationId
-        if let installation, installation.isEmpty || installation.count > 200 {
-            return .failure(Problem(reason: "`installationId` must be 1 to 200 characters, or absent when the user has not opted in."))
+        if let installation, installation.isEmpty || installation.count > 200 || ControlCharacters.first(in: installation, multiline: false) != nil {
+            return .failure(Problem(reason: "`installationId` must be 1 to 200 characters without control characters, or absent when the user has not opted in."))
         }
         let detail: String
         var url: String?
@@ -90,22 +90,22 @@ struct EventIngestor: Sendable {
         case .impression:
             detail = ""
         case .click:
-            guard let action = item.action, ["primary", "secondary", "body"].contains(action) else {
-                return .failure(Problem(reason: "A click needs `action`: primary, secondary or body."))
+            guard let action = item.action.flatMap(ClickAction.init(rawValue:)) else {
+                return .failure(Problem(reason: "A click needs `action`: \(ClickAction.spokenList)."))
             }
-            detail = action
+            detail = action.rawValue
             url = item.url
             if let url, url.count > 2000 { return .failure(Problem(reason: "`url` is longer than 2000 characters.")) }
         case .dismiss:
-            guard let kind = item.dismissType, ["auto", "click", "swipe", "unknown"].contains(kind) else {
-                return .failure(Problem(reason: "A dismiss needs `dismissType`: auto, click, swipe or unknown."))
+            guard let kind = item.dismissType.flatMap(DismissType.init(rawValue:)) else {
+                return .failure(Problem(reason: "A dismiss needs `dismissType`: \(DismissType.spokenList)."))
             }
-            detail = kind
+            detail = kind.rawValue
         case .error:
-            guard let code = item.errorCode, ["image_fetch", "image_display", "image_format", "unspecified"].contains(code) else {
-                return .failure(Problem(reason: "An error needs `errorCode`: image_fetch, image_display, image_format or unspecified."))
+            guard let code = item.errorCode.flatMap(DisplayErrorCode.init(rawValue:)) else {
+                return .failure(Problem(reason: "An error needs `errorCode`: \(DisplayErrorCode.spokenList)."))
             }
-            detail = code
+            detail = code.rawValue
         case .conversion:
             guard let event = item.event, EventID.problem(event) == nil else {
                 return .failure(Problem(reason: "A conversion needs `event`, the conversion's event ID (a letter first, then letters, digits, _)."))
@@ -185,10 +185,7 @@ struct InstallationEraser: Sendable {
     func erase(_ context: RequestContext) throws -> Response {
         guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
         guard let installation = context.parameters["installationId"], !installation.isEmpty else { throw HTTPError.notFound }
-        let erased = try services.database.events.eraseInstallation(installation, appID: key.appID)
-        try services.database.auditLog.record(
-            context.actor, action: "installation.erase", subject: "installation \(installation) of app \(key.appID)",
-            details: "\(erased) events", at: context.now)
+        let erased = try services.database.events.eraseInstallation(installation, appID: key.appID, actor: context.actor, now: context.now)
         return .json(Array(try CampaignJSON.encoder().encode(Answer(installationId: installation, erasedEvents: erased))))
     }
 }

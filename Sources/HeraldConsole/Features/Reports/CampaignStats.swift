@@ -79,7 +79,7 @@ struct CampaignStats: Encodable, Sendable, Equatable {
         /// Clicks per impression, 0 when there are none.
         var ctr: Double = 0
 
-        mutating func add(_ type: Event.Kind, _ count: Int) {
+        mutating func add(_ type: EventType, _ count: Int) {
             switch type {
             case .impression: impressions += count
             case .click: clicks += count
@@ -107,7 +107,10 @@ struct CampaignStats: Encodable, Sendable, Equatable {
     var clicksByAction: [String: Int] = [:]
     var dismissalsByType: [String: Int] = [:]
     var errorsByCode: [String: Int] = [:]
+    /// The most recorded conversion events (at most `EventStore.topConversionEvents`)...
     var conversionsByEvent: [String: Int] = [:]
+    /// ...and the conversions of all the others, so the answer stays small whatever names an app records.
+    var otherConversions = 0
     var byPlatform: [String: Totals] = [:]
     var daily: [Day] = []
     /// Test devices' events, kept apart.
@@ -129,10 +132,12 @@ struct CampaignStats: Encodable, Sendable, Equatable {
             case .click: clicksByAction[row.detail, default: 0] += row.count
             case .dismiss: dismissalsByType[row.detail, default: 0] += row.count
             case .error: errorsByCode[row.detail, default: 0] += row.count
-            case .conversion: conversionsByEvent[row.detail, default: 0] += row.count
+            case .conversion: break
             case .impression: break
             }
         }
+        conversionsByEvent = Dictionary(counts.topConversions.map { ($0.event, $0.count) }, uniquingKeysWith: +)
+        otherConversions = counts.otherConversions
         totals.uniqueDevices = counts.uniqueDevices
         test.uniqueDevices = counts.uniqueTestDevices
         daily = range.days.map { date in

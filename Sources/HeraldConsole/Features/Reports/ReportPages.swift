@@ -134,7 +134,7 @@ struct ReportPages: Sendable {
 
         var sum = CampaignStats.Totals()
         for entry in sorted {
-            for kind in Event.Kind.allCases { sum.add(kind, Self.count(kind, in: entry.totals)) }
+            for kind in EventType.allCases { sum.add(kind, Self.count(kind, in: entry.totals)) }
         }
         let rangeQuery = FormData([("from", days.from), ("to", days.to)]).urlencoded
         func href(_ pairs: [(String, String)]) -> String { "/reports?" + FormData(pairs).urlencoded }
@@ -168,7 +168,7 @@ struct ReportPages: Sendable {
         return try services.page(.reports, title: "Reports", model: model, context: context)
     }
 
-    private static func count(_ kind: Event.Kind, in totals: CampaignStats.Totals) -> Int {
+    private static func count(_ kind: EventType, in totals: CampaignStats.Totals) -> Int {
         switch kind {
         case .impression: totals.impressions
         case .click: totals.clicks
@@ -350,7 +350,7 @@ struct ReportPages: Sendable {
             breakdown("dismissals", "Dismissals by type", item: "How", stats.dismissalsByType, known: Self.dismissTypes, empty: ""),
             breakdown("errors", "Display errors by code", item: "Error", stats.errorsByCode, known: Self.errorCodes, empty: ""),
             breakdown("conversions", "Conversions by event", item: "Event", stats.conversionsByEvent, known: conversions,
-                      empty: "No conversions in this range."),
+                      other: stats.otherConversions, empty: "No conversions in this range."),
         ]
         return CampaignReport(
             delivered: totals.impressions + totals.clicks + totals.dismissals + totals.errors + totals.conversions > 0,
@@ -368,28 +368,54 @@ struct ReportPages: Sendable {
             test: testMetrics, hasTest: test.impressions + test.clicks + test.dismissals + test.errors + test.conversions > 0)
     }
 
-    /// The known values first, each shown even at zero, then anything else the events carried.
+    /// The known values first, each shown even at zero, then anything else the events carried, then
+    /// `other` (what the counts did not name one by one) as a last row.
     private static func breakdown(
-        _ id: String, _ heading: String, item: String, _ counts: [String: Int], known: [(String, String)], empty: String
+        _ id: String, _ heading: String, item: String, _ counts: [String: Int], known: [(String, String)], other: Int = 0, empty: String
     ) -> Breakdown {
         let knownCodes = Set(known.map(\.0))
         let others = counts.keys.filter { !knownCodes.contains($0) }.sorted().map { ($0, $0) }
-        let total = counts.values.reduce(0, +)
-        let rows = (known + others).map { code, label in
-            let count = counts[code] ?? 0
-            return Share(
-                label: label, code: code, showsCode: label != code, count: ReportFormat.count(count), share: ReportFormat.percent(count, of: total),
-                barWidth: DailyChart.number(total == 0 ? 0 : 100 * Double(count) / Double(total)))
+        let total = counts.values.reduce(0, +) + other
+        func share(label: String, code: String, count: Int) -> Share {
+            Share(
+                label: label, code: code, showsCode: label != code && !code.isEmpty, count: ReportFormat.count(count),
+                share: ReportFormat.percent(count, of: total), barWidth: DailyChart.number(total == 0 ? 0 : 100 * Double(count) / Double(total)))
         }
+        var rows = (known + others).map { code, label in share(label: label, code: code, count: counts[code] ?? 0) }
+        if other > 0 { rows.append(share(label: "All other events", code: "", count: other)) }
         return Breakdown(id: id, heading: heading, itemHeading: item, rows: rows, total: ReportFormat.count(total), hasRows: !rows.isEmpty, emptyText: empty)
     }
 
-    static let buttons = [("primary", "Primary button"), ("secondary", "Secondary button"), ("body", "Message body")]
-    static let dismissTypes = [("auto", "Timed out"), ("click", "Close button"), ("swipe", "Swiped away"), ("unknown", "Unknown")]
-    static let errorCodes = [
-        ("image_fetch", "Image did not download"), ("image_display", "Image could not be shown"),
-        ("image_format", "Image format not supported"), ("unspecified", "Unspecified"),
-    ]
+    static let buttons = ClickAction.allCases.map { ($0.rawValue, label($0)) }
+    static let dismissTypes = DismissType.allCases.map { ($0.rawValue, label($0)) }
+    static let errorCodes = DisplayErrorCode.allCases.map { ($0.rawValue, label($0)) }
+
+    private static func label(_ action: ClickAction) -> String {
+        switch action {
+        case .primary: "Primary button"
+        case .secondary: "Secondary button"
+        case .body: "Message body"
+        }
+    }
+
+    private static func label(_ type: DismissType) -> String {
+        switch type {
+        case .auto: "Timed out"
+        case .click: "Close button"
+        case .swipe: "Swiped away"
+        case .unknown: "Unknown"
+        }
+    }
+
+    private static func label(_ code: DisplayErrorCode) -> String {
+        switch code {
+        case .imageFetch: "Image did not download"
+        case .imageDisplay: "Image could not be shown"
+        case .imageFormat: "Image format not supported"
+        case .unspecified: "Unspecified"
+        }
+    }
+
     static let platformNames = ["ios": "iOS", "android": "Android", "web": "Web"]
 
     static func rangeText(_ range: DayRange) -> String {

@@ -1,0 +1,29 @@
+/// What delivery components report back, defined once for the delivery client that sends it, the
+/// ingestion that checks it and the reports that count it.
+public enum EventType: String, Sendable, Codable, CaseIterable {
+    case impression, click, dismiss, error, conversion
+}
+
+/// Which part of a message was clicked.
+public enum ClickAction: String, Sendable, Codable, CaseIterable {
+    case primary, secondary, body
+}
+
+/// How a message went away without a click.
+public enum DismissType: String, Sendable, Codable, CaseIterable {
+    case auto, click, swipe, unknown
+}
+
+/// Why a message could not be shown.
+public enum DisplayErrorCode: String, Sendable, Codable, CaseIterable {
+    case imageFetch = "image_fetch", imageDisplay = "image_display", imageFormat = "image_format", unspecified
+}
+
+extension CaseIterable where Self: RawRepresentable, RawValue == String {
+    /// The raw values as a list people read: `auto, click, swipe or unknown`.
+    public static var spokenList: String {
+        let values = allCases.map(\.rawValue)
+        guard values.count > 1 else { return values.joined() }
+        return values.dropLast().joined(separator: ", ") + " or " + (values.last ?? "")
+    }
+}
