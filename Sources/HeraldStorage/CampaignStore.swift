@@ -199,39 +199,7 @@ public struct CampaignStore: Sendable {
     /// A page of the list and the number of campaigns that match.
     public func list(_ query: CampaignQuery, now: Date) throws -> (campaigns: [CampaignSummary], total: Int) {
         try pool.read { db in
-            var conditions: [String] = []
-            var arguments: StatementArguments = [now, now]
-            if let appID = query.appID {
-                conditions.append("app_id = ?")
-                _ = arguments.append(contentsOf: [appID])
-            }
-            if let status = query.status {
-                conditions.append("status = ?")
-                _ = arguments.append(contentsOf: [status.rawValue])
-            }
-            let search = query.search.trimmingCharacters(in: .whitespaces)
-            if !search.isEmpty {
-                conditions.append("name LIKE ? ESCAPE '\\'")
-                let escaped = search.replacingOccurrences(of: "\\", with: "\\\\")
-                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-                _ = arguments.append(contentsOf: ["%\(escaped)%"])
-            }
-            let filtered = """
-                WITH listed AS (
-                    SELECT c.*, a.name AS app_name,
-                        CASE
-                            WHEN c.state = 'draft' THEN 'draft'
-                            WHEN c.state = 'archived' THEN 'archived'
-                            WHEN c.state = 'stopped' THEN 'ended'
-                            WHEN c.end_at IS NOT NULL AND c.end_at <= ? THEN 'ended'
-                            WHEN c.state = 'paused' THEN 'paused'
-                            WHEN c.start_at IS NOT NULL AND c.start_at > ? THEN 'scheduled'
-                            ELSE 'running'
-                        END AS status
-                    FROM campaigns c JOIN apps a ON a.id = c.app_id
-                )
-                SELECT * FROM listed \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-                """
+            let (filtered, arguments) = Self.matching(query, now: now)
             let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (\(filtered))", arguments: arguments) ?? 0
             let order = switch query.sort {
             case .updated: "updated_at DESC, id DESC"
@@ -255,6 +223,55 @@ public struct CampaignStore: Sendable {
         }
     }
 
+    /// Up to `limit` campaigns matching `query` (its sort and page aside) with ids above `id`, in id
+    /// order: one read per page, so a long export holds no read transaction open between pages.
+    public func campaigns(matching query: CampaignQuery, after id: Int64, limit: Int, now: Date) throws -> [StoredCampaign] {
+        try pool.read { db in
+            let (filtered, arguments) = Self.matching(query, now: now)
+            return try Row.fetchAll(db, sql: "\(filtered) AND id > ? ORDER BY id LIMIT ?", arguments: arguments + [id, limit])
+                .map { try Self.stored($0) }
+        }
+    }
+
+    /// The campaigns (with their app's name and their status at `now`) that match `query`'s app,
+    /// status and search, as SQL and its arguments.
+    private static func matching(_ query: CampaignQuery, now: Date) -> (sql: String, arguments: StatementArguments) {
+        var conditions = ["1"]
+        var arguments: StatementArguments = [now, now]
+        if let appID = query.appID {
+            conditions.append("app_id = ?")
+            _ = arguments.append(contentsOf: [appID])
+        }
+        if let status = query.status {
+            conditions.append("status = ?")
+            _ = arguments.append(contentsOf: [status.rawValue])
+        }
+        let search = query.search.trimmingCharacters(in: .whitespaces)
+        if !search.isEmpty {
+            conditions.append("name LIKE ? ESCAPE '\\'")
+            let escaped = search.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+            _ = arguments.append(contentsOf: ["%\(escaped)%"])
+        }
+        let sql = """
+            WITH listed AS (
+                SELECT c.*, a.name AS app_name,
+                    CASE
+                        WHEN c.state = 'draft' THEN 'draft'
+                        WHEN c.state = 'archived' THEN 'archived'
+                        WHEN c.state = 'stopped' THEN 'ended'
+                        WHEN c.end_at IS NOT NULL AND c.end_at <= ? THEN 'ended'
+                        WHEN c.state = 'paused' THEN 'paused'
+                        WHEN c.start_at IS NOT NULL AND c.start_at > ? THEN 'scheduled'
+                        ELSE 'running'
+                    END AS status
+                FROM campaigns c JOIN apps a ON a.id = c.app_id
+            )
+            SELECT * FROM listed WHERE \(conditions.joined(separator: " AND "))
+            """
+        return (sql, arguments)
+    }
+
     /// What an app's feed may contain: published campaigns, and test campaigns not yet ended or archived.
     public func feedCandidates(appID: Int64) throws -> [StoredCampaign] {
         try pool.read { db in
@@ -269,13 +286,16 @@ public struct CampaignStore: Sendable {
     }
 
     static func find(id: Int64, in db: Database) throws -> StoredCampaign? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM campaigns WHERE id = ?", arguments: [id]) else { return nil }
+        try Row.fetchOne(db, sql: "SELECT * FROM campaigns WHERE id = ?", arguments: [id]).map(stored)
+    }
+
+    /// A `campaigns` row as a stored campaign.
+    private static func stored(_ row: Row) throws -> StoredCampaign {
         var campaign = try decode(row["document"])
-        campaign.id = id
-        let stored = StoredCampaign(
+        campaign.id = row["id"]
+        return StoredCampaign(
             campaign: campaign, state: CampaignState(rawValue: row["state"]) ?? .draft, revision: row["revision"],
             startedAt: row["started_at"], createdAt: row["created_at"], updatedAt: row["updated_at"], updatedBy: row["updated_by"])
-        return stored
     }
 
     private static func recordRevision(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import HeraldConsole
 import HeraldStorage
 
@@ -19,14 +20,22 @@ struct ExportCommand: ParsableCommand {
         defer { try? database.close() }
         var query = CampaignQuery()
         query.appID = app
-        let transfer = CampaignTransfer(database: database)
-        let export = try transfer.export(query, now: Date())
-        let data = try transfer.encode(export)
+        let exported = Mutex(0)
+        let stream = CampaignTransfer(database: database).exportStream(query, now: Date()) { count in exported.withLock { $0 = count } }
+        // Written a page at a time, like the console's download: memory stays flat for any number of campaigns.
+        let file: FileHandle
         if let out {
-            try data.write(to: URL(fileURLWithPath: out))
-            FileHandle.standardError.write(Data("Exported \(export.campaigns.count) campaigns to \(out)\n".utf8))
+            guard FileManager.default.createFile(atPath: out, contents: nil), let opened = FileHandle(forWritingAtPath: out) else {
+                throw ValidationError("Cannot write \(out): check that its folder exists and is writable.")
+            }
+            file = opened
         } else {
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            file = FileHandle.standardOutput
+        }
+        while let piece = try stream.next() { try file.write(contentsOf: piece) }
+        if let out {
+            try file.close()
+            FileHandle.standardError.write(Data("Exported \(exported.withLock { $0 }) campaigns to \(out)\n".utf8))
         }
     }
 }

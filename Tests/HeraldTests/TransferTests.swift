@@ -48,7 +48,7 @@ struct TransferTests {
         }
         // When they are exported and imported into another database's app
         let transfer = CampaignTransfer(database: source.database)
-        let file = try transfer.encode(try transfer.export(CampaignQuery(), now: source.clock.now))
+        let file = Data(try transfer.exportStream(CampaignQuery(), now: source.clock.now).collect())
         let target = try await TestApp()
         let other = try target.database.apps.create(name: "Other", platforms: [.web], actor: .commandLine, now: target.clock.now)
         let importer = CampaignTransfer(database: target.database)

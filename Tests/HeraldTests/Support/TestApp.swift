@@ -63,8 +63,17 @@ struct TestApp {
             configuration: configuration, database: database, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
 
+    /// The answer as a client receives it: a streamed body is read to its end, as the adapter sends it.
     func respond(_ request: Request) -> Response {
-        application.respond(to: request)
+        var response = application.respond(to: request)
+        if let stream = response.stream {
+            do {
+                response.body = try stream.collect()
+            } catch {
+                response.body = Array("(the stream failed: \(error))".utf8)
+            }
+        }
+        return response
     }
 
     /// A browser with its own cookie jar.

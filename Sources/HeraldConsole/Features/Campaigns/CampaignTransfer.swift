@@ -1,5 +1,6 @@
 import Foundation
 import HeraldDomain
+import HeraldHTTP
 import HeraldStorage
 
 /// A file of campaigns, as export writes it and import reads it.
@@ -51,24 +52,51 @@ public struct CampaignTransfer: Sendable {
         self.database = database
     }
 
-    /// The campaigns that match `query` (every page), as a file.
-    public func export(_ query: CampaignQuery, now: Date) throws -> CampaignExport {
-        var all = query
-        all.page = 1
-        all.pageSize = Int.max / 2
-        let ids = try database.campaigns.list(all, now: now).campaigns.map(\.id)
-        let campaigns = try ids.compactMap { try database.campaigns.find(id: $0) }.map { stored -> Campaign in
-            var campaign = stored.campaign
-            campaign.status = stored.status(at: now)
-            return campaign
+    /// Campaigns per page of an export: one read and a few hundred kilobytes of JSON, so another
+    /// connection on the same thread waits a few milliseconds at most while a page is made.
+    static let exportPageSize = 64
+
+    /// The campaigns that match `query`, as an export file made a page at a time while it is sent:
+    /// memory stays flat whatever the number of campaigns. Pages are read one after the other (not in
+    /// one transaction), in id order. `exported` hears the running count after each page.
+    public func exportStream(_ query: CampaignQuery, now: Date, exported: @escaping @Sendable (Int) -> Void = { _ in }) -> StreamedBody {
+        let campaigns = database.campaigns
+        let encoder = Self.fileEncoder()
+        var lastID: Int64 = 0
+        var count = 0
+        var finished = false
+        return StreamedBody {
+            guard !finished else { return nil }
+            let page = try campaigns.campaigns(matching: query, after: lastID, limit: Self.exportPageSize, now: now)
+            var piece = count == 0 ? "{\n  \"campaigns\" : [" : ""
+            for stored in page {
+                var campaign = stored.campaign
+                campaign.status = stored.status(at: now)
+                // Each campaign indented under the array, as the encoder would nest it.
+                let json = String(decoding: try encoder.encode(campaign), as: UTF8.self).replacingOccurrences(of: "\n", with: "\n    ")
+                piece += (count == 0 ? "\n    " : ",\n    ") + json
+                count += 1
+                lastID = stored.id
+            }
+            exported(count)
+            if page.count < Self.exportPageSize {
+                finished = true
+                if count == 0 { piece = "{\n  \"campaigns\" : [" }
+                piece += "\n  ],\n  \"exportedAt\" : \"\(UTCTime.rfc3339(now))\",\n  \"schemaVersion\" : \(CampaignJSON.schemaVersion)\n}\n"
+            }
+            return Array(piece.utf8)
         }
-        return CampaignExport(schemaVersion: CampaignJSON.schemaVersion, exportedAt: now, campaigns: campaigns)
     }
 
+    /// One export file in memory, for exports known to be small (one campaign).
     public func encode(_ export: CampaignExport) throws -> Data {
+        try Self.fileEncoder().encode(export)
+    }
+
+    private static func fileEncoder() -> JSONEncoder {
         let encoder = CampaignJSON.encoder()
         encoder.outputFormatting.insert(.prettyPrinted)
-        return try encoder.encode(export)
+        return encoder
     }
 
     /// Reads an export file (or one campaign, or an array of them) for `appID`, and checks every campaign.
