@@ -2,8 +2,9 @@ import Foundation
 
 /// The JSON coders every producer and consumer of Campaign JSON uses.
 ///
-/// Times are RFC 3339 in UTC, to the millisecond, inside `UTCTime.supported`, so that whatever one
-/// Herald writes, every Herald (and every delivery client) reads back to the same value.
+/// Times are RFC 3339, written in UTC to the millisecond, so that whatever one Herald writes, every
+/// Herald (and every delivery client) reads back to the same value. Validation keeps stored times
+/// inside `UTCTime.supported`, where that holds.
 public enum CampaignJSON {
     /// The version of the Campaign JSON format, in every feed and export.
     public static let schemaVersion = 1
@@ -29,7 +30,7 @@ public enum CampaignJSON {
             guard let date = UTCTime.date(rfc3339: text) else {
                 throw DecodingError.dataCorruptedError(
                     in: container,
-                    debugDescription: "“\(text.prefix(40))” is not an RFC 3339 time \(UTCTime.supportedText), such as 2026-12-01T09:00:00+01:00.")
+                    debugDescription: "“\(text.prefix(40))” is not an RFC 3339 time such as 2026-12-01T09:00:00+01:00.")
             }
             return date
         }

@@ -5,8 +5,10 @@ import Foundation
 /// and reports write days and timestamps. The event insert loop formats two per event, where
 /// Foundation's formatters (ICU, a calendar per call) cost more than the insert.
 ///
-/// Every function here is total: no text and no `Date` makes one trap. Parsing refuses what is out of
-/// range; formatting writes any year, with a sign when negative.
+/// Every function here is total: no text and no `Date` makes one trap. Reading takes four-digit years
+/// only; formatting writes any year, with a sign when negative. Whether a time is inside `supported` is
+/// a rule of its own, checked where the time is used (validation, reports, ingestion), so that a time
+/// that is well written but out of range is explained as such instead of as a malformed one.
 public enum UTCTime {
     /// 2000-01-01T00:00:00Z through 9999-12-31T23:59:59.999Z: the instants a campaign, a report or an
     /// event may name. Four-digit years read back the same in every format Herald writes, and nothing
@@ -21,7 +23,8 @@ public enum UTCTime {
 
     /// The date of an RFC 3339 time with a `Z` or numeric offset, such as `2026-11-21T10:15:00Z` or
     /// `2026-11-21T12:15:00.250+02:00`, rounded to the millisecond (what Herald keeps); nil for anything
-    /// else, including impossible days and times and instants outside `supported`.
+    /// else, including impossible days and times. With its offset, a time may fall just outside the
+    /// years 0000–9999 it was written in.
     public static func date(rfc3339 text: String) -> Date? {
         var text = text
         return text.withUTF8 { bytes -> Date? in
@@ -38,7 +41,7 @@ public enum UTCTime {
             guard reader.position == bytes.count else { return nil }
             // Four-digit years and offsets under a day keep every term far from Int's range.
             let total = (days * 86_400 + secondOfDay - offset) * 1000 + milliseconds
-            return supportedDate(milliseconds: total)
+            return Date(timeIntervalSince1970: Double(total) / 1000)
         }
     }
 
@@ -48,13 +51,9 @@ public enum UTCTime {
         return text.withUTF8 { bytes -> Date? in
             var reader = Reader(bytes: bytes)
             guard let days = reader.day(), reader.position == bytes.count else { return nil }
-            return supportedDate(milliseconds: days * 86_400_000)
+            let date = Date(timeIntervalSince1970: Double(days) * 86_400)
+            return supported.contains(date) ? date : nil
         }
-    }
-
-    private static func supportedDate(milliseconds: Int) -> Date? {
-        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        return supported.contains(date) ? date : nil
     }
 
     /// Reads the fields of RFC 3339 text from the start of `bytes`.
