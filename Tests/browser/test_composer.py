@@ -401,3 +401,50 @@ def test_an_invalid_card_is_not_published_and_keeps_what_was_typed(driver, seede
     names = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "table.data tbody td:first-child a")]
     assert names == [TITLE]
     screenshot("composer-campaigns-list.png")
+
+
+def set_by_script(driver: WebDriver, name: str, value: str) -> None:
+    """Fill a field as typing does, for inputs whose widget (datetime-local) Selenium cannot type into portably."""
+    field = scroll_to(driver, by_name(driver, name))
+    driver.execute_script(
+        "arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input', {bubbles: true}))", field, value)
+
+
+def test_typing_a_date_or_days_chooses_its_option_and_another_choice_wins_afterwards(driver, seeded_herald, screenshot):
+    # Given a new modal with its name and title
+    driver.get(seeded_herald.url("/campaigns/new"))
+    visible(driver, COMPOSER)
+    click(driver, driver.find_element(By.CSS_SELECTOR, 'input[name="message.layout"][value="modal"]'))
+    type_into(driver, "name", "Winter notice")
+    type_into(driver, "message.title.text", "Winter hours")
+    never = driver.find_element(By.ID, "field-schedule-endMode-never")
+    at_end = driver.find_element(By.ID, "field-schedule-endMode-at")
+    assert never.is_selected()
+
+    # When they type an end date and a number of days, leaving the radios as they were
+    set_by_script(driver, "schedule.end", "2031-01-31T18:00")
+    type_into(driver, "frequency.days", "3")
+
+    # Then each value chose its option, and a screen reader heard so
+    assert at_end.is_selected() and not never.is_selected()
+    assert driver.find_element(By.ID, "field-frequency-type-every-n-days").is_selected()
+    announced(driver, "Chose “At most once every N days”.")
+    screenshot("composer-typed-values-choose.png")
+
+    # When they save, then the campaign ends then and shows at most every 3 days
+    submit_with(driver, driver.find_element(By.CSS_SELECTOR, f'{COMPOSER} button[name="intent"][value="draft"]'))
+    schedule = dict(details(section(driver, "Schedule")))
+    assert schedule["Ends"].startswith("2031-01-31"), schedule
+    assert dict(details(section(driver, "Delivery")))["Frequency"] == "At most once every 3 days"
+
+    # When they edit it and choose "Never" on purpose, with the old date still in its field
+    old_page = driver.find_element(By.TAG_NAME, "html")
+    click(driver, driver.find_element(By.LINK_TEXT, "Edit"))
+    wait(driver).until(replaced(old_page))
+    click(driver, driver.find_element(By.ID, "field-schedule-endMode-never"))
+    assert by_name(driver, "schedule.end").get_attribute("value") == "2031-01-31T18:00"
+    submit_with(driver, driver.find_element(By.CSS_SELECTOR, f'{COMPOSER} button[name="intent"][value="draft"]'))
+
+    # Then the choice wins: the campaign never ends, with no complaint about the date left on screen
+    schedule = dict(details(section(driver, "Schedule")))
+    assert schedule["Ends"] == "Never", schedule
