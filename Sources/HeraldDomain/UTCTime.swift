@@ -34,8 +34,9 @@ public enum UTCTime {
             if !reader.skip("Zz") {
                 guard reader.position < bytes.count else { return nil }
                 let sign = bytes[reader.position] == UInt8(ascii: "-") ? -1 : 1
+                // Real offsets span -12:00 to +14:00; ±18:00 is the bound JSON and ISO 8601 readers agree on.
                 guard reader.skip("+-"), let hours = reader.number(2), reader.skip(":"), let minutes = reader.number(2),
-                      hours < 24, minutes < 60 else { return nil }
+                      minutes < 60, hours * 60 + minutes <= 18 * 60 else { return nil }
                 offset = sign * (hours * 3600 + minutes * 60)
             }
             guard reader.position == bytes.count else { return nil }
@@ -94,7 +95,8 @@ public enum UTCTime {
             return (days, hour * 3600 + minute * 60 + second)
         }
 
-        /// An optional `.fff…` as milliseconds, rounded half up; 1000 when it rounds up to a whole second.
+        /// An optional `.fff…` (one to nine digits) as milliseconds, rounded half up; 1000 when it rounds
+        /// up to a whole second.
         mutating func fraction() -> Int? {
             guard skip(".") else { return 0 }
             let start = position
@@ -110,7 +112,7 @@ public enum UTCTime {
                 }
                 position += 1
             }
-            return position > start ? milliseconds : nil
+            return (1...9).contains(position - start) ? milliseconds : nil
         }
     }
 
