@@ -539,3 +539,45 @@ def test_a_stalled_body_is_freed_by_the_timeout(herald: Herald):
         assert_still_serving(herald)
         assert read_reply(connection).status is None
     assert_still_serving(herald)
+
+
+# MARK: - Dates, numbers and documents at their edges, from outside
+
+
+@pytest.mark.parametrize("query", ["from=0000-01-01", "to=0000-12-31", "from=1999-12-31", "to=10000-01-01", "from=2026-02-30"])
+def test_a_report_or_stats_range_outside_the_calendar_is_a_400_and_the_server_lives(herald: Herald, query: str):
+    campaign = created_campaign(herald, name=f"Range {query}")
+    assert_refused(herald.api("GET", f"/api/v1/campaigns/{campaign}/stats?{query}"), statuses={400}, says="from 2000-01-01 to 9999-12-31")
+    for target in (f"/reports?{query}", f"/campaigns/{campaign}/report?{query}", f"/campaigns/{campaign}/report.csv?{query}"):
+        assert_refused(herald.browser("GET", target), statuses={400})
+    assert_still_serving(herald)
+
+
+def test_a_schedule_that_would_not_read_back_is_refused_and_the_feed_stays_up(herald: Herald):
+    poison = card(herald.app_id, name="Poison", schedule={"start": "0000-01-01T00:00:00+18:00"})
+    before = herald.campaign_count()
+    reply = herald.api("POST", "/api/v1/campaigns", json.dumps(poison).encode())
+    assert_refused(reply, statuses={422}, says="schedule.start")
+    assert reply.json()["error"]["fields"][0]["path"] == "schedule.start"
+    assert herald.campaign_count() == before
+    for target in ("/api/v1/feed", "/api/v1/campaigns"):
+        assert herald.api("GET", target).status == 200
+    assert herald.browser("GET", "/campaigns/export").status == 200
+    assert_still_serving(herald)
+
+
+def test_a_misspelt_key_is_a_422_naming_it(herald: Herald):
+    reply = herald.api("POST", "/api/v1/campaigns", json.dumps(card(herald.app_id, priorty=1)).encode())
+    assert_refused(reply, statuses={422}, says="priorty")
+    assert reply.json()["error"]["fields"] == [
+        {"path": "priorty", "message": "Campaign JSON has no such field; did you mean `priority`? Remove it or fix its spelling."}]
+
+
+def test_a_megabyte_of_empty_fields_is_refused_at_the_limit(herald: Herald):
+    flood = b"a&" * (512 * 1024)
+    started = time.monotonic()
+    reply = herald.browser("POST", "/campaigns", flood)
+    elapsed = time.monotonic() - started
+    assert_refused(reply, statuses={413}, says="more than the 2000 fields")
+    print(f"1 MiB of a&a&…: {reply.status} in {elapsed * 1000:.1f} ms")
+    assert_still_serving(herald)
