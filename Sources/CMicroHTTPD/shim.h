@@ -1,5 +1,6 @@
 // Swift cannot call C variadic functions, and libmicrohttpd's start, daemon-info and
-// connection-info calls are variadic: these inline wrappers give them fixed signatures.
+// connection-info calls are variadic: these inline wrappers give them fixed signatures. The socket
+// address work around them (binding, per-address keys) is here too: it is plainer in C.
 #ifndef HERALD_CMICROHTTPD_SHIM_H
 #define HERALD_CMICROHTTPD_SHIM_H
 
@@ -20,51 +21,79 @@ int memfd_create(const char *name, unsigned int flags);
 
 typedef void *(*herald_uri_log_callback)(void *cls, const char *uri, struct MHD_Connection *connection);
 
-/// Starts a daemon on `host` (an IPv4 or IPv6 literal) and `port` (0 = any free port).
-/// Returns NULL when the host is not a literal address or the daemon cannot start.
+/// A listening TCP socket on `host` (an IPv4 or IPv6 literal) and `port` (0 = any free port):
+/// non-blocking, because every event loop waits on it and only one wins each accept; SO_REUSEADDR
+/// only, so a restart can bind while old connections linger, but a second server cannot share the port.
+/// Returns the descriptor, -1 when it cannot bind (errno says why), -2 when `host` is not a literal.
+static inline int herald_listen(const char *host, uint16_t port, int backlog)
+{
+    struct sockaddr_storage storage;
+    socklen_t length;
+    memset(&storage, 0, sizeof storage);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&storage;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        length = sizeof *v4;
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        length = sizeof *v6;
+    } else {
+        return -2;
+    }
+    int fd = socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    /* An IPv6 address serves IPv6 only, as it did when libmicrohttpd made the socket. */
+    if (storage.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+    if (bind(fd, (struct sockaddr *)&storage, length) != 0 || listen(fd, backlog) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/// The port a socket is bound to; 0 when unknown.
+static inline uint16_t herald_socket_port(int fd)
+{
+    struct sockaddr_storage storage;
+    socklen_t length = sizeof storage;
+    if (getsockname(fd, (struct sockaddr *)&storage, &length) != 0) return 0;
+    if (storage.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&storage)->sin_port);
+    if (storage.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&storage)->sin6_port);
+    return 0;
+}
+
+/// Starts a daemon without a thread of its own, on an already listening socket (the daemon owns
+/// `listen_fd` from here on): the caller's event loop runs it with MHD_run.
 static inline struct MHD_Daemon *herald_mhd_start(
-    unsigned int flags, const char *host, uint16_t port,
-    unsigned int thread_pool_size, unsigned int connection_limit,
+    int listen_fd, unsigned int connection_limit,
     unsigned int connection_timeout_seconds, size_t connection_memory_limit,
     MHD_AccessHandlerCallback access_handler, void *access_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
     herald_uri_log_callback uri_log, void *uri_log_cls)
 {
-    struct sockaddr_in v4;
-    struct sockaddr_in6 v6;
-    struct sockaddr *address;
-    memset(&v4, 0, sizeof v4);
-    memset(&v6, 0, sizeof v6);
-    if (inet_pton(AF_INET, host, &v4.sin_addr) == 1) {
-        v4.sin_family = AF_INET;
-        v4.sin_port = htons(port);
-        address = (struct sockaddr *)&v4;
-    } else if (inet_pton(AF_INET6, host, &v6.sin6_addr) == 1) {
-        v6.sin6_family = AF_INET6;
-        v6.sin6_port = htons(port);
-        address = (struct sockaddr *)&v6;
-        flags |= MHD_USE_IPv6;
-    } else {
-        return NULL;
-    }
     return MHD_start_daemon(
-        flags, port, NULL, NULL, access_handler, access_cls,
-        MHD_OPTION_SOCK_ADDR, address,
-        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+        MHD_USE_EPOLL | MHD_USE_ITC, 0, NULL, NULL, access_handler, access_cls,
+        MHD_OPTION_LISTEN_SOCKET, listen_fd,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
         MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_cls,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
         MHD_OPTION_END);
 }
 
-/// The port the daemon listens on, for daemons started on port 0.
-static inline uint16_t herald_mhd_bound_port(struct MHD_Daemon *daemon)
+/// The daemon's epoll descriptor, readable whenever MHD_run has something to do; -1 when unknown.
+static inline int herald_mhd_epoll_fd(struct MHD_Daemon *daemon)
 {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info == NULL ? 0 : info->port;
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    return info == NULL ? -1 : info->epoll_fd;
 }
 
 /// Writes the client's address as text into `buffer`; an empty string when unknown.

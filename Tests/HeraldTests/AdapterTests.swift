@@ -187,6 +187,35 @@ struct AdapterTests {
         #expect(try other.readReply().status == 200)
     }
 
+    @Test("A burst of closing connections does not stall the server: MHD 0.9.75's own epoll loop slept with 128 closes in hand")
+    func closingBurstDoesNotStall() throws {
+        // Given one event loop at its connection limit: 128 idle keep-alive connections and one busy in a slow handler
+        let server = try startServer(handler: { request in
+            if request.path == "/slow" { Thread.sleep(forTimeInterval: 1) }
+            return .text("ok")
+        }, configure: { $0.threads = 1; $0.connectionLimit = 129 })
+        defer { server.shutdown(gracePeriod: .zero) }
+        var idle = try (0..<128).map { _ in try RawHTTPConnection(port: server.port) }
+        for connection in idle {
+            connection.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            _ = try connection.readReply()
+        }
+        let slow = try RawHTTPConnection(port: server.port)
+        slow.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.3)
+
+        // When the 128 idle ones close while the loop is busy, so that its next wait returns exactly 128 events
+        idle.removeAll()
+        #expect(try slow.readReply().status == 200)
+
+        // Then a new client is answered at once, not when the idle timeout next wakes the loop
+        let started = ContinuousClock.now
+        let next = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 5)
+        next.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try next.readReply().status == 200)
+        #expect(ContinuousClock.now - started < .seconds(1))
+    }
+
     @Test("Concurrent requests are all answered")
     func concurrentRequests() async throws {
         let server = try startServer { request in
