@@ -74,18 +74,21 @@ static inline uint16_t herald_socket_port(int fd)
 static inline struct MHD_Daemon *herald_mhd_start(
     int listen_fd, unsigned int connection_limit,
     unsigned int connection_timeout_seconds, size_t connection_memory_limit,
+    MHD_AcceptPolicyCallback accept_policy, void *accept_policy_cls,
     MHD_AccessHandlerCallback access_handler, void *access_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
-    herald_uri_log_callback uri_log, void *uri_log_cls)
+    herald_uri_log_callback uri_log, void *uri_log_cls,
+    MHD_NotifyConnectionCallback notify_connection, void *notify_connection_cls)
 {
     return MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_USE_ITC, 0, NULL, NULL, access_handler, access_cls,
+        MHD_USE_EPOLL | MHD_USE_ITC, 0, accept_policy, accept_policy_cls, access_handler, access_cls,
         MHD_OPTION_LISTEN_SOCKET, listen_fd,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
         MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_cls,
         MHD_OPTION_END);
 }
 
@@ -94,6 +97,64 @@ static inline int herald_mhd_epoll_fd(struct MHD_Daemon *daemon)
 {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
     return info == NULL ? -1 : info->epoll_fd;
+}
+
+/// The connection's socket; -1 when unknown.
+static inline int herald_mhd_connection_fd(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/// What the connection-started notification stored for the connection.
+static inline void *herald_mhd_socket_context(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
+/// Whom a connection counts against for the per-address limit: an IPv4 address (also when it arrives
+/// IPv4-mapped on an IPv6 socket), or an IPv6 /64, the block one subscriber is given.
+typedef struct {
+    int family;      /* 4 or 6; 0 for an address of another family */
+    uint64_t value;  /* the IPv4 address, or the first 64 bits of the IPv6 address */
+} herald_address_key;
+
+static inline herald_address_key herald_address_key_of(const struct sockaddr *address)
+{
+    herald_address_key key = {0, 0};
+    if (address == NULL) return key;
+    if (address->sa_family == AF_INET) {
+        key.family = 4;
+        key.value = ntohl(((const struct sockaddr_in *)address)->sin_addr.s_addr);
+    } else if (address->sa_family == AF_INET6) {
+        const struct in6_addr *v6 = &((const struct sockaddr_in6 *)address)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(v6)) {
+            key.family = 4;
+            key.value = ((uint64_t)v6->s6_addr[12] << 24) | ((uint64_t)v6->s6_addr[13] << 16)
+                | ((uint64_t)v6->s6_addr[14] << 8) | v6->s6_addr[15];
+        } else {
+            key.family = 6;
+            for (int index = 0; index < 8; index++) key.value = (key.value << 8) | v6->s6_addr[index];
+        }
+    }
+    return key;
+}
+
+/// The key as text for logs: an IPv4 address or an IPv6 /64.
+static inline void herald_address_key_text(herald_address_key key, char *buffer, size_t size)
+{
+    buffer[0] = '\0';
+    if (key.family == 4) {
+        struct in_addr v4;
+        v4.s_addr = htonl((uint32_t)key.value);
+        inet_ntop(AF_INET, &v4, buffer, (socklen_t)size);
+    } else if (key.family == 6) {
+        struct in6_addr v6;
+        memset(&v6, 0, sizeof v6);
+        for (int index = 0; index < 8; index++) v6.s6_addr[index] = (uint8_t)(key.value >> (56 - 8 * index));
+        if (inet_ntop(AF_INET6, &v6, buffer, (socklen_t)size) != NULL && strlen(buffer) + 4 < size) strcat(buffer, "/64");
+    }
 }
 
 /// Writes the client's address as text into `buffer`; an empty string when unknown.

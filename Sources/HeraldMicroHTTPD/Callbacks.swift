@@ -3,7 +3,42 @@ import Foundation
 import HeraldHTTP
 
 // libmicrohttpd's callbacks. They are free functions, not closures, so that they carry no actor
-// isolation: they run on MHD's pool threads.
+// isolation: they run on the event loops' threads.
+
+/// Asked for every accepted connection before MHD sets it up: whether the limits leave room for it.
+func admitConnection(
+    _ cls: UnsafeMutableRawPointer?, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t
+) -> MHD_Result {
+    let loop = Unmanaged<EventLoop.Context>.fromOpaque(cls!).takeUnretainedValue()
+    return loop.server.connections.admit(AddressKey(herald_address_key_of(address)), loop: loop.index) ? .YES : .NO
+}
+
+/// Called when MHD has set up an admitted connection, and when it is about to close its socket: the
+/// record of the connection's deadlines lives in MHD's socket context in between.
+func connectionChanged(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ change: MHD_ConnectionNotificationCode
+) {
+    let loop = Unmanaged<EventLoop.Context>.fromOpaque(cls!).takeUnretainedValue()
+    guard let connection, let socketContext else { return }
+    switch change {
+    case .CONNECTION_NOTIFY_STARTED:
+        let record = loop.server.connections.started(descriptor: herald_mhd_connection_fd(connection), loop: loop.index)
+        socketContext.pointee = record.map { Unmanaged.passRetained($0).toOpaque() }
+    case .CONNECTION_NOTIFY_CLOSED:
+        loop.closedDuringRun.add(1, ordering: .relaxed)
+        guard let pointer = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        loop.server.connections.closed(Unmanaged<ConnectionRecord>.fromOpaque(pointer).takeRetainedValue())
+    default:
+        return
+    }
+}
+
+/// The record of the connection's deadlines, if the registry admitted it.
+private func connectionRecord(_ connection: OpaquePointer) -> ConnectionRecord? {
+    herald_mhd_socket_context(connection).map { Unmanaged<ConnectionRecord>.fromOpaque($0).takeUnretainedValue() }
+}
 
 /// Called when a request line arrives: its return value becomes the request's `req_cls`.
 func requestStarted(
@@ -12,7 +47,8 @@ func requestStarted(
     let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
     context.requestsInFlight.add(1, ordering: .relaxed)
     let target = uri.map { requestTarget(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? "/"
-    return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
+    let state = RequestState(target: target, connection: connection.flatMap(connectionRecord))
+    return Unmanaged.passRetained(state).toOpaque()
 }
 
 /// The request target as text. A target is ASCII; bytes past it (sent raw by a careless or hostile
@@ -23,14 +59,18 @@ func requestTarget(_ bytes: UnsafeRawBufferPointer) -> String {
     return PercentEncoding.encode(bytes, keeping: { $0 < 0x80 })
 }
 
+/// Called when an answer has been sent (or the request given up): the next request head is due.
 func requestCompleted(
     _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ requestClass: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ termination: MHD_RequestTerminationCode
 ) {
+    let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
+    if let record = connection.flatMap(connectionRecord) {
+        record.deadline.store(context.connections.deadlines.headDeadline(from: MonotonicClock.now()), ordering: .releasing)
+    }
     guard let requestClass, let state = requestClass.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(state).release()
     requestClass.pointee = nil
-    let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
     context.requestsInFlight.subtract(1, ordering: .relaxed)
 }
 
@@ -47,6 +87,7 @@ func accessHandler(
     }
     let state = Unmanaged<RequestState>.fromOpaque(statePointer).takeUnretainedValue()
     let limit = context.configuration.maxBodyBytes
+    let deadlines = context.connections.deadlines
 
     if !state.headersSeen {
         state.headersSeen = true
@@ -54,11 +95,16 @@ func accessHandler(
         if let declared = headerValue(connection, "Content-Length").flatMap(Int.init), declared > limit {
             return queue(bodyTooLargeResponse(limit: limit), on: connection)
         }
+        state.bodyStarted = MonotonicClock.now()
+        state.connection?.deadline.store(deadlines.bodyDeadline(start: state.bodyStarted, received: 0), ordering: .releasing)
         return .YES
     }
 
     let chunkSize = uploadDataSize.pointee
     if chunkSize > 0 {
+        state.bodyBytesReceived += chunkSize
+        state.connection?.deadline.store(
+            deadlines.bodyDeadline(start: state.bodyStarted, received: state.bodyBytesReceived), ordering: .releasing)
         if !state.bodyTooLarge, let uploadData {
             if state.body.count + chunkSize > limit {
                 // Chunked bodies have no declared length: stop keeping bytes as soon as the cap is passed.
@@ -74,6 +120,8 @@ func accessHandler(
         return .YES
     }
 
+    // The request is whole: from here the server owes the answer, and the idle timeout bounds sending it.
+    state.connection?.deadline.store(0, ordering: .releasing)
     if state.bodyTooLarge {
         return queue(bodyTooLargeResponse(limit: limit), on: connection)
     }

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import Synchronization
 
 /// One libmicrohttpd daemon and the thread that runs it; the server runs one per request thread, all
 /// accepting from the same listening socket.
@@ -11,8 +12,21 @@ import Foundation
 /// accepts nobody meanwhile. MHD_run never waits, so MHD's waits are all zero here and this loop does
 /// the waiting, on MHD's epoll descriptor, with MHD's timeout.
 final class EventLoop: Sendable {
+    /// What the accept-policy and connection callbacks of this loop's daemon reach through `cls`.
+    final class Context: Sendable {
+        let index: Int
+        let server: ServerContext
+        /// Connections of this loop closed during the current run of its daemon.
+        let closedDuringRun = Atomic<Int>(0)
+
+        init(index: Int, server: ServerContext) {
+            self.index = index
+            self.server = server
+        }
+    }
+
     private let daemon: DaemonHandle
-    private let index: Int
+    private let context: Context
     /// Commands from other threads; the loop reads them between runs of the daemon, so the daemon is
     /// only ever touched by one thread at a time.
     private let commands: (read: Int32, write: Int32)
@@ -24,34 +38,38 @@ final class EventLoop: Sendable {
     }
 
     /// Starts a daemon on `listeningSocket`, which it owns from then on; nil when MHD refuses.
-    init?(listeningSocket: Int32, index: Int, server: ServerContext) {
+    init?(listeningSocket: Int32, context: Context) {
+        let server = context.server
         let configuration = server.configuration
+        let contextPointer = Unmanaged.passUnretained(context).toOpaque()
         let serverPointer = Unmanaged.passUnretained(server).toOpaque()
         var pipe: [Int32] = [-1, -1]
         guard Glibc.pipe(&pipe) == 0 else {
             close(listeningSocket)
             return nil
         }
-        // Each loop takes its share of the connections, as MHD's thread pool did.
+        // The registry admits connections against the limit shared by all loops; any one loop may hold them all.
         guard let started = herald_mhd_start(
-            listeningSocket, UInt32(configuration.connectionLimit / max(1, configuration.threads) + 1),
+            listeningSocket, UInt32(server.connections.limit),
             UInt32(configuration.connectionTimeoutSeconds), configuration.connectionMemoryLimit,
+            admitConnection, contextPointer,
             accessHandler, serverPointer,
             requestCompleted, serverPointer,
-            requestStarted, serverPointer)
+            requestStarted, serverPointer,
+            connectionChanged, contextPointer)
         else {
             close(pipe[0])
             close(pipe[1])
             return nil
         }
         daemon = DaemonHandle(pointer: started)
-        self.index = index
+        self.context = context
         commands = (pipe[0], pipe[1])
     }
 
     func run() {
         let thread = Thread { [self] in loop() }
-        thread.name = "herald-http-\(index)"
+        thread.name = "herald-http-\(context.index)"
         thread.start()
     }
 
@@ -106,7 +124,13 @@ final class EventLoop: Sendable {
                     continue
                 }
             }
-            MHD_run(daemon.pointer)
+            // MHD takes its listening socket out of its epoll set at its connection limit (or when out
+            // of descriptors) and puts it back only at the start of a run: after a run that closed
+            // connections, run again, or clients would wait in the backlog until something else woke us.
+            repeat {
+                context.closedDuringRun.store(0, ordering: .relaxed)
+                MHD_run(daemon.pointer)
+            } while context.closedDuringRun.load(ordering: .relaxed) > 0
         }
     }
 }

@@ -23,11 +23,12 @@ public final class HTTPServer: Sendable {
 
     private struct Running {
         let loops: [EventLoop]
+        let reaper: DeadlineReaper
         let port: UInt16
     }
 
     public init(configuration: HTTPServerConfiguration, logger: Logger, handler: @escaping @Sendable (Request) -> Response) {
-        context = ServerContext(configuration: configuration, logger: logger, handler: handler)
+        context = ServerContext(configuration: configuration, connectionLimit: configuration.connectionLimit, logger: logger, handler: handler)
     }
 
     /// The port the server listens on (the chosen one when started on port 0).
@@ -44,14 +45,15 @@ public final class HTTPServer: Sendable {
         var loops: [EventLoop] = []
         for index in 0..<max(1, configuration.threads) {
             let copy = dup(listening)
-            guard copy >= 0, let loop = EventLoop(listeningSocket: copy, index: index, server: context) else {
+            guard copy >= 0, let loop = EventLoop(listeningSocket: copy, context: EventLoop.Context(index: index, server: context)) else {
                 loops.forEach { $0.discard() }
                 throw HTTPServerError.cannotStart(host: host, port: configuration.port)
             }
             loops.append(loop)
         }
         loops.forEach { $0.run() }
-        running.withLock { $0 = Running(loops: loops, port: herald_socket_port(listening)) }
+        let reaper = DeadlineReaper(connections: context.connections, logger: context.logger)
+        running.withLock { $0 = Running(loops: loops, reaper: reaper, port: herald_socket_port(listening)) }
     }
 
     /// Stops accepting connections, lets requests in flight finish (up to `gracePeriod`), then stops.
@@ -66,6 +68,7 @@ public final class HTTPServer: Sendable {
             Thread.sleep(forTimeInterval: 0.01)
         }
         stopping.loops.forEach { $0.stop() }
+        stopping.reaper.stop()
     }
 
     deinit {
@@ -78,23 +81,32 @@ final class ServerContext: Sendable {
     let configuration: HTTPServerConfiguration
     let logger: Logger
     let handler: @Sendable (Request) -> Response
+    let connections: ConnectionRegistry
     let requestsInFlight = Atomic<Int>(0)
 
-    init(configuration: HTTPServerConfiguration, logger: Logger, handler: @escaping @Sendable (Request) -> Response) {
+    init(configuration: HTTPServerConfiguration, connectionLimit: Int, logger: Logger, handler: @escaping @Sendable (Request) -> Response) {
         self.configuration = configuration
         self.logger = logger
         self.handler = handler
+        connections = ConnectionRegistry(
+            limit: connectionLimit, perAddressLimit: configuration.connectionsPerAddress,
+            deadlines: RequestDeadlines(configuration))
     }
 }
 
 /// State of one request across the access handler's calls; lives in MHD's `req_cls`.
 final class RequestState {
     let target: String
+    /// The connection's deadlines; nil only for a connection the registry never saw start.
+    let connection: ConnectionRecord?
     var headersSeen = false
+    var bodyStarted: UInt64 = 0
+    var bodyBytesReceived = 0
     var body: [UInt8] = []
     var bodyTooLarge = false
 
-    init(target: String) {
+    init(target: String, connection: ConnectionRecord?) {
         self.target = target
+        self.connection = connection
     }
 }

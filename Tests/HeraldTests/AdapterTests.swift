@@ -216,6 +216,124 @@ struct AdapterTests {
         #expect(ContinuousClock.now - started < .seconds(1))
     }
 
+    @Test("A client that trickles its request head is cut off at the head deadline while others are served")
+    func trickledHeadIsCutOff() throws {
+        // Given a server that wants whole heads within a second
+        let server = try startServer(configure: { $0.requestHeadTimeout = .seconds(1) })
+        defer { server.shutdown() }
+
+        // When a client sends a header line every 0.2 s, which keeps it from ever being idle
+        let trickler = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 1)
+        let opened = ContinuousClock.now
+        trickler.send("GET / HTTP/1.1\r\n")
+        var lines = 0
+        while trickler.send(Array("X-Line-\(lines): x\r\n".utf8)), ContinuousClock.now - opened < .seconds(5) {
+            lines += 1
+            let other = try RawHTTPConnection(port: server.port)
+            other.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try other.readReply().status == 200)
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+
+        // Then the server closes it soon after the deadline, without an answer
+        #expect(trickler.isClosedByServer())
+        let elapsed = ContinuousClock.now - opened
+        #expect(elapsed > .milliseconds(900) && elapsed < .seconds(3), "closed after \(elapsed)")
+    }
+
+    @Test("A body slower than the minimum rate is cut off; one at a fair rate arrives whole")
+    func slowBodyIsCutOff() throws {
+        // Given one second of grace, then 1,000 bytes a second
+        let server = try startServer(configure: {
+            $0.requestBodyGrace = .seconds(1)
+            $0.minimumBodyRate = 1000
+        })
+        defer { server.shutdown() }
+
+        // When one client sends a byte every 0.1 s and another 20 KB every 0.1 s
+        let slow = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 1)
+        slow.send("POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n")
+        let fair = try RawHTTPConnection(port: server.port)
+        let size = 200_000
+        fair.send("POST /fair HTTP/1.1\r\nHost: t\r\nContent-Length: \(size)\r\n\r\n")
+        let started = ContinuousClock.now
+        var sent = 0
+        while sent < size {
+            #expect(slow.send([UInt8(ascii: "x")]) || sent > 0)
+            fair.send([UInt8](repeating: UInt8(ascii: "y"), count: 20_000))
+            sent += 20_000
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+
+        // Then the fair body arrives whole after more than its grace, and the slow one is closed unanswered
+        #expect(try fair.readReply().text == "POST /fair  \(size)")
+        #expect(ContinuousClock.now - started > .seconds(1))
+        #expect(slow.isClosedByServer())
+    }
+
+    @Test("A slow handler is not cut off; the next head is due a head deadline after the answer")
+    func deadlinesPauseWhileAnswering() throws {
+        let server = try startServer(handler: { request in
+            if request.path == "/slow" { Thread.sleep(forTimeInterval: 1.5) }
+            return .text("done")
+        }, configure: { $0.requestHeadTimeout = .seconds(1) })
+        defer { server.shutdown() }
+        let connection = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 3)
+
+        connection.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try connection.readReply().text == "done")
+        Thread.sleep(forTimeInterval: 0.5)
+        connection.send("GET /again HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try connection.readReply().text == "done")
+
+        let answered = ContinuousClock.now
+        #expect(connection.isClosedByServer())
+        let idle = ContinuousClock.now - answered
+        #expect(idle > .milliseconds(900) && idle < .seconds(2), "closed after \(idle) idle")
+    }
+
+    @Test("One address may hold only its share of connections; others still get in")
+    func perAddressLimit() throws {
+        // Given at most three connections per address
+        let server = try startServer(configure: { $0.connectionsPerAddress = 3 })
+        defer { server.shutdown() }
+        var held = try (0..<3).map { _ in try RawHTTPConnection(port: server.port) }
+        for connection in held {
+            connection.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try connection.readReply().status == 200)
+        }
+
+        // When the same address opens a fourth, then another address opens one
+        let fourth = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 2)
+        let neighbour = try RawHTTPConnection(port: server.port, from: "127.0.0.2")
+
+        // Then the fourth is closed unanswered, the other address is served, and a freed slot can be reused
+        #expect(fourth.isClosedByServer())
+        neighbour.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try neighbour.readReply().status == 200)
+        held.removeLast()
+        Thread.sleep(forTimeInterval: 0.2)
+        let again = try RawHTTPConnection(port: server.port)
+        again.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try again.readReply().status == 200)
+    }
+
+    @Test("With no per-address limit (behind a proxy), the total limit still holds")
+    func totalLimitWithoutPerAddressLimit() throws {
+        let server = try startServer(configure: {
+            $0.connectionsPerAddress = 0
+            $0.connectionLimit = 4
+        })
+        defer { server.shutdown() }
+        let held = try (0..<4).map { _ in try RawHTTPConnection(port: server.port) }
+        for connection in held {
+            connection.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try connection.readReply().status == 200)
+        }
+        let fifth = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 2, from: "127.0.0.2")
+        #expect(fifth.isClosedByServer())
+    }
+
     @Test("Concurrent requests are all answered")
     func concurrentRequests() async throws {
         let server = try startServer { request in

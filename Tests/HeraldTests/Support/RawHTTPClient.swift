@@ -15,8 +15,16 @@ final class RawHTTPConnection {
     let descriptor: Int32
     private var buffer: [UInt8] = []
 
-    init(port: UInt16, readTimeoutSeconds: Int = 10) throws {
+    /// Connects from `source`, any address of 127/8 (all loopback on Linux), so a test can be several clients.
+    init(port: UInt16, readTimeoutSeconds: Int = 10, from source: String = "127.0.0.1") throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw TestFailure("cannot bind to \(source)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
