@@ -27,13 +27,26 @@ public final class HTTPServer: Sendable {
         let port: UInt16
     }
 
+    /// Sizes the connection limit from the descriptor limit, which it raises (see `DescriptorBudget`).
     public init(configuration: HTTPServerConfiguration, logger: Logger, handler: @escaping @Sendable (Request) -> Response) {
-        context = ServerContext(configuration: configuration, connectionLimit: configuration.connectionLimit, logger: logger, handler: handler)
+        let capacity = DescriptorBudget.connectionCapacity(
+            descriptors: DescriptorBudget.raiseSoftLimit(), threads: max(1, configuration.threads))
+        let limit = max(1, min(configuration.connectionLimit, capacity))
+        if limit < configuration.connectionLimit {
+            logger.warning("the limit on open files leaves room for \(limit) connections, not \(configuration.connectionLimit): raise it (ulimit -n) to serve more")
+        }
+        context = ServerContext(configuration: configuration, connectionLimit: limit, logger: logger, handler: handler)
     }
 
     /// The port the server listens on (the chosen one when started on port 0).
     public var port: UInt16 {
         running.withLock { $0?.port ?? 0 }
+    }
+
+    /// The most connections the server keeps open at once: the configured limit, or less when the
+    /// descriptor limit does not leave room for it.
+    public var connectionLimit: Int {
+        context.connections.limit
     }
 
     public func start() throws {

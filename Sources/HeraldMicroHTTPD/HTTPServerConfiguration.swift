@@ -12,7 +12,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// batches share a commit. More costs latency: on 2 cores, 8 threads put the feed's p99 at 35 ms
     /// (the scheduler's time slices), 4 threads at 3 ms.
     public var threads: Int = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
-    public var connectionLimit: Int = 1024
+    /// The most connections open at once; the server lowers it to what its descriptor limit allows
+    /// (see `DescriptorBudget`). Slow clients are cut off by the deadlines below, but while they last
+    /// each holds a connection: 1,000 of them must leave room for everyone else, so the ceiling is far
+    /// above that. An idle connection costs the kernel a few KiB and libmicrohttpd its memory pool,
+    /// touched only as far as the request reaches.
+    public var connectionLimit: Int = 16_384
     /// The most connections one client address (an IPv4 address or an IPv6 /64) may hold; 0 for no
     /// limit. Behind a reverse proxy every connection comes from the proxy: turn it off there (0) and
     /// limit clients at the proxy. 256 leaves room for an office or a carrier's NAT full of browsers

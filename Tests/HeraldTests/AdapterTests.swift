@@ -334,6 +334,33 @@ struct AdapterTests {
         #expect(fifth.isClosedByServer())
     }
 
+    @Test("The server raises the soft limit on open files to the hard one and sizes its connection limit from it")
+    func descriptorBudget() throws {
+        // Given a soft limit of 1,024, the common default
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        let hard = limit.rlim_max
+        limit.rlim_cur = min(1024, hard)
+        setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+
+        // When servers are made, one asking for more connections than any limit allows and one for few
+        var huge = HTTPServerConfiguration()
+        huge.threads = 2
+        huge.connectionLimit = 10_000_000
+        let large = HTTPServer(configuration: huge, logger: Logger(label: "test"), handler: { _ in .text("") })
+        var modest = huge
+        modest.connectionLimit = 100
+        let small = HTTPServer(configuration: modest, logger: Logger(label: "test"), handler: { _ in .text("") })
+
+        // Then the soft limit is the hard one, the first gets what it leaves room for, the second what it asked
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        #expect(limit.rlim_cur == hard)
+        #expect(large.connectionLimit == DescriptorBudget.connectionCapacity(descriptors: Int(hard), threads: 2))
+        #expect(small.connectionLimit == 100)
+        #expect(DescriptorBudget.connectionCapacity(descriptors: 20_000, threads: 4) == 9_862)
+        #expect(DescriptorBudget.connectionCapacity(descriptors: 100, threads: 4) == 0)
+    }
+
     @Test("Concurrent requests are all answered")
     func concurrentRequests() async throws {
         let server = try startServer { request in
