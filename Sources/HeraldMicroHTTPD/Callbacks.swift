@@ -93,7 +93,7 @@ func accessHandler(
         state.headersSeen = true
         // A declared length over the cap is refused before the body is read at all.
         if let declared = headerValue(connection, "Content-Length").flatMap(Int.init), declared > limit {
-            return queue(bodyTooLargeResponse(limit: limit), on: connection)
+            return queue(.bodyTooLarge(limit: limit), on: connection)
         }
         state.bodyStarted = MonotonicClock.now()
         state.connection?.deadline.store(deadlines.bodyDeadline(start: state.bodyStarted, received: 0), ordering: .releasing)
@@ -123,7 +123,7 @@ func accessHandler(
     // The request is whole: from here the server owes the answer, and the idle timeout bounds sending it.
     state.connection?.deadline.store(0, ordering: .releasing)
     if state.bodyTooLarge {
-        return queue(bodyTooLargeResponse(limit: limit), on: connection)
+        return queue(.bodyTooLarge(limit: limit), on: connection)
     }
     let request = Request(
         method: method.map { String(cString: $0) } ?? "GET",
@@ -132,55 +132,6 @@ func accessHandler(
         body: state.body,
         remoteAddress: clientAddress(connection))
     return queue(context.handler(request), on: connection)
-}
-
-private func bodyTooLargeResponse(limit: Int) -> Response {
-    var response = Response.text("The request body is larger than the limit of \(limit / 1024) KiB. Send less data.\n", status: 413)
-    response.headers.add("Connection", "close")
-    return response
-}
-
-private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Result {
-    guard let mhdResponse = sharedBodyResponse(response) ?? response.body.withUnsafeBytes({ bytes in
-        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
-    }) else { return .NO }
-    defer { MHD_destroy_response(mhdResponse) }
-    for field in response.headers {
-        _ = MHD_add_response_header(mhdResponse, field.name, field.value)
-    }
-    return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
-}
-
-/// A response reading a shared body from its in-memory file (MHD sends it with sendfile and closes
-/// its own duplicate of the descriptor); nil when the body is not shared or the file cannot be made.
-private func sharedBodyResponse(_ response: Response) -> OpaquePointer? {
-    guard let shared = response.sharedBody, let file = shared.prepared(as: MemoryFile.self, MemoryFile.init) else {
-        return nil
-    }
-    let descriptor = dup(file.descriptor)
-    guard descriptor >= 0 else { return nil }
-    guard let created = MHD_create_response_from_fd_at_offset64(UInt64(file.size), descriptor, 0) else {
-        close(descriptor)
-        return nil
-    }
-    return created
-}
-
-/// A shared body's bytes in an anonymous in-memory file, closed when the body goes away.
-final class MemoryFile: Sendable {
-    let descriptor: Int32
-    let size: Int
-
-    init?(_ bytes: [UInt8]) {
-        let descriptor = bytes.withUnsafeBytes { herald_memory_file($0.baseAddress, $0.count) }
-        guard descriptor >= 0 else { return nil }
-        self.descriptor = descriptor
-        size = bytes.count
-    }
-
-    deinit {
-        close(descriptor)
-    }
 }
 
 private func headerValue(_ connection: OpaquePointer, _ name: String) -> String? {

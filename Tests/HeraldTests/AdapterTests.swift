@@ -24,6 +24,14 @@ struct AdapterTests {
         return server
     }
 
+    /// The adapter's own answers carry the same security headers as the console's.
+    private func expectSecurityHeaders(_ reply: RawHTTPConnection.Reply, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(reply.headers["content-security-policy"] == SecurityHeaders.contentSecurityPolicy, sourceLocation: sourceLocation)
+        #expect(reply.headers["x-frame-options"] == "DENY", sourceLocation: sourceLocation)
+        #expect(reply.headers["x-content-type-options"] == "nosniff", sourceLocation: sourceLocation)
+        #expect(reply.headers["referrer-policy"] == "same-origin", sourceLocation: sourceLocation)
+    }
+
     @Test("Port 0 binds a free port that can be read back")
     func freePort() throws {
         let server = try startServer()
@@ -136,6 +144,8 @@ struct AdapterTests {
         let reply = try connection.readReply()
         #expect(reply.status == 413)
         #expect(reply.text.contains("larger than the limit of 1024 KiB"))
+        expectSecurityHeaders(reply)
+        #expect(reply.headers["connection"] == "close")
     }
 
     @Test("A chunked body that passes the cap gets 413, and the server keeps serving")
@@ -155,6 +165,7 @@ struct AdapterTests {
         connection.send("0\r\n\r\n")
         let reply = try connection.readReply()
         #expect(reply.status == 413)
+        expectSecurityHeaders(reply)
         #expect(handled.load(ordering: .relaxed) == 0, "the handler never sees an oversized body")
 
         let next = try RawHTTPConnection(port: server.port)
