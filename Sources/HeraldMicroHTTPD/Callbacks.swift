@@ -90,9 +90,17 @@ func accessHandler(
     let deadlines = context.connections.deadlines
 
     if !state.headersSeen {
+        // The head is whole and none of the body has been read: refuse here, and MHD closes the
+        // connection after the answer without reading further.
         state.headersSeen = true
-        // A declared length over the cap is refused before the body is read at all.
-        if let declared = headerValue(connection, "Content-Length").flatMap(Int.init), declared > limit {
+        let head = requestHeaders(connection)
+        let version = version.map { String(cString: $0) } ?? ""
+        if let problem = RequestFraming.problem(headers: head.headers, version: version, folded: head.folded) {
+            return queue(.refusal(400, problem), on: connection)
+        }
+        state.headers = head.headers
+        // A declared length over the cap is refused before the body is read at all (digits past Int are over it too).
+        if let declared = head.headers["Content-Length"], Int(declared) ?? .max > limit {
             return queue(.bodyTooLarge(limit: limit), on: connection)
         }
         state.bodyStarted = MonotonicClock.now()
@@ -128,32 +136,34 @@ func accessHandler(
     let request = Request(
         method: method.map { String(cString: $0) } ?? "GET",
         target: state.target,
-        headers: requestHeaders(connection),
+        headers: state.headers,
         body: state.body,
         remoteAddress: clientAddress(connection))
     return queue(context.handler(request), on: connection)
 }
 
-private func headerValue(_ connection: OpaquePointer, _ name: String) -> String? {
-    MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
-}
-
+/// What the access handler reads of the request head.
 private final class HeaderCollector {
     var headers = HTTPHeaders()
+    /// libmicrohttpd 0.9.75 parses header lines where they arrived, so a name lies before its value in
+    /// memory, except after a line continued on the next (obs-fold): MHD appends the continuation to
+    /// the header's name, which it copies to fresh memory past the head.
+    var folded = false
 }
 
-private func requestHeaders(_ connection: OpaquePointer) -> HTTPHeaders {
+private func requestHeaders(_ connection: OpaquePointer) -> (headers: HTTPHeaders, folded: Bool) {
     let collector = HeaderCollector()
     withExtendedLifetime(collector) {
         _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
             let collector = Unmanaged<HeaderCollector>.fromOpaque(cls!).takeUnretainedValue()
             if let key {
+                if let value, UnsafeRawPointer(key) > UnsafeRawPointer(value) { collector.folded = true }
                 collector.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
             }
             return .YES
         }, Unmanaged.passUnretained(collector).toOpaque())
     }
-    return collector.headers
+    return (collector.headers, collector.folded)
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String {

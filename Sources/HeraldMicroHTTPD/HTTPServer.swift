@@ -113,6 +113,7 @@ final class RequestState {
     /// The connection's deadlines; nil only for a connection the registry never saw start.
     let connection: ConnectionRecord?
     var headersSeen = false
+    var headers = HTTPHeaders()
     var bodyStarted: UInt64 = 0
     var bodyBytesReceived = 0
     var body: [UInt8] = []

@@ -81,15 +81,26 @@ final class RawHTTPConnection {
         return Reply(status: status, headers: headers, body: body)
     }
 
-    /// Whether the server closed the connection (a read returns end of file) within the read timeout.
+    /// Whether the server closed the connection (a read returns end of file, or a reset when it closed
+    /// with bytes of ours unread) within the read timeout, with nothing more sent.
     func isClosedByServer() -> Bool {
+        guard buffer.isEmpty else { return false }
         var byte: UInt8 = 0
-        return recv(descriptor, &byte, 1, 0) == 0
+        let count = recv(descriptor, &byte, 1, 0)
+        return count == 0 || (count < 0 && errno == ECONNRESET)
+    }
+
+    /// Every byte left until the server closes the connection (throws if it stays open past the read timeout).
+    func readToEnd() throws -> [UInt8] {
+        while try fill() {}
+        defer { buffer = [] }
+        return buffer
     }
 
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let count = recv(descriptor, &chunk, chunk.count, 0)
+        if count < 0 && errno == ECONNRESET { return false }
         if count < 0 { throw TestFailure("read timed out") }
         if count == 0 { return false }
         buffer.append(contentsOf: chunk[..<count])
