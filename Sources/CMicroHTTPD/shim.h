@@ -92,6 +92,11 @@ static inline struct MHD_Daemon *herald_mhd_start(
         MHD_OPTION_END);
 }
 
+/// What a content reader returns at the end of its body, and when it cannot go on (MHD then closes the
+/// connection without the last chunk). Swift does not import MHD's macros for them: they are casts.
+static const ssize_t herald_content_reader_end_of_stream = MHD_CONTENT_READER_END_OF_STREAM;
+static const ssize_t herald_content_reader_end_with_error = MHD_CONTENT_READER_END_WITH_ERROR;
+
 /// The daemon's epoll descriptor, readable whenever MHD_run has something to do; -1 when unknown.
 static inline int herald_mhd_epoll_fd(struct MHD_Daemon *daemon)
 {

@@ -96,12 +96,12 @@ func accessHandler(
         let head = requestHeaders(connection)
         let version = version.map { String(cString: $0) } ?? ""
         if let problem = RequestFraming.problem(headers: head.headers, version: version, folded: head.folded) {
-            return queue(.refusal(400, problem), on: connection)
+            return queue(.refusal(400, problem), on: connection, logger: context.logger)
         }
         state.headers = head.headers
         // A declared length over the cap is refused before the body is read at all (digits past Int are over it too).
         if let declared = head.headers["Content-Length"], Int(declared) ?? .max > limit {
-            return queue(.bodyTooLarge(limit: limit), on: connection)
+            return queue(.bodyTooLarge(limit: limit), on: connection, logger: context.logger)
         }
         state.bodyStarted = MonotonicClock.now()
         state.connection?.deadline.store(deadlines.bodyDeadline(start: state.bodyStarted, received: 0), ordering: .releasing)
@@ -131,7 +131,7 @@ func accessHandler(
     // The request is whole: from here the server owes the answer, and the idle timeout bounds sending it.
     state.connection?.deadline.store(0, ordering: .releasing)
     if state.bodyTooLarge {
-        return queue(.bodyTooLarge(limit: limit), on: connection)
+        return queue(.bodyTooLarge(limit: limit), on: connection, logger: context.logger)
     }
     let request = Request(
         method: method.map { String(cString: $0) } ?? "GET",
@@ -139,7 +139,7 @@ func accessHandler(
         headers: state.headers,
         body: state.body,
         remoteAddress: clientAddress(connection))
-    return queue(context.handler(request), on: connection)
+    return queue(context.handler(request), on: connection, logger: context.logger)
 }
 
 /// What the access handler reads of the request head.

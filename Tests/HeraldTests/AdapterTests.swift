@@ -456,6 +456,122 @@ struct AdapterTests {
         #expect(try connection.readReply().text == "GET /d  0")
     }
 
+    /// The resident memory of this process, in bytes.
+    fileprivate static func residentBytes() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+
+    /// How far a streamed body's producer ran ahead of its reader, and how much memory it cost.
+    private final class StreamMeter: Sendable {
+        let produced = Atomic<Int>(0)
+        let received = Atomic<Int>(0)
+        let largestLead = Atomic<Int>(0)
+        let largestGrowth = Atomic<Int>(0)
+        let baseline = AdapterTests.residentBytes()
+
+        func producing(_ bytes: Int, sample: Bool) {
+            let lead = produced.add(bytes, ordering: .relaxed).newValue - received.load(ordering: .relaxed)
+            largestLead.max(lead, ordering: .relaxed)
+            if sample { largestGrowth.max(AdapterTests.residentBytes() - baseline, ordering: .relaxed) }
+        }
+    }
+
+    @Test("A 50 MB streamed body arrives intact while the server holds little of it; the connection goes on")
+    func largeStreamedBody() throws {
+        // Given a body of 800 pieces of 64 KiB, each filled with its number, made only when asked for
+        let pieceSize = 64 * 1024, pieces = 800
+        let meter = StreamMeter()
+        let server = try startServer { request in
+            guard request.path == "/export" else { return .text("next") }
+            var index = 0
+            return Response(headers: HTTPHeaders([("Content-Type", "application/octet-stream")]), stream: StreamedBody {
+                guard index < pieces else { return nil }
+                defer { index += 1 }
+                meter.producing(pieceSize, sample: index % 50 == 0)
+                return [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: pieceSize)
+            })
+        }
+        defer { server.shutdown() }
+
+        // When a client reads it, checking every byte as it comes
+        let connection = try RawHTTPConnection(port: server.port)
+        connection.send("GET /export HTTP/1.1\r\nHost: t\r\n\r\n")
+        var wrong = 0
+        var piece: [UInt8] = []
+        let (head, complete) = try connection.readChunkedReply { bytes in
+            meter.received.add(bytes.count, ordering: .relaxed)
+            piece += bytes
+            while piece.count >= pieceSize {
+                let expected = [UInt8](repeating: UInt8(truncatingIfNeeded: (meter.received.load(ordering: .relaxed) - piece.count) / pieceSize), count: pieceSize)
+                if memcmp(piece, expected, pieceSize) != 0 { wrong += 1 }
+                piece.removeFirst(pieceSize)
+            }
+        }
+
+        // Then it is whole and right, at most a few socket buffers ran ahead of the reader, and the
+        // connection serves the next request
+        #expect(head.status == 200 && head.headers["transfer-encoding"] == "chunked")
+        #expect(complete)
+        let total = meter.received.load(ordering: .relaxed)
+        #expect(total == pieceSize * pieces)
+        #expect(wrong == 0 && piece.isEmpty)
+        let lead = meter.largestLead.load(ordering: .relaxed), growth = meter.largestGrowth.load(ordering: .relaxed)
+        #expect(lead < 16 * 1024 * 1024, "made \(lead) bytes ahead of the reader")
+        #expect(growth < 24 * 1024 * 1024, "resident memory grew by \(growth) bytes")
+        print("50 MB stream: made at most \(lead / 1024) KiB ahead of the reader; resident memory grew by at most \(growth / 1024) KiB")
+        connection.send("GET /next HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try connection.readReply().text == "next")
+    }
+
+    /// Set when the state a producer captured goes away.
+    private final class ReleaseFlag: Sendable {
+        let released = Atomic<Bool>(false)
+    }
+
+    private final class ProducerState: Sendable {
+        let flag: ReleaseFlag
+        init(_ flag: ReleaseFlag) { self.flag = flag }
+        deinit { flag.released.store(true, ordering: .relaxed) }
+    }
+
+    @Test("A producer that throws cuts the body off: no last chunk, the connection closed, the producer released")
+    func throwingProducerTruncates() throws {
+        // Given a producer that makes three pieces, then fails
+        struct ExportFailed: Error {}
+        let flag = ReleaseFlag()
+        let server = try startServer { _ in
+            let state = ProducerState(flag)
+            var count = 0
+            return Response(stream: StreamedBody {
+                withExtendedLifetime(state) {}
+                count += 1
+                if count > 3 { throw ExportFailed() }
+                return [UInt8](repeating: 65, count: 1000)
+            })
+        }
+        defer { server.shutdown() }
+
+        // When a client reads the answer
+        let connection = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 3)
+        connection.send("GET /export HTTP/1.1\r\nHost: t\r\n\r\n")
+        var bytes = 0
+        let (head, complete) = try connection.readChunkedReply { bytes += $0.count }
+
+        // Then it ends without the last chunk, the connection closes, and the producer is let go
+        #expect(head.status == 200)
+        #expect(!complete, "the body must not look whole")
+        #expect(bytes <= 3000)
+        #expect(connection.isClosedByServer())
+        let deadline = ContinuousClock.now + .seconds(2)
+        while !flag.released.load(ordering: .relaxed) && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let released = flag.released.load(ordering: .relaxed)
+        #expect(released)
+    }
+
     @Test("Concurrent requests are all answered")
     func concurrentRequests() async throws {
         let server = try startServer { request in
