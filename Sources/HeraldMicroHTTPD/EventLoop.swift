@@ -73,14 +73,17 @@ final class EventLoop: Sendable {
         thread.start()
     }
 
-    /// Stops accepting and closes this loop's listening descriptor; connections go on.
-    func quiesce() {
-        send(.quiesce)
+    /// Makes `loops` stop accepting and close their listening descriptors; connections go on. All are
+    /// asked first, so that a loop busy in a slow handler does not keep the others accepting.
+    static func quiesce(_ loops: [EventLoop]) {
+        loops.forEach { $0.post(.quiesce) }
+        loops.forEach { $0.done.wait() }
     }
 
-    /// Ends the loop, then closes every connection and the daemon. Call `quiesce()` first.
+    /// Ends the loop, then closes every connection and the daemon. Quiesce it first.
     func stop() {
-        send(.stop)
+        post(.stop)
+        done.wait()
         MHD_stop_daemon(daemon.pointer)
         close(commands.read)
         close(commands.write)
@@ -95,10 +98,9 @@ final class EventLoop: Sendable {
         close(commands.write)
     }
 
-    private func send(_ command: Command) {
+    private func post(_ command: Command) {
         var byte = command.rawValue
         while Glibc.write(commands.write, &byte, 1) < 0 && errno == EINTR {}
-        done.wait()
     }
 
     private func loop() {

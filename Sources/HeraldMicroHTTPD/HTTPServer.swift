@@ -75,7 +75,7 @@ public final class HTTPServer: Sendable {
             defer { current = nil }
             return current
         }) else { return }
-        stopping.loops.forEach { $0.quiesce() }
+        EventLoop.quiesce(stopping.loops)
         let deadline = ContinuousClock.now + gracePeriod
         while context.requestsInFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.01)
