@@ -32,9 +32,6 @@ public final class HTTPServer: Sendable {
         let capacity = DescriptorBudget.connectionCapacity(
             descriptors: DescriptorBudget.raiseSoftLimit(), threads: max(1, configuration.threads))
         let limit = max(1, min(configuration.connectionLimit, capacity))
-        if limit < configuration.connectionLimit {
-            logger.warning("the limit on open files leaves room for \(limit) connections, not \(configuration.connectionLimit): raise it (ulimit -n) to serve more")
-        }
         context = ServerContext(configuration: configuration, connectionLimit: limit, logger: logger, handler: handler)
     }
 
