@@ -169,5 +169,10 @@ private func requestHeaders(_ connection: OpaquePointer) -> (headers: HTTPHeader
 private func clientAddress(_ connection: OpaquePointer) -> String {
     var buffer = [CChar](repeating: 0, count: 64)
     herald_mhd_client_address(connection, &buffer, buffer.count)
-    return String(cString: buffer)
+    return text(ofCString: buffer)
+}
+
+/// The text a C function wrote into `buffer`, up to its terminating NUL.
+func text(ofCString buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
 }

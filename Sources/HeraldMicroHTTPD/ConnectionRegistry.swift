@@ -29,7 +29,7 @@ struct AddressKey: Hashable, Sendable, CustomStringConvertible {
     var description: String {
         var buffer = [CChar](repeating: 0, count: 64)
         herald_address_key_text(herald_address_key(family: family, value: value), &buffer, buffer.count)
-        return String(cString: buffer)
+        return text(ofCString: buffer)
     }
 }
 
