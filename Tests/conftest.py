@@ -179,6 +179,12 @@ def seeded_herald(tmp_path_factory) -> Iterator[SeededHerald]:
 
 
 @pytest.fixture(scope="session")
+def herald_binary() -> Path:
+    """The `herald` binary under test, for tests that run it in ways the fixtures above do not."""
+    return _herald_binary()
+
+
+@pytest.fixture(scope="session")
 def herald_cli():
     """Return a function that runs `herald ARGS --db DATABASE` and returns its standard output."""
     return _herald_cli

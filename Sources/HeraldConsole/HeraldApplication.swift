@@ -39,29 +39,8 @@ public final class HeraldApplication: Sendable {
     }
 }
 
-/// Headers on every answer: no inline script, no framing, no sniffing.
-enum SecurityHeaders {
-    static let contentSecurityPolicy = [
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' https: data:",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-        "base-uri 'none'",
-        "object-src 'none'",
-    ].joined(separator: "; ")
-
-    /// Sets the headers a handler did not set itself (a preview sets its own policy; see `framablePolicy`).
-    static func apply(to response: inout Response) {
-        if response.headers["Content-Security-Policy"] == nil {
-            response.headers.set("Content-Security-Policy", contentSecurityPolicy)
-            response.headers.set("X-Frame-Options", "DENY")
-        }
-        response.headers.set("X-Content-Type-Options", "nosniff")
-        response.headers.set("Referrer-Policy", "same-origin")
-    }
-
+/// The console's variant of the baseline headers: a message preview framed by our own pages.
+extension SecurityHeaders {
     /// The policy for a document shown in a frame of our own pages, whose `<style nonce>` element
     /// carries generated rules (message colors). Still no script at all.
     static func framablePolicy(styleNonce: String) -> String {

@@ -3,7 +3,42 @@ import Foundation
 import HeraldHTTP
 
 // libmicrohttpd's callbacks. They are free functions, not closures, so that they carry no actor
-// isolation: they run on MHD's pool threads.
+// isolation: they run on the event loops' threads.
+
+/// Asked for every accepted connection before MHD sets it up: whether the limits leave room for it.
+func admitConnection(
+    _ cls: UnsafeMutableRawPointer?, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t
+) -> MHD_Result {
+    let loop = Unmanaged<EventLoop.Context>.fromOpaque(cls!).takeUnretainedValue()
+    return loop.server.connections.admit(AddressKey(herald_address_key_of(address)), loop: loop.index) ? .YES : .NO
+}
+
+/// Called when MHD has set up an admitted connection, and when it is about to close its socket: the
+/// record of the connection's deadlines lives in MHD's socket context in between.
+func connectionChanged(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ change: MHD_ConnectionNotificationCode
+) {
+    let loop = Unmanaged<EventLoop.Context>.fromOpaque(cls!).takeUnretainedValue()
+    guard let connection, let socketContext else { return }
+    switch change {
+    case .CONNECTION_NOTIFY_STARTED:
+        let record = loop.server.connections.started(descriptor: herald_mhd_connection_fd(connection), loop: loop.index)
+        socketContext.pointee = record.map { Unmanaged.passRetained($0).toOpaque() }
+    case .CONNECTION_NOTIFY_CLOSED:
+        loop.closedDuringRun.add(1, ordering: .relaxed)
+        guard let pointer = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        loop.server.connections.closed(Unmanaged<ConnectionRecord>.fromOpaque(pointer).takeRetainedValue())
+    default:
+        return
+    }
+}
+
+/// The record of the connection's deadlines, if the registry admitted it.
+private func connectionRecord(_ connection: OpaquePointer) -> ConnectionRecord? {
+    herald_mhd_socket_context(connection).map { Unmanaged<ConnectionRecord>.fromOpaque($0).takeUnretainedValue() }
+}
 
 /// Called when a request line arrives: its return value becomes the request's `req_cls`.
 func requestStarted(
@@ -12,7 +47,8 @@ func requestStarted(
     let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
     context.requestsInFlight.add(1, ordering: .relaxed)
     let target = uri.map { requestTarget(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? "/"
-    return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
+    let state = RequestState(target: target, connection: connection.flatMap(connectionRecord))
+    return Unmanaged.passRetained(state).toOpaque()
 }
 
 /// The request target as text. A target is ASCII; bytes past it (sent raw by a careless or hostile
@@ -23,14 +59,18 @@ func requestTarget(_ bytes: UnsafeRawBufferPointer) -> String {
     return PercentEncoding.encode(bytes, keeping: { $0 < 0x80 })
 }
 
+/// Called when an answer has been sent (or the request given up): the next request head is due.
 func requestCompleted(
     _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ requestClass: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ termination: MHD_RequestTerminationCode
 ) {
+    let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
+    if let record = connection.flatMap(connectionRecord) {
+        record.deadline.store(context.connections.deadlines.headDeadline(from: MonotonicClock.now()), ordering: .releasing)
+    }
     guard let requestClass, let state = requestClass.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(state).release()
     requestClass.pointee = nil
-    let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
     context.requestsInFlight.subtract(1, ordering: .relaxed)
 }
 
@@ -47,18 +87,32 @@ func accessHandler(
     }
     let state = Unmanaged<RequestState>.fromOpaque(statePointer).takeUnretainedValue()
     let limit = context.configuration.maxBodyBytes
+    let deadlines = context.connections.deadlines
 
     if !state.headersSeen {
+        // The head is whole and none of the body has been read: refuse here, and MHD closes the
+        // connection after the answer without reading further.
         state.headersSeen = true
-        // A declared length over the cap is refused before the body is read at all.
-        if let declared = headerValue(connection, "Content-Length").flatMap(Int.init), declared > limit {
-            return queue(bodyTooLargeResponse(limit: limit), on: connection)
+        let head = requestHeaders(connection)
+        let version = version.map { String(cString: $0) } ?? ""
+        if let problem = RequestFraming.problem(headers: head.headers, version: version, folded: head.folded) {
+            return queue(.refusal(400, problem), on: connection, logger: context.logger)
         }
+        state.headers = head.headers
+        // A declared length over the cap is refused before the body is read at all (digits past Int are over it too).
+        if let declared = head.headers["Content-Length"], Int(declared) ?? .max > limit {
+            return queue(.bodyTooLarge(limit: limit), on: connection, logger: context.logger)
+        }
+        state.bodyStarted = MonotonicClock.now()
+        state.connection?.deadline.store(deadlines.bodyDeadline(start: state.bodyStarted, received: 0), ordering: .releasing)
         return .YES
     }
 
     let chunkSize = uploadDataSize.pointee
     if chunkSize > 0 {
+        state.bodyBytesReceived += chunkSize
+        state.connection?.deadline.store(
+            deadlines.bodyDeadline(start: state.bodyStarted, received: state.bodyBytesReceived), ordering: .releasing)
         if !state.bodyTooLarge, let uploadData {
             if state.body.count + chunkSize > limit {
                 // Chunked bodies have no declared length: stop keeping bytes as soon as the cap is passed.
@@ -74,91 +128,51 @@ func accessHandler(
         return .YES
     }
 
+    // The request is whole: from here the server owes the answer, and the idle timeout bounds sending it.
+    state.connection?.deadline.store(0, ordering: .releasing)
     if state.bodyTooLarge {
-        return queue(bodyTooLargeResponse(limit: limit), on: connection)
+        return queue(.bodyTooLarge(limit: limit), on: connection, logger: context.logger)
     }
     let request = Request(
         method: method.map { String(cString: $0) } ?? "GET",
         target: state.target,
-        headers: requestHeaders(connection),
+        headers: state.headers,
         body: state.body,
         remoteAddress: clientAddress(connection))
-    return queue(context.handler(request), on: connection)
+    return queue(context.handler(request), on: connection, logger: context.logger)
 }
 
-private func bodyTooLargeResponse(limit: Int) -> Response {
-    var response = Response.text("The request body is larger than the limit of \(limit / 1024) KiB. Send less data.\n", status: 413)
-    response.headers.add("Connection", "close")
-    return response
-}
-
-private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Result {
-    guard let mhdResponse = sharedBodyResponse(response) ?? response.body.withUnsafeBytes({ bytes in
-        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
-    }) else { return .NO }
-    defer { MHD_destroy_response(mhdResponse) }
-    for field in response.headers {
-        _ = MHD_add_response_header(mhdResponse, field.name, field.value)
-    }
-    return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
-}
-
-/// A response reading a shared body from its in-memory file (MHD sends it with sendfile and closes
-/// its own duplicate of the descriptor); nil when the body is not shared or the file cannot be made.
-private func sharedBodyResponse(_ response: Response) -> OpaquePointer? {
-    guard let shared = response.sharedBody, let file = shared.prepared(as: MemoryFile.self, MemoryFile.init) else {
-        return nil
-    }
-    let descriptor = dup(file.descriptor)
-    guard descriptor >= 0 else { return nil }
-    guard let created = MHD_create_response_from_fd_at_offset64(UInt64(file.size), descriptor, 0) else {
-        close(descriptor)
-        return nil
-    }
-    return created
-}
-
-/// A shared body's bytes in an anonymous in-memory file, closed when the body goes away.
-final class MemoryFile: Sendable {
-    let descriptor: Int32
-    let size: Int
-
-    init?(_ bytes: [UInt8]) {
-        let descriptor = bytes.withUnsafeBytes { herald_memory_file($0.baseAddress, $0.count) }
-        guard descriptor >= 0 else { return nil }
-        self.descriptor = descriptor
-        size = bytes.count
-    }
-
-    deinit {
-        close(descriptor)
-    }
-}
-
-private func headerValue(_ connection: OpaquePointer, _ name: String) -> String? {
-    MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
-}
-
+/// What the access handler reads of the request head.
 private final class HeaderCollector {
     var headers = HTTPHeaders()
+    /// libmicrohttpd 0.9.75 parses header lines where they arrived, so a name lies before its value in
+    /// memory, except after a line continued on the next (obs-fold): MHD appends the continuation to
+    /// the header's name, which it copies to fresh memory past the head.
+    var folded = false
 }
 
-private func requestHeaders(_ connection: OpaquePointer) -> HTTPHeaders {
+private func requestHeaders(_ connection: OpaquePointer) -> (headers: HTTPHeaders, folded: Bool) {
     let collector = HeaderCollector()
     withExtendedLifetime(collector) {
         _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
             let collector = Unmanaged<HeaderCollector>.fromOpaque(cls!).takeUnretainedValue()
             if let key {
+                if let value, UnsafeRawPointer(key) > UnsafeRawPointer(value) { collector.folded = true }
                 collector.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
             }
             return .YES
         }, Unmanaged.passUnretained(collector).toOpaque())
     }
-    return collector.headers
+    return (collector.headers, collector.folded)
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String {
     var buffer = [CChar](repeating: 0, count: 64)
     herald_mhd_client_address(connection, &buffer, buffer.count)
-    return String(cString: buffer)
+    return text(ofCString: buffer)
+}
+
+/// The text a C function wrote into `buffer`, up to its terminating NUL.
+func text(ofCString buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
 }

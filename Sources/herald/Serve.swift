@@ -16,8 +16,23 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The port to listen on; 0 picks a free one (env HERALD_PORT; default 8080).")
     var port: UInt16?
 
-    @Option(help: "Seconds a connection may stay silent before it is closed, so slow or stalled clients free their slot (env HERALD_CONNECTION_TIMEOUT; default 30).")
+    @Option(help: "Seconds an answer may go without progress (a client that stopped reading) before its connection is closed (env HERALD_CONNECTION_TIMEOUT; default 30).")
     var connectionTimeout: Int?
+
+    @Option(help: "Seconds a connection has to send a whole request head after it opens or after its previous answer (env HERALD_HEAD_TIMEOUT; default 10).")
+    var headTimeout: Int?
+
+    @Option(help: "Seconds a request body may take, plus one more for every --min-body-rate bytes received (env HERALD_BODY_GRACE; default 10).")
+    var bodyGrace: Int?
+
+    @Option(help: "Bytes per second a request body must keep up after its grace (env HERALD_MIN_BODY_RATE; default 1024).")
+    var minBodyRate: Int?
+
+    @Option(help: "Most connections open at once, lowered to what the open-file limit allows (env HERALD_MAX_CONNECTIONS; default 16384).")
+    var maxConnections: Int?
+
+    @Option(help: "Most connections from one IPv4 address or IPv6 /64; 0 for none, behind a reverse proxy that limits clients itself (env HERALD_MAX_CONNECTIONS_PER_ADDRESS; default 256).")
+    var maxConnectionsPerAddress: Int?
 
     @Flag(help: "Mark cookies Secure; use when Herald is served over https (env HERALD_SECURE_COOKIES=1).")
     var secureCookies = false
@@ -63,8 +78,31 @@ struct Serve: AsyncParsableCommand {
         if let seconds = try Self.number(connectionTimeout, environment: "HERALD_CONNECTION_TIMEOUT", in: 1...3600, "The connection timeout in seconds") {
             serverConfiguration.connectionTimeoutSeconds = seconds
         }
+        // A head a person's browser sends in one packet; past 10 minutes a deadline protects nothing.
+        if let seconds = try Self.number(headTimeout, environment: "HERALD_HEAD_TIMEOUT", in: 1...600, "The request head timeout in seconds") {
+            serverConfiguration.requestHeadTimeout = .seconds(seconds)
+        }
+        if let seconds = try Self.number(bodyGrace, environment: "HERALD_BODY_GRACE", in: 1...600, "The request body grace in seconds") {
+            serverConfiguration.requestBodyGrace = .seconds(seconds)
+        }
+        // Below 100 bytes a second a 1 MiB body could take three hours; above 10 MiB a second real
+        // uploads over a mobile link would be cut off.
+        if let rate = try Self.number(minBodyRate, environment: "HERALD_MIN_BODY_RATE", in: 100...10_485_760, "The minimum body rate in bytes per second") {
+            serverConfiguration.minimumBodyRate = rate
+        }
+        if let count = try Self.number(maxConnections, environment: "HERALD_MAX_CONNECTIONS", in: 16...1_048_576, "The connection limit") {
+            serverConfiguration.connectionLimit = count
+        }
+        if let count = try Self.number(maxConnectionsPerAddress, environment: "HERALD_MAX_CONNECTIONS_PER_ADDRESS", in: 0...1_048_576, "The connection limit per address") {
+            serverConfiguration.connectionsPerAddress = count
+        }
         let server = HTTPServer(configuration: serverConfiguration, logger: logger, handler: application.respond(to:))
         try server.start()
+        if server.connectionLimit < serverConfiguration.connectionLimit, maxConnections != nil || environment["HERALD_MAX_CONNECTIONS"] != nil {
+            logger.warning("the limit on open files leaves room for \(server.connectionLimit) connections, not \(serverConfiguration.connectionLimit): raise it (ulimit -Hn) to serve more")
+        }
+        let perAddress = serverConfiguration.connectionsPerAddress == 0 ? "no limit per address" : "\(serverConfiguration.connectionsPerAddress) per address"
+        logger.info("accepting up to \(server.connectionLimit) connections, \(perAddress); request heads within \(serverConfiguration.requestHeadTimeout.components.seconds) s, bodies within \(serverConfiguration.requestBodyGrace.components.seconds) s plus 1 s per \(serverConfiguration.minimumBodyRate) bytes")
 
         let shownHost = serverConfiguration.host.contains(":") ? "[\(serverConfiguration.host)]" : serverConfiguration.host
         // Written straight to the file descriptor so that a pipe reader (a test, a script) sees it at once.
