@@ -32,6 +32,11 @@ struct AccountsTests {
         let admin = try #require(try app.database.users.find(email: "admin@example.com"))
         #expect(admin.role == .admin)
         #expect(admin.passwordHash.hasPrefix("$scrypt$ln=8,r=8,p=1$"))
+        // And the audit log says the new admin made their own account, in the same transaction
+        let created = try #require(try app.database.auditLog.page(offset: 0, limit: 1).first)
+        #expect(created.action == "user.create")
+        #expect(created.actor == "admin@example.com")
+        #expect(try await app.database.pool.read { try Int64.fetchOne($0, sql: "SELECT actor_user_id FROM audit_log") } == admin.id)
 
         // When another visitor posts the setup form
         let intruder = app.browser(address: "10.0.0.9")

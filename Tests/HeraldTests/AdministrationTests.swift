@@ -127,10 +127,37 @@ struct AdministrationTests {
         _ = try admin.submit("/users", from: "/users/new", ["name": "Val", "email": "val@example.com", "password": "0123456789ab", "role": "viewer"])
         let entries = try app.database.auditLog.page(offset: 0, limit: 10)
         #expect(entries.map(\.action) == ["user.create", "key.create", "app.create", "user.create"])
-        #expect(entries.dropLast().allSatisfy { $0.actor == "admin@example.com" })
+        // The first admin made their own account at /setup
+        #expect(entries.allSatisfy { $0.actor == "admin@example.com" })
+        #expect(entries.last?.details == "role admin, first user, at setup")
         let page = admin.get("/audit").text
         #expect(page.contains("key.create"))
         #expect(page.contains("app.create"))
+    }
+
+    @Test("A user change and its audit line commit together: when the line cannot be written, nothing changes")
+    func auditLineInTheChangesTransaction() async throws {
+        // Given a viewer, and an audit log that refuses every new line
+        let (app, admin) = try await TestApp.withAdmin()
+        try app.createUser(email: "vera@example.com", role: .viewer)
+        let vera = try #require(try app.database.users.find(email: "vera@example.com"))
+        let id = try #require(vera.id)
+        try await app.database.pool.write { db in
+            try db.execute(sql: "CREATE TRIGGER audit_refused BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'audit refused'); END")
+        }
+
+        // When an admin adds a user, changes a role, resets a password and deactivates
+        let attempts = [
+            try admin.submit("/users", from: "/users/new", ["name": "Eddie", "email": "eddie@example.com", "password": "0123456789ab", "role": "editor"]),
+            try admin.submit("/users/\(id)/role", from: "/users/\(id)", ["role": "admin"]),
+            try admin.submit("/users/\(id)/password", from: "/users/\(id)", ["password": "a brand new secret"]),
+            try admin.submit("/users/\(id)/deactivate", from: "/users/\(id)", ["confirm": "yes"]),
+        ]
+
+        // Then each one fails, and none of the changes is stored
+        #expect(attempts.map(\.status) == [500, 500, 500, 500])
+        #expect(try app.database.users.find(email: "eddie@example.com") == nil)
+        #expect(try app.database.users.find(id: id) == vera)
     }
 
     @Test("The audit log pages through long histories")

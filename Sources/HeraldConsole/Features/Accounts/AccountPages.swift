@@ -33,9 +33,8 @@ struct AccountPages: Sendable {
         }
         do {
             guard errors.isEmpty else { throw errors }
-            let user = try accounts.create(
-                email: form["email"] ?? "", name: form["name"] ?? "", role: .admin, password: form["password"] ?? "",
-                actor: .commandLine, now: context.now, first: true)
+            let user = try accounts.createFirstAdmin(
+                email: form["email"] ?? "", name: form["name"] ?? "", password: form["password"] ?? "", now: context.now)
             return try signIn(user, context: context, to: "/campaigns", welcome: "Welcome to Herald, \(user.name). Register your first app to get started.")
         } catch let problems as FormErrors {
             return try renderSetup(context, form: form, errors: problems, status: 422)

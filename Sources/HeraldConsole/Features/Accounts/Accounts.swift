@@ -12,33 +12,33 @@ public struct Accounts: Sendable {
         self.hasher = hasher
     }
 
-    /// Validates and creates a user; `first` creates the first admin only if no user exists yet.
-    public func create(
-        email: String, name: String, role: Role, password: String, actor: AuditActor, now: Date, first: Bool = false
-    ) throws -> User {
+    /// Validates and creates a user; the audit line commits with it.
+    public func create(email: String, name: String, role: Role, password: String, actor: AuditActor, now: Date) throws -> User {
+        let user = try newUser(email: email, name: name, role: role, password: password, now: now)
+        do {
+            return try database.users.insert(user, actor: actor, now: now)
+        } catch UserStoreError.emailTaken {
+            throw FormErrors("email", "A user with this email already exists.")
+        }
+    }
+
+    /// Creates the first admin at setup, only if no user exists yet; the audit line names the new admin.
+    func createFirstAdmin(email: String, name: String, password: String, now: Date) throws -> User {
+        let user = try newUser(email: email, name: name, role: .admin, password: password, now: now)
+        guard let created = try database.users.insertFirst(user, now: now) else {
+            throw FormErrors("email", "Herald is already set up. Sign in instead.")
+        }
+        return created
+    }
+
+    private func newUser(email: String, name: String, role: Role, password: String, now: Date) throws -> User {
         let email = email.trimmingCharacters(in: .whitespaces)
         let name = name.trimmingCharacters(in: .whitespaces)
         let errors = Self.problems(email: email, name: name, password: password)
         guard errors.isEmpty else { throw errors }
-
-        let user = User(
+        return User(
             id: nil, email: email, name: name, role: role, passwordHash: try hasher.hash(password),
             active: true, createdAt: now, updatedAt: now)
-        let created: User
-        do {
-            if first {
-                guard let inserted = try database.users.insertFirst(user) else {
-                    throw FormErrors("email", "Herald is already set up. Sign in instead.")
-                }
-                created = inserted
-            } else {
-                created = try database.users.insert(user)
-            }
-        } catch UserStoreError.emailTaken {
-            throw FormErrors("email", "A user with this email already exists.")
-        }
-        try database.auditLog.record(actor, action: "user.create", subject: "user \(email)", details: "role \(role.rawValue)", at: now)
-        return created
     }
 
     /// What is wrong with a new user's details, field by field.
@@ -67,11 +67,10 @@ public struct Accounts: Sendable {
         var changed = user
         changed.updatedAt = now
         do {
-            try database.users.update(changed)
+            try database.users.update(changed, action: action, details: details, actor: actor, now: now)
         } catch UserStoreError.lastAdmin {
             throw FormErrors("role", "Herald needs at least one active admin. Make someone else an admin first.")
         }
-        try database.auditLog.record(actor, action: action, subject: "user \(user.email)", details: details, at: now)
     }
 
     func setPassword(_ user: User, to password: String, actor: AuditActor, now: Date) throws {
