@@ -15,6 +15,11 @@ struct Services: Sendable {
 
     static let sessionCookie = "herald_session"
 
+    /// Account changes shared with the command line.
+    var accounts: Accounts {
+        Accounts(database: database, hasher: configuration.passwordHasher)
+    }
+
     /// Renders `template` with `model` inside the layout, showing (and clearing) the session's flash.
     func page(
         _ template: Template, title: String, model: any Sendable, context: RequestContext, status: Int = 200

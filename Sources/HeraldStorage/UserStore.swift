@@ -91,19 +91,36 @@ public struct UserStore: Sendable {
         try pool.read { try User.order(Column("email").collating(.nocase)).fetchAll($0) }
     }
 
-    /// Saves `user`'s role, name, active flag and password hash with its audit line (`action`, `details`);
-    /// refuses to leave no active admin.
-    public func update(_ user: User, action: String, details: String, actor: AuditActor, now: Date) throws {
+    /// Saves `user`'s role, name, active flag and password hash with its audit line (`action`, `details`),
+    /// and ends the sessions `ending` names, in one transaction; refuses to leave no active admin.
+    public func update(
+        _ user: User, ending: SessionsToEnd, action: String, details: String, actor: AuditActor, now: Date
+    ) throws {
         try pool.write { db in
             try user.update(db)
             let admins = try User.filter(Column("role") == Role.admin.rawValue && Column("active") == true).fetchCount(db)
             if admins == 0 { throw UserStoreError.lastAdmin }
-            if !user.active, let id = user.id {
-                try db.execute(sql: "DELETE FROM sessions WHERE user_id = ?", arguments: [id])
+            if let id = user.id {
+                switch ending {
+                case .none:
+                    break
+                case .all:
+                    try db.execute(sql: "DELETE FROM sessions WHERE user_id = ?", arguments: [id])
+                case .allExcept(let kept):
+                    try db.execute(sql: "DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?", arguments: [id, kept])
+                }
             }
             try AuditLogStore.record(actor, action: action, subject: "user \(user.email)", details: details, at: now, in: db)
         }
     }
+}
+
+/// Which of a user's sessions a change to the user ends.
+public enum SessionsToEnd: Sendable, Equatable {
+    case none
+    case all
+    /// Every session but the one with this token hash: the browser that made the change stays signed in.
+    case allExcept(tokenHash: String)
 }
 
 public enum UserStoreError: Error, Equatable {

@@ -143,6 +143,54 @@ struct AccountsTests {
         #expect(browser.get("/login?signed_out=1").text.contains("You have signed out."))
     }
 
+    @Test("Everyone changes their own password from the user menu: this session stays, their other sessions end")
+    func changeOwnPassword() async throws {
+        // Given an editor signed in on two browsers
+        let (app, _) = try await TestApp.withAdmin()
+        try app.createUser(email: "eddie@example.com", role: .editor)
+        let here = app.browser(address: "10.3.0.1"), elsewhere = app.browser(address: "10.3.0.2")
+        for browser in [here, elsewhere] {
+            #expect(try browser.submit("/login", from: "/login", ["email": "eddie@example.com", "password": "correct horse battery"]).status == 303)
+        }
+        // The page is linked from the user menu
+        #expect(here.get("/campaigns").text.contains(#"<a href="/account/password">Change password</a>"#))
+        let form = here.get("/account/password")
+        #expect(form.status == 200)
+        #expect(form.text.contains(#"autocomplete="current-password""#))
+
+        // When the current password is wrong and the new one is typed differently twice
+        let wrong = try here.submit("/account/password", from: "/account/password",
+                                    ["current_password": "not my password", "password": "a brand new secret", "password_confirmation": "a brand new secrt"])
+        // Then each problem is announced and shown next to its field, and nothing changes
+        #expect(wrong.status == 422)
+        #expect(wrong.text.contains(#"class="error-summary" role="alert""#))
+        #expect(wrong.text.contains(#"<p class="field-error" id="field-current-password-error">This is not your current password. Type the password you sign in with.</p>"#))
+        #expect(wrong.text.contains(#"id="field-password-confirmation-error">The two passwords differ. Type the same password twice.</p>"#))
+        #expect(wrong.text.contains(#"aria-invalid="true" aria-describedby="field-current-password-error""#))
+        #expect(!wrong.text.contains("a brand new secret"), "typed passwords are not sent back")
+        let short = try here.submit("/account/password", from: "/account/password",
+                                    ["current_password": "correct horse battery", "password": "short", "password_confirmation": "short"])
+        #expect(short.text.contains("Use at least 10 characters for the password."))
+
+        // When it is right
+        let changed = try here.submit("/account/password", from: "/account/password",
+                                      ["current_password": "correct horse battery", "password": "a brand new secret", "password_confirmation": "a brand new secret"])
+        #expect(changed.status == 303)
+        // Then this browser stays signed in and says so, and the other one is signed out
+        let after = here.get("/account/password")
+        #expect(after.status == 200)
+        #expect(after.text.contains("Your password is changed. Your other sessions are signed out; this one stays signed in."))
+        #expect(elsewhere.get("/campaigns").headers["Location"] == "/login?next=%2Fcampaigns")
+        // And only the new password signs in; the change is in the audit log under their name
+        let old = try app.browser(address: "10.3.0.3").submit("/login", from: "/login", ["email": "eddie@example.com", "password": "correct horse battery"])
+        #expect(old.status == 401)
+        let new = try app.browser(address: "10.3.0.4").submit("/login", from: "/login", ["email": "eddie@example.com", "password": "a brand new secret"])
+        #expect(new.status == 303)
+        let entry = try #require(try app.database.auditLog.page(offset: 0, limit: 1).first)
+        #expect(entry.action == "user.password_change")
+        #expect(entry.actor == "eddie@example.com")
+    }
+
     @Test("Sessions end after the idle timeout")
     func idleTimeout() async throws {
         let (app, browser) = try await TestApp.withAdmin()

@@ -7,15 +7,6 @@ import HeraldStorage
 struct AccountPages: Sendable {
     let services: Services
 
-    private var accounts: Accounts {
-        Accounts(database: services.database, hasher: services.configuration.passwordHasher)
-    }
-
-    struct SetupForm: Sendable {
-        let fields: [FieldView]
-        let errors: [ErrorSummaryItem]
-    }
-
     func setupForm(_ context: RequestContext) throws -> Response {
         if try services.database.users.count() > 0 { return .redirect(to: "/login") }
         return try renderSetup(context, form: FormData(), errors: FormErrors())
@@ -29,11 +20,11 @@ struct AccountPages: Sendable {
         }
         var errors = Accounts.problems(email: form["email"] ?? "", name: form["name"] ?? "", password: form["password"] ?? "")
         if form["password"] != form["password_confirmation"] {
-            errors.add("password_confirmation", "The two passwords differ. Type the same password twice.")
+            errors.add("password_confirmation", Accounts.passwordsDiffer)
         }
         do {
             guard errors.isEmpty else { throw errors }
-            let user = try accounts.createFirstAdmin(
+            let user = try services.accounts.createFirstAdmin(
                 email: form["email"] ?? "", name: form["name"] ?? "", password: form["password"] ?? "", now: context.now)
             return try signIn(user, context: context, to: "/campaigns", welcome: "Welcome to Herald, \(user.name). Register your first app to get started.")
         } catch let problems as FormErrors {
@@ -42,7 +33,7 @@ struct AccountPages: Sendable {
     }
 
     private func renderSetup(_ context: RequestContext, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
-        let model = SetupForm(
+        let model = FieldsForm(
             fields: [
                 FieldView("name", label: "Your name", value: form["name"] ?? "", autocomplete: "name", errors: errors),
                 FieldView("email", label: "Email", type: "email", value: form["email"] ?? "", autocomplete: "email", errors: errors),
@@ -83,7 +74,7 @@ struct AccountPages: Sendable {
             response.headers.set("Retry-After", String(Int(wait.rounded(.up))))
             return response
         }
-        guard let user = try accounts.authenticate(email: email, password: password) else {
+        guard let user = try services.accounts.authenticate(email: email, password: password) else {
             try throttle.recordFailure(email: email, address: address, now: context.now)
             return try renderLogin(
                 context, email: email, next: next,

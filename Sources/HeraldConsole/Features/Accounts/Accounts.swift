@@ -62,23 +62,57 @@ public struct Accounts: Sendable {
         return user
     }
 
-    /// Saves a change to a user; explains refusals in words for the form.
-    func update(_ user: User, action: String, details: String, actor: AuditActor, now: Date) throws {
+    /// Saves a change to a user with its audit line, ending the sessions `ending` names in the same
+    /// transaction; explains refusals in words for the form.
+    func update(_ user: User, ending: SessionsToEnd = .none, action: String, details: String, actor: AuditActor, now: Date) throws {
         var changed = user
         changed.updatedAt = now
         do {
-            try database.users.update(changed, action: action, details: details, actor: actor, now: now)
+            try database.users.update(changed, ending: ending, action: action, details: details, actor: actor, now: now)
         } catch UserStoreError.lastAdmin {
             throw FormErrors("role", "Herald needs at least one active admin. Make someone else an admin first.")
         }
     }
 
-    func setPassword(_ user: User, to password: String, actor: AuditActor, now: Date) throws {
+    /// Deactivates `user` and ends every session they have: they are signed out at once, everywhere.
+    func deactivate(_ user: User, actor: AuditActor, now: Date) throws {
+        var changed = user
+        changed.active = false
+        try update(changed, ending: .all, action: "user.deactivate", details: "", actor: actor, now: now)
+    }
+
+    /// An admin sets someone's password: every session of theirs ends, so whoever held one (perhaps the
+    /// reason for the reset) must sign in with the new password.
+    func resetPassword(of user: User, to password: String, actor: AuditActor, now: Date) throws {
         if let problem = InputRules.passwordProblem(password) { throw FormErrors("password", problem) }
         var changed = user
         changed.passwordHash = try hasher.hash(password)
-        try update(changed, action: "user.password_reset", details: "", actor: actor, now: now)
+        try update(changed, ending: .all, action: "user.password_reset", details: "", actor: actor, now: now)
     }
+
+    /// A user changes their own password: the session they use stays signed in, their other sessions end.
+    func changeOwnPassword(
+        of user: User, current: String, new password: String, confirmation: String, keeping session: Session, now: Date
+    ) throws {
+        var errors = FormErrors()
+        if !hasher.verify(current, against: user.passwordHash) {
+            errors.add("current_password", "This is not your current password. Type the password you sign in with.")
+        }
+        if let problem = InputRules.passwordProblem(password) {
+            errors.add("password", problem)
+        } else if password == current {
+            errors.add("password", "The new password is the same as the current one. Choose a different one.")
+        }
+        if password != confirmation { errors.add("password_confirmation", Self.passwordsDiffer) }
+        guard errors.isEmpty, let id = user.id else { throw errors }
+        var changed = user
+        changed.passwordHash = try hasher.hash(password)
+        try update(changed, ending: .allExcept(tokenHash: session.tokenHash), action: "user.password_change", details: "",
+                   actor: .user(id: id, email: user.email), now: now)
+    }
+
+    /// What a form says when a password and its confirmation differ.
+    static let passwordsDiffer = "The two passwords differ. Type the same password twice."
 
     /// A valid hash of a random password, verified against when the email is unknown.
     private static let timingDecoy = (try? PasswordHasher().hash(Secret.random())) ?? ""
