@@ -12,6 +12,7 @@ struct Services: Sendable {
     let logger: Logger
     let feeds: FeedService
     let keys: KeyAuthenticator
+    let visitorForms: VisitorForms
 
     static let sessionCookie = "herald_session"
 
@@ -24,7 +25,7 @@ struct Services: Sendable {
     func page(
         _ template: Template, title: String, model: any Sendable, context: RequestContext, status: Int = 200
     ) throws -> Response {
-        let csrf = context.session?.csrfToken ?? ""
+        let csrf = context.csrfToken
         let body = views.render(template, PageView(page: model, csrf: csrf))
         let layout = LayoutView(
             title: title, body: body,
@@ -35,7 +36,8 @@ struct Services: Sendable {
         return .html(views.render(.layout, layout), status: status)
     }
 
-    /// Keeps a message for the next page this session sees (after a redirect).
+    /// Keeps a message for the next page this session sees (after a redirect). Visitors have no stored
+    /// session: their redirects name a `VisitorNotice` in the address instead.
     func flash(_ context: RequestContext, _ kind: FlashKind, _ message: String) throws {
         guard var session = context.session else { return }
         session.flashKind = kind.rawValue

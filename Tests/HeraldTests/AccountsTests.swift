@@ -43,9 +43,10 @@ struct AccountsTests {
         let response = try intruder.submit(
             "/setup", from: "/login",
             ["name": "Mallory", "email": "mallory@example.com", "password": "0123456789ab", "password_confirmation": "0123456789ab"])
-        // Then nothing is created
+        // Then nothing is created, and the login page says why (from the address: visitors have no stored session)
         #expect(response.status == 303)
-        #expect(response.headers["Location"] == "/login")
+        #expect(response.headers["Location"] == "/login?already_set_up=1")
+        #expect(intruder.get("/login?already_set_up=1").text.contains("Herald is already set up. Sign in with your account."))
         #expect(try app.database.users.count() == 1)
         #expect(intruder.get("/setup").headers["Location"] == "/login")
     }
@@ -67,23 +68,84 @@ struct AccountsTests {
         #expect(try app.database.users.count() == 0)
     }
 
-    @Test("The session cookie is HttpOnly and SameSite=Lax, and login replaces the visitor's session")
+    @Test("Cookies are HttpOnly and SameSite=Lax; sign-in always makes a new session, whatever the browser brought")
     func sessionCookieFlags() async throws {
-        let (app, _) = try await TestApp.withAdmin()
+        let (app, admin) = try await TestApp.withAdmin()
         let browser = app.browser()
+        // A visitor gets only a visitor cookie
         let login = browser.get("/login")
         let cookie = try #require(login.headers["Set-Cookie"])
-        #expect(cookie.hasPrefix("herald_session="))
+        #expect(cookie.hasPrefix("herald_visitor="))
         #expect(cookie.contains("HttpOnly"))
         #expect(cookie.contains("SameSite=Lax"))
         #expect(!cookie.contains("Secure"))
-        let visitorSession = browser.cookies["herald_session"]
+        #expect(browser.get("/login").headers["Set-Cookie"] == nil, "the visitor keeps their cookie")
 
+        // When a session id was planted in the browser beforehand, signing in replaces it
+        browser.setCookie("herald_session", "planted-by-someone-else")
         let response = try browser.submit("/login", from: "/login", ["email": "admin@example.com", "password": "correct horse battery"])
         #expect(response.status == 303)
         #expect(response.headers["Location"] == "/campaigns")
-        #expect(browser.cookies["herald_session"] != visitorSession)
-        #expect(try app.database.sessions.find(token: visitorSession ?? "") == nil)
+        let session = try #require(browser.cookies["herald_session"])
+        #expect(session != "planted-by-someone-else")
+        #expect(try app.database.sessions.find(token: session) != nil)
+
+        // And signing in again from a signed-in browser ends the session it had
+        let first = try #require(admin.cookies["herald_session"])
+        #expect(try admin.submit("/login", from: "/campaigns", ["email": "admin@example.com", "password": "correct horse battery"]).status == 303)
+        #expect(admin.cookies["herald_session"] != first)
+        #expect(try app.database.sessions.find(token: first) == nil)
+    }
+
+    @Test("1,000 cookieless views of /login and /setup store nothing: no session row until sign-in")
+    func visitorsStoreNothing() async throws {
+        // Given a fresh instance
+        let fresh = try await TestApp()
+        func sessionRows(_ app: TestApp) async throws -> Int {
+            try await app.database.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM sessions") ?? 0 }
+        }
+        // When 1,000 visitors without cookies open the setup and login pages
+        for _ in 0..<500 {
+            #expect(fresh.respond(Request(method: "GET", target: "/setup")).status == 200)
+            #expect(fresh.respond(Request(method: "GET", target: "/login")).status == 303)
+        }
+        // Then no session is stored
+        #expect(try await sessionRows(fresh) == 0)
+
+        // Given an instance with a signed-in admin
+        let (app, _) = try await TestApp.withAdmin()
+        let before = try await sessionRows(app)
+        #expect(before == 1)
+        // When 1,000 visitors without cookies open each page
+        for _ in 0..<1000 {
+            let login = app.respond(Request(method: "GET", target: "/login"))
+            #expect(login.status == 200)
+            #expect(login.headers.values("Set-Cookie").allSatisfy { $0.hasPrefix("herald_visitor=") })
+            #expect(app.respond(Request(method: "GET", target: "/setup")).status == 303)
+        }
+        // Then the sessions table is unchanged
+        #expect(try await sessionRows(app) == before)
+    }
+
+    @Test("A visitor's form token matches only their own cookie: forged and swapped tokens are refused")
+    func visitorTokens() async throws {
+        let (app, _) = try await TestApp.withAdmin()
+        let credentials = [("email", "admin@example.com"), ("password", "correct horse battery")]
+        let alice = app.browser(address: "10.4.0.1"), mallory = app.browser(address: "10.4.0.2")
+        let aliceToken = try #require(TestBrowser.csrfToken(in: alice.get("/login").text))
+        let malloryToken = try #require(TestBrowser.csrfToken(in: mallory.get("/login").text))
+        #expect(aliceToken != malloryToken)
+
+        // A form from another site carries Alice's cookie but not her token
+        #expect(alice.post("/login", credentials).status == 403)
+        #expect(alice.post("/login", [("csrf_token", malloryToken)] + credentials).status == 403)
+        #expect(alice.post("/login", [("csrf_token", "forged")] + credentials).status == 403)
+        // A token without its cookie is refused too
+        #expect(app.browser(address: "10.4.0.3").post("/login", [("csrf_token", aliceToken)] + credentials).status == 403)
+        #expect(try app.database.sessions.find(token: alice.cookies["herald_session"] ?? "") == nil)
+
+        // Her own token works
+        #expect(alice.post("/login", [("csrf_token", aliceToken)] + credentials).status == 303)
     }
 
     @Test("A form POST without a valid CSRF token is refused with 403")
@@ -139,6 +201,7 @@ struct AccountsTests {
         let response = try browser.submit("/logout", from: "/campaigns", [:])
         #expect(response.headers["Location"] == "/login?signed_out=1")
         #expect(try app.database.sessions.find(token: token) == nil)
+        #expect(browser.cookies["herald_session"] == nil)
         #expect(browser.get("/campaigns").headers["Location"] == "/login?next=%2Fcampaigns")
         #expect(browser.get("/login?signed_out=1").text.contains("You have signed out."))
     }

@@ -146,6 +146,11 @@ final class TestBrowser: @unchecked Sendable {
         return response
     }
 
+    /// Puts a cookie in the jar, as another site or a script on a shared domain could.
+    func setCookie(_ name: String, _ value: String) {
+        cookies[name] = value
+    }
+
     static func csrfToken(in html: String) -> String? {
         guard let range = html.range(of: #"name="csrf_token" value="([^"]+)""#, options: .regularExpression) else { return nil }
         return String(html[range].split(separator: "\"")[3])

@@ -14,10 +14,7 @@ struct AccountPages: Sendable {
 
     func setup(_ context: RequestContext) throws -> Response {
         let form = context.form
-        if try services.database.users.count() > 0 {
-            try services.flash(context, .info, "Herald is already set up. Sign in with your account.")
-            return .redirect(to: "/login")
-        }
+        if try services.database.users.count() > 0 { return .redirect(to: VisitorNotice.alreadySetUp.loginPage) }
         var errors = Accounts.problems(email: form["email"] ?? "", name: form["name"] ?? "", password: form["password"] ?? "")
         if form["password"] != form["password_confirmation"] {
             errors.add("password_confirmation", Accounts.passwordsDiffer)
@@ -49,14 +46,14 @@ struct AccountPages: Sendable {
         let fields: [FieldView]
         let next: String
         let error: String?
-        let signedOut: Bool
+        let notice: String?
     }
 
     func loginForm(_ context: RequestContext) throws -> Response {
         if context.user != nil { return .redirect(to: safeNext(context.request.query["next"])) }
         return try renderLogin(
             context, email: "", next: context.request.query["next"] ?? "", error: nil,
-            signedOut: context.request.query["signed_out"] != nil)
+            notice: VisitorNotice.named(in: context.request.query)?.message)
     }
 
     func login(_ context: RequestContext) throws -> Response {
@@ -86,16 +83,19 @@ struct AccountPages: Sendable {
 
     func logout(_ context: RequestContext) throws -> Response {
         if let session = context.session { try services.database.sessions.delete(tokenHash: session.tokenHash) }
-        var response = Response.redirect(to: "/login?signed_out=1")
+        var response = Response.redirect(to: VisitorNotice.signedOut.loginPage)
         response.setCookie(.expired(Services.sessionCookie, secure: services.configuration.secureCookies))
         return response
     }
 
-    /// Replaces the visitor's session with a new signed-in one, so a planted session id is worthless.
+    /// Makes a new session with a new token (a session is only ever made here, so a session id planted
+    /// in the browser beforehand is worthless), and ends the one the browser had, if any.
     private func signIn(_ user: User, context: RequestContext, to location: String, welcome: String?) throws -> Response {
+        // A stored user always has an id.
+        guard let userID = user.id else { throw HTTPError.notFound }
         let sessions = services.database.sessions
         if let old = context.session { try sessions.delete(tokenHash: old.tokenHash) }
-        var created = try sessions.create(userID: user.id, now: context.now, lifetime: services.configuration.sessionLifetime)
+        var created = try sessions.create(userID: userID, now: context.now, lifetime: services.configuration.sessionLifetime)
         if let welcome {
             created.session.flashKind = FlashKind.success.rawValue
             created.session.flashMessage = welcome
@@ -107,14 +107,14 @@ struct AccountPages: Sendable {
     }
 
     private func renderLogin(
-        _ context: RequestContext, email: String, next: String, error: String?, signedOut: Bool = false, status: Int = 200
+        _ context: RequestContext, email: String, next: String, error: String?, notice: String? = nil, status: Int = 200
     ) throws -> Response {
         let model = LoginForm(
             fields: [
                 FieldView("email", label: "Email", type: "email", value: email, autocomplete: "username"),
                 FieldView("password", label: "Password", type: "password", autocomplete: "current-password"),
             ],
-            next: next, error: error, signedOut: signedOut)
+            next: next, error: error, notice: notice)
         return try services.page(.login, title: "Sign in", model: model, context: context, status: status)
     }
 
@@ -125,5 +125,25 @@ struct AccountPages: Sendable {
         guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.hasPrefix("/\\"),
               !next.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return "/campaigns" }
         return next
+    }
+}
+
+/// A message for a visitor, who has no stored session to keep a flash in: the redirect to the login page
+/// names it in the query, and the page shows its fixed text (never text from the address).
+enum VisitorNotice: String, CaseIterable {
+    case signedOut = "signed_out"
+    case alreadySetUp = "already_set_up"
+
+    var message: String {
+        switch self {
+        case .signedOut: "You have signed out."
+        case .alreadySetUp: "Herald is already set up. Sign in with your account."
+        }
+    }
+
+    var loginPage: String { "/login?\(rawValue)=1" }
+
+    static func named(in query: FormData) -> VisitorNotice? {
+        allCases.first { query[$0.rawValue] != nil }
     }
 }
