@@ -19,7 +19,7 @@ public final class HeraldApplication: Sendable {
         services = Services(
             database: database, views: views, configuration: configuration, logger: logger,
             feeds: FeedService(database: database), keys: KeyAuthenticator(database: database),
-            visitorForms: VisitorForms(signingKey: signingKey))
+            visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey))
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
         router = Router(Self.routes(services: services, staticFiles: staticFiles))
     }

@@ -13,6 +13,7 @@ struct Services: Sendable {
     let feeds: FeedService
     let keys: KeyAuthenticator
     let visitorForms: VisitorForms
+    let knownBrowsers: KnownBrowsers
 
     static let sessionCookie = "herald_session"
 

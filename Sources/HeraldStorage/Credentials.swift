@@ -77,6 +77,12 @@ public struct PasswordHasher: Sendable {
         return "$scrypt$ln=\(logRounds),r=\(blockSize),p=\(parallelism)$\(salt.base64EncodedString())$\(derived.base64EncodedString())"
     }
 
+    /// A well-formed hash with this hasher's parameters and random bytes, which no password matches: checking
+    /// a password against it costs what checking a real one does, without hashing anything to make it.
+    public var decoy: String {
+        "$scrypt$ln=\(logRounds),r=\(blockSize),p=\(parallelism)$\(Data(Secret.randomBytes(16)).base64EncodedString())$\(Data(Secret.randomBytes(32)).base64EncodedString())"
+    }
+
     /// Whether `password` matches `encoded`, using the parameters stored in `encoded`.
     public func verify(_ password: String, against encoded: String) -> Bool {
         let fields = encoded.split(separator: "$", omittingEmptySubsequences: true)

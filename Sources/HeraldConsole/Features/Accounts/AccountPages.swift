@@ -60,25 +60,32 @@ struct AccountPages: Sendable {
         let email = (context.form["email"] ?? "").trimmingCharacters(in: .whitespaces)
         let password = context.form["password"] ?? ""
         let next = context.form["next"] ?? ""
-        let throttle = LoginThrottle(store: services.database.loginFailures, policy: services.configuration.loginThrottle)
-        let address = context.request.remoteAddress
+        let configuration = services.configuration
+        let throttle = LoginThrottle(store: services.database.loginThrottles, policy: configuration.loginThrottle)
+        let user = try services.database.users.find(email: email)
 
-        if let wait = try throttle.waitBeforeNextAttempt(email: email, address: address, now: context.now) {
-            let minutes = max(1, Int((wait / 60).rounded(.up)))
-            var response = try renderLogin(
-                context, email: email, next: next,
-                error: "Too many attempts, try again in \(minutes) minute\(minutes == 1 ? "" : "s").", status: 429)
-            response.headers.set("Retry-After", String(Int(wait.rounded(.up))))
+        // From a browser where this account signed in before, only that browser's failures count; from
+        // anywhere else, the account's and the address's.
+        let keys: [LoginThrottleKey]
+        if let user, let browser = services.knownBrowsers.browser(fromCookie: context.request.cookies[KnownBrowsers.cookie], now: context.now),
+           browser.userID == user.id {
+            keys = [LoginThrottleKey(.browser, browser.id)]
+        } else {
+            let address = context.request.clientAddress(trustedProxies: configuration.trustedProxies)
+            keys = [LoginThrottleKey(.account, email.lowercased()), LoginThrottleKey(.address, address?.throttleSubject ?? "unknown")]
+        }
+        if let wait = try throttle.reserve(keys, now: context.now) {
+            var response = try renderLogin(context, email: email, next: next, error: LoginThrottle.message(waiting: wait), status: 429)
+            response.headers.set("Retry-After", LoginThrottle.retryAfter(wait))
             return response
         }
-        guard let user = try services.accounts.authenticate(email: email, password: password) else {
-            try throttle.recordFailure(email: email, address: address, now: context.now)
+        guard let signedIn = services.accounts.authenticate(user, password: password) else {
             return try renderLogin(
                 context, email: email, next: next,
                 error: "That email and password do not match an active account. Check both and try again.", status: 401)
         }
-        try throttle.recordSuccess(email: email, now: context.now)
-        return try signIn(user, context: context, to: safeNext(next), welcome: nil)
+        try throttle.succeeded(keys, now: context.now)
+        return try signIn(signedIn, context: context, to: safeNext(next), welcome: nil)
     }
 
     func logout(_ context: RequestContext) throws -> Response {
@@ -102,7 +109,9 @@ struct AccountPages: Sendable {
             try sessions.save(created.session)
         }
         var response = Response.redirect(to: location)
-        response.setCookie(SetCookie(name: Services.sessionCookie, value: created.token, secure: services.configuration.secureCookies))
+        let secure = services.configuration.secureCookies
+        response.setCookie(SetCookie(name: Services.sessionCookie, value: created.token, secure: secure))
+        response.setCookie(services.knownBrowsers.cookie(for: userID, now: context.now, secure: secure))
         return response
     }
 

@@ -52,10 +52,11 @@ public struct Accounts: Sendable {
         return errors
     }
 
-    /// The active user with these credentials, or nil. Takes as long for unknown emails as for known ones.
-    func authenticate(email: String, password: String) throws -> User? {
-        guard let user = try database.users.find(email: email.trimmingCharacters(in: .whitespaces)) else {
-            _ = hasher.verify(password, against: Self.timingDecoy)
+    /// `user` if it is active and `password` is its password, else nil. Takes as long when there is no such
+    /// user (an unknown email) as when there is, so the time says nothing about who has an account.
+    func authenticate(_ user: User?, password: String) -> User? {
+        guard let user else {
+            _ = hasher.verify(password, against: hasher.decoy)
             return nil
         }
         guard hasher.verify(password, against: user.passwordHash), user.active else { return nil }
@@ -113,7 +114,4 @@ public struct Accounts: Sendable {
 
     /// What a form says when a password and its confirmation differ.
     static let passwordsDiffer = "The two passwords differ. Type the same password twice."
-
-    /// A valid hash of a random password, verified against when the email is unknown.
-    private static let timingDecoy = (try? PasswordHasher().hash(Secret.random())) ?? ""
 }

@@ -1,4 +1,5 @@
 import HeraldHTTP
+import HeraldStorage
 
 /// `/account/password`: every signed-in user changes their own password.
 struct PasswordPages: Sendable {
@@ -12,13 +13,23 @@ struct PasswordPages: Sendable {
         // The route is for signed-in users only, so both are there.
         guard let user = context.user, let session = context.session else { throw HTTPError.forbidden }
         let form = context.form
+        // Guesses at the current password from a stolen session are throttled like sign-ins.
+        let throttle = LoginThrottle(store: services.database.loginThrottles, policy: services.configuration.loginThrottle)
+        let keys = [LoginThrottleKey(.session, session.tokenHash)]
+        if let wait = try throttle.reserve(keys, now: context.now) {
+            var response = try render(context, errors: FormErrors("current_password", LoginThrottle.message(waiting: wait)), status: 429)
+            response.headers.set("Retry-After", LoginThrottle.retryAfter(wait))
+            return response
+        }
         do {
             try services.accounts.changeOwnPassword(
                 of: user, current: form["current_password"] ?? "", new: form["password"] ?? "",
                 confirmation: form["password_confirmation"] ?? "", keeping: session, now: context.now)
         } catch let problems as FormErrors {
+            if problems.message(for: "current_password") == nil { try throttle.succeeded(keys, now: context.now) }
             return try render(context, errors: problems, status: 422)
         }
+        try throttle.succeeded(keys, now: context.now)
         try services.flash(context, .success, "Your password is changed. Your other sessions are signed out; this one stays signed in.")
         return .redirect(to: "/account/password")
     }
