@@ -55,6 +55,9 @@ struct Serve: AsyncParsableCommand {
         var configuration = ConsoleConfiguration(resources: try storage.resourcesFolder())
         configuration.secureCookies = secureCookies || environment["HERALD_SECURE_COOKIES"] == "1"
         configuration.trustedProxies = proxies
+        if !proxies.isEmpty {
+            logger.info("client addresses come from X-Forwarded-For on connections from \(proxies.map(\.description).joined(separator: ", "))")
+        }
         let application = try await HeraldApplication(configuration: configuration, database: database, logger: logger)
 
         var serverConfiguration = HTTPServerConfiguration()

@@ -12,7 +12,7 @@ struct KnownBrowsers: Sendable {
     static let lifetime: TimeInterval = 180 * 24 * 3600
 
     /// One known browser, as its cookie names it.
-    struct Browser: Equatable {
+    struct Browser {
         let userID: Int64
         let id: String
     }
