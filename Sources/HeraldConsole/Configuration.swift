@@ -13,6 +13,8 @@ public struct ConsoleConfiguration: Sendable {
     public var sessionIdleTimeout: TimeInterval = 2 * 3600
     public var passwordHasher = PasswordHasher()
     public var loginThrottle = LoginThrottle.Policy()
+    /// Reverse proxies whose `X-Forwarded-For` names the client (for login throttling); empty trusts none.
+    public var trustedProxies: [AddressRange] = []
     /// The current time; tests inject their own.
     public var clock: @Sendable () -> Date = { Date() }
 

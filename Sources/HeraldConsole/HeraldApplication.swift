@@ -15,9 +15,11 @@ public final class HeraldApplication: Sendable {
     /// Loads templates and static files (failing if any is missing or broken) and builds the routes.
     public init(configuration: ConsoleConfiguration, database: AppDatabase, logger: Logger) async throws {
         let views = try await Views(folder: configuration.templatesFolder)
+        let signingKey = try database.serverSecrets.signingKey(now: configuration.clock())
         services = Services(
             database: database, views: views, configuration: configuration, logger: logger,
-            feeds: FeedService(database: database), keys: KeyAuthenticator(database: database))
+            feeds: FeedService(database: database), keys: KeyAuthenticator(database: database),
+            visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey))
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
         router = Router(Self.routes(services: services, staticFiles: staticFiles))
     }

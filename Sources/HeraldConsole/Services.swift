@@ -12,14 +12,21 @@ struct Services: Sendable {
     let logger: Logger
     let feeds: FeedService
     let keys: KeyAuthenticator
+    let visitorForms: VisitorForms
+    let knownBrowsers: KnownBrowsers
 
     static let sessionCookie = "herald_session"
+
+    /// Account changes shared with the command line.
+    var accounts: Accounts {
+        Accounts(database: database, hasher: configuration.passwordHasher)
+    }
 
     /// Renders `template` with `model` inside the layout, showing (and clearing) the session's flash.
     func page(
         _ template: Template, title: String, model: any Sendable, context: RequestContext, status: Int = 200
     ) throws -> Response {
-        let csrf = context.session?.csrfToken ?? ""
+        let csrf = context.csrfToken
         let body = views.render(template, PageView(page: model, csrf: csrf))
         let layout = LayoutView(
             title: title, body: body,
@@ -30,7 +37,8 @@ struct Services: Sendable {
         return .html(views.render(.layout, layout), status: status)
     }
 
-    /// Keeps a message for the next page this session sees (after a redirect).
+    /// Keeps a message for the next page this session sees (after a redirect). Visitors have no stored
+    /// session: their redirects name a `VisitorNotice` in the address instead.
     func flash(_ context: RequestContext, _ kind: FlashKind, _ message: String) throws {
         guard var session = context.session else { return }
         session.flashKind = kind.rawValue

@@ -98,7 +98,8 @@ public final class AppDatabase: Sendable {
 
     public var users: UserStore { UserStore(pool: pool) }
     public var sessions: SessionStore { SessionStore(pool: pool) }
-    public var loginFailures: LoginFailureStore { LoginFailureStore(pool: pool) }
+    public var loginThrottles: LoginThrottleStore { LoginThrottleStore(pool: pool) }
+    public var serverSecrets: ServerSecretStore { ServerSecretStore(pool: pool) }
     public var apps: AppStore { AppStore(pool: pool) }
     public var apiKeys: APIKeyStore { APIKeyStore(pool: pool) }
     public var auditLog: AuditLogStore { AuditLogStore(pool: pool) }

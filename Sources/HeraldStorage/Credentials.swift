@@ -6,12 +6,30 @@ import Foundation
 public enum Secret {
     /// A URL-safe random token of `bytes` random bytes.
     public static func random(bytes: Int = 32) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let data = Data((0..<bytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-        return data.base64EncodedString()
+        Data(randomBytes(bytes)).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// `count` bytes from the system's cryptographic random source.
+    public static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    /// Whether `text` could be a token made by `random()` with the default size: 43 URL-safe characters.
+    /// Checked before a token from a cookie is used, so nothing else is ever echoed or signed.
+    public static func isToken(_ text: String) -> Bool {
+        text.utf8.count == 43 && text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
+    /// Hex HMAC-SHA256 of `message` under `key`: what the server signs and later checks, with nothing stored.
+    public static func hmac(_ message: String, key: [UInt8]) -> String {
+        hex(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: SymmetricKey(data: key)))
     }
 
     /// Hex SHA-256: enough for high-entropy tokens, which cannot be guessed from their hash.
@@ -57,6 +75,12 @@ public struct PasswordHasher: Sendable {
         let salt = Data((0..<16).map { _ in UInt8.random(in: .min ... .max) })
         let derived = try derive(password, salt: salt, logRounds: logRounds, blockSize: blockSize, parallelism: parallelism)
         return "$scrypt$ln=\(logRounds),r=\(blockSize),p=\(parallelism)$\(salt.base64EncodedString())$\(derived.base64EncodedString())"
+    }
+
+    /// A well-formed hash with this hasher's parameters and random bytes, which no password matches: checking
+    /// a password against it costs what checking a real one does, without hashing anything to make it.
+    public var decoy: String {
+        "$scrypt$ln=\(logRounds),r=\(blockSize),p=\(parallelism)$\(Data(Secret.randomBytes(16)).base64EncodedString())$\(Data(Secret.randomBytes(32)).base64EncodedString())"
     }
 
     /// Whether `password` matches `encoded`, using the parameters stored in `encoded`.

@@ -1,12 +1,12 @@
 import Foundation
 import GRDB
 
-/// A browser session: anonymous (no user) until login. The token itself is only in the cookie.
+/// A signed-in browser session, made at sign-in. The token itself is only in the cookie.
 public struct Session: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "sessions"
 
     public var tokenHash: String
-    public var userID: Int64?
+    public var userID: Int64
     public var csrfToken: String
     public var flashKind: String?
     public var flashMessage: String?
@@ -31,7 +31,7 @@ public struct SessionStore: Sendable {
     let pool: DatabasePool
 
     /// Creates a session and returns its token (to put in the cookie) with the stored row.
-    public func create(userID: Int64?, now: Date, lifetime: TimeInterval) throws -> (token: String, session: Session) {
+    public func create(userID: Int64, now: Date, lifetime: TimeInterval) throws -> (token: String, session: Session) {
         let token = Secret.random()
         let session = Session(
             tokenHash: Secret.sha256(token), userID: userID, csrfToken: Secret.random(),

@@ -49,26 +49,34 @@ public struct UserStore: Sendable {
         try pool.read { try User.fetchCount($0) }
     }
 
-    /// Inserts `user`, returning it with its id. Fails with `.emailTaken` when the email exists.
-    public func insert(_ user: User) throws -> User {
+    /// Inserts `user` with its audit line, returning it with its id. Fails with `.emailTaken` when the email exists.
+    public func insert(_ user: User, actor: AuditActor, now: Date) throws -> User {
         try pool.write { db in
             if try User.filter(Column("email").collating(.nocase) == user.email).fetchCount(db) > 0 {
                 throw UserStoreError.emailTaken
             }
             var inserted = user
             try inserted.insert(db)
+            try Self.recordCreation(of: inserted, actor: actor, details: "role \(user.role.rawValue)", now: now, in: db)
             return inserted
         }
     }
 
-    /// Inserts `user` only if there is no user at all (first-run setup), atomically.
-    public func insertFirst(_ user: User) throws -> User? {
+    /// Inserts `user` only if there is no user at all (first-run setup), atomically. The audit line names the
+    /// new user as the one who made the account: nobody else was there.
+    public func insertFirst(_ user: User, now: Date) throws -> User? {
         try pool.write { db in
             guard try User.fetchCount(db) == 0 else { return nil }
             var inserted = user
             try inserted.insert(db)
+            let setUp = AuditActor.user(id: db.lastInsertedRowID, email: user.email)
+            try Self.recordCreation(of: inserted, actor: setUp, details: "role \(user.role.rawValue), first user, at setup", now: now, in: db)
             return inserted
         }
+    }
+
+    private static func recordCreation(of user: User, actor: AuditActor, details: String, now: Date, in db: Database) throws {
+        try AuditLogStore.record(actor, action: "user.create", subject: "user \(user.email)", details: details, at: now, in: db)
     }
 
     public func find(id: Int64) throws -> User? {
@@ -83,17 +91,36 @@ public struct UserStore: Sendable {
         try pool.read { try User.order(Column("email").collating(.nocase)).fetchAll($0) }
     }
 
-    /// Saves `user`'s role, name, active flag and password hash; refuses to leave no active admin.
-    public func update(_ user: User) throws {
+    /// Saves `user`'s role, name, active flag and password hash with its audit line (`action`, `details`),
+    /// and ends the sessions `ending` names, in one transaction; refuses to leave no active admin.
+    public func update(
+        _ user: User, ending: SessionsToEnd, action: String, details: String, actor: AuditActor, now: Date
+    ) throws {
         try pool.write { db in
             try user.update(db)
             let admins = try User.filter(Column("role") == Role.admin.rawValue && Column("active") == true).fetchCount(db)
             if admins == 0 { throw UserStoreError.lastAdmin }
-            if !user.active, let id = user.id {
-                try db.execute(sql: "DELETE FROM sessions WHERE user_id = ?", arguments: [id])
+            if let id = user.id {
+                switch ending {
+                case .none:
+                    break
+                case .all:
+                    try db.execute(sql: "DELETE FROM sessions WHERE user_id = ?", arguments: [id])
+                case .allExcept(let kept):
+                    try db.execute(sql: "DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?", arguments: [id, kept])
+                }
             }
+            try AuditLogStore.record(actor, action: action, subject: "user \(user.email)", details: details, at: now, in: db)
         }
     }
+}
+
+/// Which of a user's sessions a change to the user ends.
+public enum SessionsToEnd: Sendable, Equatable {
+    case none
+    case all
+    /// Every session but the one with this token hash: the browser that made the change stays signed in.
+    case allExcept(tokenHash: String)
 }
 
 public enum UserStoreError: Error, Equatable {

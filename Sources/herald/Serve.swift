@@ -37,6 +37,11 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Mark cookies Secure; use when Herald is served over https (env HERALD_SECURE_COOKIES=1).")
     var secureCookies = false
 
+    @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp(
+        "A reverse proxy in front of Herald, as an address or a CIDR range; repeat for several (env HERALD_TRUSTED_PROXIES, comma-separated).",
+        discussion: "Only requests from these proxies take the client's address from X-Forwarded-For (its right-most address that is not a trusted proxy); login throttling counts failures per client address."))
+    var trustedProxies: [String] = []
+
     @Option(help: "Request threads (env HERALD_THREADS; default 2 per core, at least 4): a request waiting on the database holds its thread.")
     var threads: Int?
 
@@ -50,6 +55,7 @@ struct Serve: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: levelName) else {
             throw ValidationError("Unknown log level \(levelName): use trace, debug, info, notice, warning, error or critical.")
         }
+        let proxies = try Self.trustedProxies(trustedProxies, environment: environment["HERALD_TRUSTED_PROXIES"])
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "herald")
         logger.logLevel = level
@@ -63,6 +69,10 @@ struct Serve: AsyncParsableCommand {
         }
         var configuration = ConsoleConfiguration(resources: try storage.resourcesFolder())
         configuration.secureCookies = secureCookies || environment["HERALD_SECURE_COOKIES"] == "1"
+        configuration.trustedProxies = proxies
+        if !proxies.isEmpty {
+            logger.info("client addresses come from X-Forwarded-For on connections from \(proxies.map(\.description).joined(separator: ", "))")
+        }
         let application = try await HeraldApplication(configuration: configuration, database: database, logger: logger)
 
         var serverConfiguration = HTTPServerConfiguration()
@@ -114,6 +124,17 @@ struct Serve: AsyncParsableCommand {
         server.shutdown(gracePeriod: .seconds(8))
         try database.close()
         logger.info("stopped")
+    }
+
+    /// The `--trusted-proxy` options, else the comma-separated `HERALD_TRUSTED_PROXIES`, each read as an address or range.
+    static func trustedProxies(_ options: [String], environment: String?) throws -> [AddressRange] {
+        let texts = options.isEmpty ? (environment ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } : options
+        return try texts.map { text in
+            guard let range = AddressRange(text) else {
+                throw ValidationError("A trusted proxy is an IP address or a CIDR range such as 10.0.0.0/8 or fd00::/8, not \(text). Check --trusted-proxy and HERALD_TRUSTED_PROXIES.")
+            }
+            return range
+        }
     }
 
     /// A whole-number option, else its environment variable, within `range`; nil when neither is set.

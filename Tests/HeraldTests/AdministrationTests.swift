@@ -71,6 +71,77 @@ struct AdministrationTests {
         #expect(try app.database.users.find(id: id)?.active == true)
     }
 
+    @Test("An admin's password reset and a deactivation end every session of that user at once")
+    func resetAndDeactivationEndSessions() async throws {
+        // Given a viewer signed in on two browsers
+        let (app, admin) = try await TestApp.withAdmin()
+        try app.createUser(email: "vera@example.com", role: .viewer)
+        let id = try #require(try app.database.users.find(email: "vera@example.com")?.id)
+        func signInTwice(password: String) throws -> [TestBrowser] {
+            try ["10.2.1.1", "10.2.1.2"].map { address in
+                let browser = app.browser(address: address)
+                let login = try browser.submit("/login", from: "/login", ["email": "vera@example.com", "password": password])
+                #expect(login.status == 303)
+                return browser
+            }
+        }
+        func sessions() async throws -> Int {
+            try await app.database.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM sessions WHERE user_id = ?", arguments: [id]) ?? 0 }
+        }
+        var browsers = try signInTwice(password: "correct horse battery")
+        #expect(try await sessions() == 2)
+
+        // When an admin resets her password
+        let reset = try admin.submit("/users/\(id)/password", from: "/users/\(id)", ["password": "a brand new secret"])
+        #expect(reset.status == 303)
+        // Then both sessions are gone at once, and both browsers are asked to sign in
+        #expect(try await sessions() == 0)
+        for browser in browsers { #expect(browser.get("/campaigns").headers["Location"] == "/login?next=%2Fcampaigns") }
+        #expect(admin.get("/users/\(id)").text.contains("signed out everywhere"))
+
+        // When she signs in again on both, and the admin deactivates her
+        browsers = try signInTwice(password: "a brand new secret")
+        #expect(try await sessions() == 2)
+        _ = try admin.submit("/users/\(id)/deactivate", from: "/users/\(id)", ["confirm": "yes"])
+        // Then both sessions are gone too
+        #expect(try await sessions() == 0)
+        for browser in browsers { #expect(browser.get("/campaigns").status == 303) }
+    }
+
+    @Test("An admin cannot deactivate themselves or reset their own password here (4xx, not 500); stepping down lands on campaigns")
+    func actingOnYourself() async throws {
+        // Given two admins
+        let (app, admin) = try await TestApp.withAdmin()
+        try app.createUser(email: "bob@example.com", role: .admin)
+        let me = try #require(try app.database.users.find(email: "admin@example.com"))
+        let id = try #require(me.id)
+
+        // When the admin opens their own page, it offers neither deactivation nor a password reset
+        let page = admin.get("/users/\(id)").text
+        #expect(!page.contains(#"action="/users/\#(id)/deactivate""#))
+        #expect(!page.contains(#"action="/users/\#(id)/password""#))
+        #expect(page.contains("You cannot deactivate your own account"))
+        #expect(page.contains(#"<a href="/account/password">Change password</a>: it asks for your current one"#))
+
+        // And a crafted deactivation or reset of themselves is refused with a message on the form
+        let deactivate = try admin.submit("/users/\(id)/deactivate", from: "/users/\(id)", ["confirm": "yes"])
+        #expect(deactivate.status == 422)
+        #expect(deactivate.text.contains("You cannot deactivate your own account: you would be signed out at once. Ask another admin to do it."))
+        let reset = try admin.submit("/users/\(id)/password", from: "/users/\(id)", ["password": "a brand new secret"])
+        #expect(reset.status == 422)
+        #expect(reset.text.contains("Change your own password on the Change password page"))
+        #expect(try app.database.users.find(id: id) == me)
+        #expect(admin.get("/campaigns").status == 200, "still signed in")
+
+        // When they make themselves an editor (another admin remains), they land on a page they may see
+        let stepDown = try admin.submit("/users/\(id)/role", from: "/users/\(id)", ["role": "editor"])
+        #expect(stepDown.status == 303)
+        #expect(stepDown.headers["Location"] == "/campaigns")
+        let campaigns = admin.get("/campaigns")
+        #expect(campaigns.status == 200)
+        #expect(campaigns.text.contains("Ada Admin is now an editor."))
+    }
+
     @Test("An app's key is shown once, stored hashed, authenticates with its scopes, and stops working when revoked")
     func apiKeys() async throws {
         // Given an app
@@ -127,10 +198,37 @@ struct AdministrationTests {
         _ = try admin.submit("/users", from: "/users/new", ["name": "Val", "email": "val@example.com", "password": "0123456789ab", "role": "viewer"])
         let entries = try app.database.auditLog.page(offset: 0, limit: 10)
         #expect(entries.map(\.action) == ["user.create", "key.create", "app.create", "user.create"])
-        #expect(entries.dropLast().allSatisfy { $0.actor == "admin@example.com" })
+        // The first admin made their own account at /setup
+        #expect(entries.allSatisfy { $0.actor == "admin@example.com" })
+        #expect(entries.last?.details == "role admin, first user, at setup")
         let page = admin.get("/audit").text
         #expect(page.contains("key.create"))
         #expect(page.contains("app.create"))
+    }
+
+    @Test("A user change and its audit line commit together: when the line cannot be written, nothing changes")
+    func auditLineInTheChangesTransaction() async throws {
+        // Given a viewer, and an audit log that refuses every new line
+        let (app, admin) = try await TestApp.withAdmin()
+        try app.createUser(email: "vera@example.com", role: .viewer)
+        let vera = try #require(try app.database.users.find(email: "vera@example.com"))
+        let id = try #require(vera.id)
+        try await app.database.pool.write { db in
+            try db.execute(sql: "CREATE TRIGGER audit_refused BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'audit refused'); END")
+        }
+
+        // When an admin adds a user, changes a role, resets a password and deactivates
+        let attempts = [
+            try admin.submit("/users", from: "/users/new", ["name": "Eddie", "email": "eddie@example.com", "password": "0123456789ab", "role": "editor"]),
+            try admin.submit("/users/\(id)/role", from: "/users/\(id)", ["role": "admin"]),
+            try admin.submit("/users/\(id)/password", from: "/users/\(id)", ["password": "a brand new secret"]),
+            try admin.submit("/users/\(id)/deactivate", from: "/users/\(id)", ["confirm": "yes"]),
+        ]
+
+        // Then each one fails, and none of the changes is stored
+        #expect(attempts.map(\.status) == [500, 500, 500, 500])
+        #expect(try app.database.users.find(email: "eddie@example.com") == nil)
+        #expect(try app.database.users.find(id: id) == vera)
     }
 
     @Test("The audit log pages through long histories")

@@ -102,9 +102,9 @@ struct CommandLineTests {
     func administration() throws {
         let folder = try TemporaryFolder()
         let db = folder.url.appendingPathComponent("data/herald.sqlite").path
-        let latest = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("migrations").path)
-            .filter { $0.hasSuffix(".sql") }.sorted().last.map { String($0.dropLast(4)) }
-        #expect(try Self.run(["migrate", "--db", db]).stdout.contains("at migration \(try #require(latest))"))
+        let latest = try #require(try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("migrations").path)
+            .filter { $0.hasSuffix(".sql") }.sorted().last?.dropLast(4))
+        #expect(try Self.run(["migrate", "--db", db]).stdout.contains("at migration \(latest) "))
 
         let user = try Self.run(["user", "create", "--db", db, "--email", "ops@example.com", "--role", "admin", "--password-stdin"],
                                 input: "a long enough password\n")

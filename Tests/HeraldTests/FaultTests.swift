@@ -168,8 +168,9 @@ struct FaultTests {
         let page = try console.submit("/campaigns/\(herald.campaign)/pause", from: "/campaigns/\(herald.campaign)")
         #expect(page.status == 503)
         #expect(page.text.contains("Herald cannot save right now: its database is read-only."), "\(page.text)")
-        // A visitor cannot even get a sign-in form, which needs a session row: the page says why
-        let login = try HTTP.call(port: port, "GET", "/login")
+        // A visitor gets the sign-in form, which stores nothing, but signing in stores a session: the page says why
+        let (visitor, token) = try HTTP.Console.openLogin(port: port)
+        let login = try visitor.post("/login", ["csrf_token": token, "email": Herald.adminEmail, "password": Herald.adminPassword])
         #expect(login.status == 503)
         #expect(login.text.contains("read-only"))
 

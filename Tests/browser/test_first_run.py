@@ -21,10 +21,12 @@ ADMIN_EMAIL = "maryam@example.com"
 ADMIN_PASSWORD = "a-long-enough-passphrase"
 SHORT_PASSWORD = "short"
 WRONG_PASSWORD = "not-the-right-passphrase"
+NEW_PASSWORD = "an-even-longer-passphrase"
 
 SETUP_FORM = 'form[action="/setup"]'
 LOGIN_FORM = 'form[action="/login"]'
 LOGOUT_FORM = 'form[action="/logout"]'
+PASSWORD_FORM = 'form[action="/account/password"]'
 
 
 # --- helpers -----------------------------------------------------------------
@@ -176,6 +178,61 @@ def test_sign_out_and_sign_back_in(driver, herald_server, screenshot):
     assert_campaigns_empty_state(driver)
     assert visible(driver, "div.user-menu .user-name").text == ADMIN_NAME
     screenshot("campaigns-after-login.png")
+
+
+def press_enter_in(driver: WebDriver, css: str) -> None:
+    """Submit a form from the keyboard, with Enter in one of its fields, and wait for the next page."""
+    old_page = driver.find_element(By.TAG_NAME, "html")
+    visible(driver, css).send_keys(Keys.ENTER)
+    wait(driver).until(replaced(old_page), message=f"Enter in {css} did not submit the form")
+
+
+def test_changing_the_password_from_the_user_menu_by_keyboard(driver, herald_server, screenshot):
+    # Given the admin signed in on the campaigns page
+    wait_for_path(driver, "/campaigns")
+
+    # When they follow "Change password" in the user menu
+    link = visible(driver, 'div.user-menu a[href="/account/password"]')
+    assert link.text == "Change password"
+    link.send_keys(Keys.ENTER)
+    wait_for_path(driver, "/account/password")
+    visible(driver, PASSWORD_FORM)
+
+    # And type a wrong current password, submitting with Enter
+    fill(driver, "#field-current-password", WRONG_PASSWORD)
+    fill(driver, "#field-password", NEW_PASSWORD)
+    fill(driver, "#field-password-confirmation", NEW_PASSWORD)
+    press_enter_in(driver, "#field-password-confirmation")
+
+    # Then the summary is announced, links to the field, and the field says what is wrong
+    summary = visible(driver, ".error-summary")
+    assert summary.get_attribute("role") == "alert"
+    assert summary.find_element(By.CSS_SELECTOR, "a").get_attribute("href").endswith("#field-current-password")
+    current = driver.find_element(By.ID, "field-current-password")
+    assert current.get_attribute("aria-invalid") == "true"
+    error = visible(driver, "#field-current-password-error")
+    assert "not your current password" in error.text
+    assert "field-current-password-error" in current.get_attribute("aria-describedby")
+    assert current.get_attribute("value") == "", "a typed password is never sent back"
+    screenshot("password-error.png")
+
+    # When they type the right one
+    fill(driver, "#field-current-password", ADMIN_PASSWORD)
+    fill(driver, "#field-password", NEW_PASSWORD)
+    fill(driver, "#field-password-confirmation", NEW_PASSWORD)
+    press_enter_in(driver, "#field-password-confirmation")
+
+    # Then they stay signed in and are told the password changed
+    wait_for_path(driver, "/account/password")
+    assert "Your password is changed" in visible(driver, "div.flash.flash-success").text
+    screenshot("password-changed.png")
+
+    # And after signing out, only the new password signs them in
+    submit(driver, LOGOUT_FORM)
+    fill(driver, "#field-email", ADMIN_EMAIL)
+    fill(driver, "#field-password", NEW_PASSWORD)
+    submit(driver, LOGIN_FORM)
+    assert_campaigns_empty_state(driver)
 
 
 def test_skip_link_is_the_first_tab_stop_on_the_login_page(driver, herald_server, screenshot):

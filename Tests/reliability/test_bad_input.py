@@ -67,7 +67,9 @@ def read_reply(sock: socket.socket) -> Reply:
     headers = {}
     for line in lines[1:]:
         name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
+        key = name.strip().lower()
+        # A repeated header (Set-Cookie at sign-in) is kept whole, joined as HTTP joins lists.
+        headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
     length = int(headers.get("content-length", "0"))
     try:
         while len(body) < length:
@@ -147,8 +149,8 @@ class Herald:
         return reply.json()["total"]
 
 
-def session_cookie(reply: Reply) -> str | None:
-    match = re.search(r"herald_session=([^;]+)", reply.headers.get("set-cookie", ""))
+def cookie(reply: Reply, name: str) -> str | None:
+    match = re.search(rf"{name}=([^;]+)", reply.headers.get("set-cookie", ""))
     return match.group(1) if match else None
 
 
@@ -160,11 +162,11 @@ def csrf_token(reply: Reply) -> str:
 
 def sign_in(herald: Herald) -> None:
     login = herald.send("GET", "/login")
-    visitor = session_cookie(login)
+    visitor = cookie(login, "herald_visitor")
     form = f"email={herald.email}&password={herald.password}&csrf_token={csrf_token(login)}".encode()
-    signed_in = herald.send("POST", "/login", form, {"Cookie": f"herald_session={visitor}", "Content-Type": URLENCODED})
+    signed_in = herald.send("POST", "/login", form, {"Cookie": f"herald_visitor={visitor}", "Content-Type": URLENCODED})
     assert signed_in.status == 303, signed_in.text
-    herald.session = session_cookie(signed_in)
+    herald.session = cookie(signed_in, "herald_session")
     composer = herald.browser("GET", "/campaigns/new")
     assert composer.status == 200
     herald.csrf = csrf_token(composer)
@@ -240,7 +242,7 @@ INVALID_UTF8 = [b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"caf\xe9"]  # stray 
 @pytest.mark.parametrize("bad", INVALID_UTF8, ids=["ff-fe", "broken-pair", "surrogate", "latin-1"])
 def test_invalid_utf8_in_the_login_form_is_a_400(herald: Herald, bad: bytes):
     login = herald.send("GET", "/login")
-    cookie = {"Cookie": f"herald_session={session_cookie(login)}"}
+    visitor = {"Cookie": f"herald_visitor={cookie(login, 'herald_visitor')}"}
     token = csrf_token(login).encode()
     escaped = "".join(f"%{byte:02X}" for byte in bad).encode()
 
@@ -249,7 +251,7 @@ def test_invalid_utf8_in_the_login_form_is_a_400(herald: Herald, bad: bytes):
         (b"email=" + bad + b"&password=x&csrf_token=" + token, URLENCODED),
         (multipart([("email", bad), ("password", b"x"), ("csrf_token", token)]), MULTIPART),
     ]:
-        reply = herald.send("POST", "/login", body, {**cookie, "Content-Type": content_type})
+        reply = herald.send("POST", "/login", body, {**visitor, "Content-Type": content_type})
         assert reply.status == 400, reply.text[:500]
         assert "not valid UTF-8" in reply.text
         assert_still_serving(herald)
@@ -340,7 +342,7 @@ def truncations(body: bytes) -> dict[str, bytes]:
 def test_truncated_multipart_forms_are_a_400(herald: Herald):
     before = herald.campaign_count()
     login = herald.send("GET", "/login")
-    visitor = {"Cookie": f"herald_session={session_cookie(login)}", "Content-Type": MULTIPART}
+    visitor = {"Cookie": f"herald_visitor={cookie(login, 'herald_visitor')}", "Content-Type": MULTIPART}
     forms = {
         ("/login", "visitor"): multipart([("email", herald.email.encode()), ("password", b"wrong"),
                                           ("csrf_token", csrf_token(login).encode())]),

@@ -67,20 +67,17 @@ extension HeraldApplication {
     private func browserPage(_ context: RequestContext, route: Route) throws -> Response {
         var context = context
         let sessions = services.database.sessions
-        var newSessionCookie: SetCookie?
+        var visitorCookie: SetCookie?
         let configuration = services.configuration
 
         if let token = context.request.cookies[Services.sessionCookie], let session = try sessions.find(token: token),
            session.expiresAt > context.now,
            context.now.timeIntervalSince(session.lastSeenAt) < configuration.sessionIdleTimeout {
-            context.session = session
-            if let userID = session.userID {
-                if let user = try services.database.users.find(id: userID), user.active {
-                    context.user = user
-                } else {
-                    try sessions.delete(tokenHash: session.tokenHash)
-                    context.session = nil
-                }
+            if let user = try services.database.users.find(id: session.userID), user.active {
+                context.session = session
+                context.user = user
+            } else {
+                try sessions.delete(tokenHash: session.tokenHash)
             }
         }
 
@@ -92,19 +89,24 @@ extension HeraldApplication {
             }
         }
 
-        switch route.access {
-        case .signedIn(let role):
+        if case .signedIn(let role) = route.access {
             guard let user = context.user else {
                 let next = context.request.method == "GET" ? "?next=" + PercentEncoding.encode(context.request.target) : ""
                 return .redirect(to: "/login" + next)
             }
             guard user.role.includes(role) else { throw HTTPError.forbidden }
-        default:
-            if context.session == nil {
-                let created = try sessions.create(userID: nil, now: context.now, lifetime: configuration.sessionIdleTimeout)
-                context.session = created.session
-                newSessionCookie = SetCookie(name: Services.sessionCookie, value: created.token, secure: configuration.secureCookies)
+        }
+
+        if let session = context.session {
+            context.csrfToken = session.csrfToken
+        } else {
+            // A visitor's token is signed, not stored: page views by anyone write nothing.
+            var visitorID = context.request.cookies[VisitorForms.cookie] ?? ""
+            if !Secret.isToken(visitorID) {
+                visitorID = Secret.random()
+                visitorCookie = SetCookie(name: VisitorForms.cookie, value: visitorID, secure: configuration.secureCookies)
             }
+            context.csrfToken = services.visitorForms.token(forVisitor: visitorID)
         }
 
         if context.request.method != "GET" && context.request.method != "HEAD" {
@@ -119,8 +121,9 @@ extension HeraldApplication {
             } catch .tooManyFields {
                 throw HTTPError(413, "This form sent more than the \(Request.maxFormFields) fields Herald accepts, so nothing was saved. A campaign holds at most \(CampaignLimits.dataPairs) custom data pairs and \(CampaignLimits.triggers) triggers.")
             }
-            guard let session = context.session, let token = context.form["csrf_token"],
-                  Secret.constantTimeEquals(token, session.csrfToken) else { throw HTTPError.csrf }
+            guard let token = context.form["csrf_token"], Secret.constantTimeEquals(token, context.csrfToken) else {
+                throw HTTPError.csrf
+            }
         }
 
         if var session = context.session, context.now.timeIntervalSince(session.lastSeenAt) > 60 {
@@ -130,7 +133,7 @@ extension HeraldApplication {
         }
 
         var response = try route.handler(context)
-        if let newSessionCookie { response.setCookie(newSessionCookie) }
+        if let visitorCookie { response.setCookie(visitorCookie) }
         response.headers.set("Cache-Control", "no-store")
         return response
     }

@@ -9,6 +9,8 @@ public struct RequestContext: Sendable {
     public internal(set) var session: Session?
     public internal(set) var user: User?
     public internal(set) var apiKey: APIKey?
+    /// The token this browser's forms carry: its session's, or for a visitor one signed for their cookie.
+    public internal(set) var csrfToken = ""
     /// The decoded fields of a form POST (empty for other requests).
     public internal(set) var form = FormData()
     /// The request's time, from the application's clock.

@@ -6,6 +6,7 @@ extension HeraldApplication {
     static func routes(services: Services, staticFiles: StaticFiles) -> [Route] {
         let health = Health(database: services.database)
         let accounts = AccountPages(services: services)
+        let password = PasswordPages(services: services)
         let campaigns = CampaignPages(services: services)
         let transfer = CampaignTransferPages(services: services)
         let preview = PreviewPages(services: services)
@@ -30,6 +31,8 @@ extension HeraldApplication {
             Route("GET", "/login", .visitor, accounts.loginForm),
             Route("POST", "/login", .visitor, accounts.login),
             Route("POST", "/logout", .visitor, accounts.logout),
+            Route("GET", "/account/password", .signedIn(.viewer), password.form),
+            Route("POST", "/account/password", .signedIn(.viewer), password.change),
 
             Route("GET", "/", .signedIn(.viewer)) { _ in .redirect(to: "/campaigns") },
 

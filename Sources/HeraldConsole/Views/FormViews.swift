@@ -31,6 +31,12 @@ struct ErrorSummaryItem: Sendable {
     let message: String
 }
 
+/// A form of plain fields with its error summary (setup, password change).
+struct FieldsForm: Sendable {
+    let fields: [FieldView]
+    let errors: [ErrorSummaryItem]
+}
+
 /// One labeled input, rendered by `partials/field`.
 struct FieldView: Sendable {
     let id: String

@@ -4,6 +4,7 @@ enum Template: String, CaseIterable, Sendable {
     case error = "errors/error"
     case setup = "accounts/setup"
     case login = "accounts/login"
+    case changePassword = "accounts/password"
     case campaigns = "campaigns/index"
     case composer = "campaigns/composer"
     case campaign = "campaigns/show"

@@ -56,13 +56,19 @@ enum HTTP {
 
         /// Signs in through the login form, as a person would.
         static func signIn(port: UInt16, email: String, password: String) throws -> Console {
-            let form = try call(port: port, "GET", "/login")
-            guard let visitor = sessionCookie(form), let token = TestBrowser.csrfToken(in: form.text) else {
-                throw TestFailure("no session or form on /login (status \(form.status))")
-            }
-            let answer = try Console(port: port, cookie: visitor).post("/login", ["csrf_token": token, "email": email, "password": password])
-            guard answer.status == 303, let signedIn = sessionCookie(answer) else { throw TestFailure("sign-in failed: \(answer.status)") }
+            let (visitor, token) = try openLogin(port: port)
+            let answer = try visitor.post("/login", ["csrf_token": token, "email": email, "password": password])
+            guard answer.status == 303, let signedIn = cookie("herald_session", in: answer) else { throw TestFailure("sign-in failed: \(answer.status)") }
             return Console(port: port, cookie: signedIn)
+        }
+
+        /// A visitor who opened the login page: their visitor cookie, and the form's token.
+        static func openLogin(port: UInt16) throws -> (visitor: Console, token: String) {
+            let form = try call(port: port, "GET", "/login")
+            guard let visitor = cookie("herald_visitor", in: form), let token = TestBrowser.csrfToken(in: form.text) else {
+                throw TestFailure("no visitor cookie or form on /login (status \(form.status))")
+            }
+            return (Console(port: port, cookie: visitor), token)
         }
 
         /// The same browser talking to another server on the same database.
@@ -88,9 +94,9 @@ enum HTTP {
                             body: Array(body.utf8))
         }
 
-        private static func sessionCookie(_ reply: RawHTTPConnection.Reply) -> String? {
-            guard let header = reply.headers["set-cookie"], header.hasPrefix("herald_session=") else { return nil }
-            return String(header.split(separator: ";")[0])
+        /// `name=value` of the cookie `name` that `reply` sets.
+        private static func cookie(_ name: String, in reply: RawHTTPConnection.Reply) -> String? {
+            reply.setCookies.lazy.map { String($0.split(separator: ";")[0]) }.first { $0.hasPrefix(name + "=") }
         }
     }
 }

@@ -7,7 +7,10 @@ import Glibc
 final class RawHTTPConnection {
     struct Reply {
         let status: Int
+        /// By lower-cased name; the last of a repeated header.
         let headers: [String: String]
+        /// Every `Set-Cookie` value, in order.
+        let setCookies: [String]
         let body: [UInt8]
         var text: String { String(decoding: body, as: UTF8.self) }
     }
@@ -64,7 +67,7 @@ final class RawHTTPConnection {
         guard try fill(toAtLeast: length) else { throw TestFailure("connection closed inside a body") }
         let body = Array(buffer[..<length])
         buffer.removeFirst(length)
-        return Reply(status: head.status, headers: head.headers, body: body)
+        return Reply(status: head.status, headers: head.headers, setCookies: head.setCookies, body: body)
     }
 
     /// Reads a response with a chunked body, handing the body to `receive` piece by piece as it arrives,
@@ -106,11 +109,15 @@ final class RawHTTPConnection {
         buffer.removeFirst(headerEnd + 4)
         let status = Int(lines[0].split(separator: " ")[1]) ?? 0
         var headers: [String: String] = [:]
+        var setCookies: [String] = []
         for line in lines.dropFirst() {
             let parts = line.split(separator: ":", maxSplits: 1)
-            if parts.count == 2 { headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2 else { continue }
+            let name = parts[0].lowercased(), value = parts[1].trimmingCharacters(in: .whitespaces)
+            headers[name] = value
+            if name == "set-cookie" { setCookies.append(value) }
         }
-        return Reply(status: status, headers: headers, body: [])
+        return Reply(status: status, headers: headers, setCookies: setCookies, body: [])
     }
 
     /// Whether the server closed the connection (a read returns end of file, or a reset when it closed

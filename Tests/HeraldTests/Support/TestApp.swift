@@ -48,7 +48,8 @@ struct TestApp {
     /// Cheap scrypt parameters: the format and code path are the production ones, only faster.
     static let hasher = PasswordHasher(logRounds: 8)
 
-    init() async throws {
+    /// `configure` changes the configuration before the application is built (the clock and hasher are set already).
+    init(configure: (inout ConsoleConfiguration) -> Void = { _ in }) async throws {
         folder = try TemporaryFolder()
         clock = TestClock()
         database = try AppDatabase(
@@ -59,6 +60,7 @@ struct TestApp {
         configuration.passwordHasher = Self.hasher
         let clock = clock
         configuration.clock = { clock.now }
+        configure(&configuration)
         application = try await HeraldApplication(
             configuration: configuration, database: database, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
@@ -82,8 +84,11 @@ struct TestApp {
     }
 
     /// An app with an admin already set up; returns the signed-in admin's browser.
-    static func withAdmin(email: String = "admin@example.com", password: String = "correct horse battery") async throws -> (TestApp, TestBrowser) {
-        let app = try await TestApp()
+    static func withAdmin(
+        email: String = "admin@example.com", password: String = "correct horse battery",
+        configure: (inout ConsoleConfiguration) -> Void = { _ in }
+    ) async throws -> (TestApp, TestBrowser) {
+        let app = try await TestApp(configure: configure)
         let browser = app.browser()
         let response = try browser.submit(
             "/setup", from: "/setup",
@@ -153,6 +158,11 @@ final class TestBrowser: @unchecked Sendable {
             if header.contains("Max-Age=0") { cookies[name] = nil } else { cookies[name] = value }
         }
         return response
+    }
+
+    /// Puts a cookie in the jar, as another site or a script on a shared domain could.
+    func setCookie(_ name: String, _ value: String) {
+        cookies[name] = value
     }
 
     static func csrfToken(in html: String) -> String? {

@@ -7,15 +7,6 @@ import HeraldStorage
 struct AccountPages: Sendable {
     let services: Services
 
-    private var accounts: Accounts {
-        Accounts(database: services.database, hasher: services.configuration.passwordHasher)
-    }
-
-    struct SetupForm: Sendable {
-        let fields: [FieldView]
-        let errors: [ErrorSummaryItem]
-    }
-
     func setupForm(_ context: RequestContext) throws -> Response {
         if try services.database.users.count() > 0 { return .redirect(to: "/login") }
         return try renderSetup(context, form: FormData(), errors: FormErrors())
@@ -23,19 +14,15 @@ struct AccountPages: Sendable {
 
     func setup(_ context: RequestContext) throws -> Response {
         let form = context.form
-        if try services.database.users.count() > 0 {
-            try services.flash(context, .info, "Herald is already set up. Sign in with your account.")
-            return .redirect(to: "/login")
-        }
+        if try services.database.users.count() > 0 { return .redirect(to: VisitorNotice.alreadySetUp.loginPage) }
         var errors = Accounts.problems(email: form["email"] ?? "", name: form["name"] ?? "", password: form["password"] ?? "")
         if form["password"] != form["password_confirmation"] {
-            errors.add("password_confirmation", "The two passwords differ. Type the same password twice.")
+            errors.add("password_confirmation", Accounts.passwordsDiffer)
         }
         do {
             guard errors.isEmpty else { throw errors }
-            let user = try accounts.create(
-                email: form["email"] ?? "", name: form["name"] ?? "", role: .admin, password: form["password"] ?? "",
-                actor: .commandLine, now: context.now, first: true)
+            let user = try services.accounts.createFirstAdmin(
+                email: form["email"] ?? "", name: form["name"] ?? "", password: form["password"] ?? "", now: context.now)
             return try signIn(user, context: context, to: "/campaigns", welcome: "Welcome to Herald, \(user.name). Register your first app to get started.")
         } catch let problems as FormErrors {
             return try renderSetup(context, form: form, errors: problems, status: 422)
@@ -43,7 +30,7 @@ struct AccountPages: Sendable {
     }
 
     private func renderSetup(_ context: RequestContext, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
-        let model = SetupForm(
+        let model = FieldsForm(
             fields: [
                 FieldView("name", label: "Your name", value: form["name"] ?? "", autocomplete: "name", errors: errors),
                 FieldView("email", label: "Email", type: "email", value: form["email"] ?? "", autocomplete: "email", errors: errors),
@@ -59,72 +46,84 @@ struct AccountPages: Sendable {
         let fields: [FieldView]
         let next: String
         let error: String?
-        let signedOut: Bool
+        let notice: String?
     }
 
     func loginForm(_ context: RequestContext) throws -> Response {
         if context.user != nil { return .redirect(to: safeNext(context.request.query["next"])) }
         return try renderLogin(
             context, email: "", next: context.request.query["next"] ?? "", error: nil,
-            signedOut: context.request.query["signed_out"] != nil)
+            notice: VisitorNotice.named(in: context.request.query)?.message)
     }
 
     func login(_ context: RequestContext) throws -> Response {
         let email = (context.form["email"] ?? "").trimmingCharacters(in: .whitespaces)
         let password = context.form["password"] ?? ""
         let next = context.form["next"] ?? ""
-        let throttle = LoginThrottle(store: services.database.loginFailures, policy: services.configuration.loginThrottle)
-        let address = context.request.remoteAddress
+        let configuration = services.configuration
+        let throttle = LoginThrottle(store: services.database.loginThrottles, policy: configuration.loginThrottle)
+        let user = try services.database.users.find(email: email)
 
-        if let wait = try throttle.waitBeforeNextAttempt(email: email, address: address, now: context.now) {
-            let minutes = max(1, Int((wait / 60).rounded(.up)))
-            var response = try renderLogin(
-                context, email: email, next: next,
-                error: "Too many attempts, try again in \(minutes) minute\(minutes == 1 ? "" : "s").", status: 429)
-            response.headers.set("Retry-After", String(Int(wait.rounded(.up))))
+        // From a browser where this account signed in before, only that browser's failures count; from
+        // anywhere else, the account's and the address's.
+        let keys: [LoginThrottleKey]
+        if let user, let browser = services.knownBrowsers.browser(fromCookie: context.request.cookies[KnownBrowsers.cookie], now: context.now),
+           browser.userID == user.id {
+            keys = [LoginThrottleKey(.browser, browser.id)]
+        } else {
+            let address = context.request.clientAddress(trustedProxies: configuration.trustedProxies)
+            keys = [LoginThrottleKey(.account, email.lowercased()), LoginThrottleKey(.address, address?.throttleSubject ?? "unknown")]
+        }
+        if let wait = try throttle.reserve(keys, now: context.now) {
+            var response = try renderLogin(context, email: email, next: next, error: LoginThrottle.message(waiting: wait), status: 429)
+            response.headers.set("Retry-After", LoginThrottle.retryAfter(wait))
             return response
         }
-        guard let user = try accounts.authenticate(email: email, password: password) else {
-            try throttle.recordFailure(email: email, address: address, now: context.now)
+        guard let signedIn = services.accounts.authenticate(user, password: password) else {
             return try renderLogin(
                 context, email: email, next: next,
                 error: "That email and password do not match an active account. Check both and try again.", status: 401)
         }
-        try throttle.recordSuccess(email: email, now: context.now)
-        return try signIn(user, context: context, to: safeNext(next), welcome: nil)
+        try throttle.succeeded(keys, now: context.now)
+        return try signIn(signedIn, context: context, to: safeNext(next), welcome: nil)
     }
 
     func logout(_ context: RequestContext) throws -> Response {
         if let session = context.session { try services.database.sessions.delete(tokenHash: session.tokenHash) }
-        var response = Response.redirect(to: "/login?signed_out=1")
+        var response = Response.redirect(to: VisitorNotice.signedOut.loginPage)
         response.setCookie(.expired(Services.sessionCookie, secure: services.configuration.secureCookies))
         return response
     }
 
-    /// Replaces the visitor's session with a new signed-in one, so a planted session id is worthless.
+    /// Makes a new session with a new token (a session is only ever made here, so a session id planted
+    /// in the browser beforehand is worthless), and ends the one the browser had, if any.
     private func signIn(_ user: User, context: RequestContext, to location: String, welcome: String?) throws -> Response {
+        // A stored user always has an id.
+        guard let userID = user.id else { throw HTTPError.notFound }
         let sessions = services.database.sessions
         if let old = context.session { try sessions.delete(tokenHash: old.tokenHash) }
-        var created = try sessions.create(userID: user.id, now: context.now, lifetime: services.configuration.sessionLifetime)
+        var created = try sessions.create(userID: userID, now: context.now, lifetime: services.configuration.sessionLifetime)
         if let welcome {
             created.session.flashKind = FlashKind.success.rawValue
             created.session.flashMessage = welcome
             try sessions.save(created.session)
         }
         var response = Response.redirect(to: location)
-        response.setCookie(SetCookie(name: Services.sessionCookie, value: created.token, secure: services.configuration.secureCookies))
+        let secure = services.configuration.secureCookies
+        response.setCookie(SetCookie(name: Services.sessionCookie, value: created.token, secure: secure))
+        response.setCookie(services.knownBrowsers.cookie(for: userID, now: context.now, secure: secure))
         return response
     }
 
     private func renderLogin(
-        _ context: RequestContext, email: String, next: String, error: String?, signedOut: Bool = false, status: Int = 200
+        _ context: RequestContext, email: String, next: String, error: String?, notice: String? = nil, status: Int = 200
     ) throws -> Response {
         let model = LoginForm(
             fields: [
                 FieldView("email", label: "Email", type: "email", value: email, autocomplete: "username"),
                 FieldView("password", label: "Password", type: "password", autocomplete: "current-password"),
             ],
-            next: next, error: error, signedOut: signedOut)
+            next: next, error: error, notice: notice)
         return try services.page(.login, title: "Sign in", model: model, context: context, status: status)
     }
 
@@ -135,5 +134,25 @@ struct AccountPages: Sendable {
         guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.hasPrefix("/\\"),
               !next.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return "/campaigns" }
         return next
+    }
+}
+
+/// A message for a visitor, who has no stored session to keep a flash in: the redirect to the login page
+/// names it in the query, and the page shows its fixed text (never text from the address).
+enum VisitorNotice: String, CaseIterable {
+    case signedOut = "signed_out"
+    case alreadySetUp = "already_set_up"
+
+    var message: String {
+        switch self {
+        case .signedOut: "You have signed out."
+        case .alreadySetUp: "Herald is already set up. Sign in with your account."
+        }
+    }
+
+    var loginPage: String { "/login?\(rawValue)=1" }
+
+    static func named(in query: FormData) -> VisitorNotice? {
+        allCases.first { query[$0.rawValue] != nil }
     }
 }

@@ -12,33 +12,33 @@ public struct Accounts: Sendable {
         self.hasher = hasher
     }
 
-    /// Validates and creates a user; `first` creates the first admin only if no user exists yet.
-    public func create(
-        email: String, name: String, role: Role, password: String, actor: AuditActor, now: Date, first: Bool = false
-    ) throws -> User {
+    /// Validates and creates a user; the audit line commits with it.
+    public func create(email: String, name: String, role: Role, password: String, actor: AuditActor, now: Date) throws -> User {
+        let user = try newUser(email: email, name: name, role: role, password: password, now: now)
+        do {
+            return try database.users.insert(user, actor: actor, now: now)
+        } catch UserStoreError.emailTaken {
+            throw FormErrors("email", "A user with this email already exists.")
+        }
+    }
+
+    /// Creates the first admin at setup, only if no user exists yet; the audit line names the new admin.
+    func createFirstAdmin(email: String, name: String, password: String, now: Date) throws -> User {
+        let user = try newUser(email: email, name: name, role: .admin, password: password, now: now)
+        guard let created = try database.users.insertFirst(user, now: now) else {
+            throw FormErrors("email", "Herald is already set up. Sign in instead.")
+        }
+        return created
+    }
+
+    private func newUser(email: String, name: String, role: Role, password: String, now: Date) throws -> User {
         let email = email.trimmingCharacters(in: .whitespaces)
         let name = name.trimmingCharacters(in: .whitespaces)
         let errors = Self.problems(email: email, name: name, password: password)
         guard errors.isEmpty else { throw errors }
-
-        let user = User(
+        return User(
             id: nil, email: email, name: name, role: role, passwordHash: try hasher.hash(password),
             active: true, createdAt: now, updatedAt: now)
-        let created: User
-        do {
-            if first {
-                guard let inserted = try database.users.insertFirst(user) else {
-                    throw FormErrors("email", "Herald is already set up. Sign in instead.")
-                }
-                created = inserted
-            } else {
-                created = try database.users.insert(user)
-            }
-        } catch UserStoreError.emailTaken {
-            throw FormErrors("email", "A user with this email already exists.")
-        }
-        try database.auditLog.record(actor, action: "user.create", subject: "user \(email)", details: "role \(role.rawValue)", at: now)
-        return created
     }
 
     /// What is wrong with a new user's details, field by field.
@@ -52,35 +52,66 @@ public struct Accounts: Sendable {
         return errors
     }
 
-    /// The active user with these credentials, or nil. Takes as long for unknown emails as for known ones.
-    func authenticate(email: String, password: String) throws -> User? {
-        guard let user = try database.users.find(email: email.trimmingCharacters(in: .whitespaces)) else {
-            _ = hasher.verify(password, against: Self.timingDecoy)
+    /// `user` if it is active and `password` is its password, else nil. Takes as long when there is no such
+    /// user (an unknown email) as when there is, so the time says nothing about who has an account.
+    func authenticate(_ user: User?, password: String) -> User? {
+        guard let user else {
+            _ = hasher.verify(password, against: hasher.decoy)
             return nil
         }
         guard hasher.verify(password, against: user.passwordHash), user.active else { return nil }
         return user
     }
 
-    /// Saves a change to a user; explains refusals in words for the form.
-    func update(_ user: User, action: String, details: String, actor: AuditActor, now: Date) throws {
+    /// Saves a change to a user with its audit line, ending the sessions `ending` names in the same
+    /// transaction; explains refusals in words for the form.
+    func update(_ user: User, ending: SessionsToEnd = .none, action: String, details: String, actor: AuditActor, now: Date) throws {
         var changed = user
         changed.updatedAt = now
         do {
-            try database.users.update(changed)
+            try database.users.update(changed, ending: ending, action: action, details: details, actor: actor, now: now)
         } catch UserStoreError.lastAdmin {
             throw FormErrors("role", "Herald needs at least one active admin. Make someone else an admin first.")
         }
-        try database.auditLog.record(actor, action: action, subject: "user \(user.email)", details: details, at: now)
     }
 
-    func setPassword(_ user: User, to password: String, actor: AuditActor, now: Date) throws {
+    /// Deactivates `user` and ends every session they have: they are signed out at once, everywhere.
+    func deactivate(_ user: User, actor: AuditActor, now: Date) throws {
+        var changed = user
+        changed.active = false
+        try update(changed, ending: .all, action: "user.deactivate", details: "", actor: actor, now: now)
+    }
+
+    /// An admin sets someone's password: every session of theirs ends, so whoever held one (perhaps the
+    /// reason for the reset) must sign in with the new password.
+    func resetPassword(of user: User, to password: String, actor: AuditActor, now: Date) throws {
         if let problem = InputRules.passwordProblem(password) { throw FormErrors("password", problem) }
         var changed = user
         changed.passwordHash = try hasher.hash(password)
-        try update(changed, action: "user.password_reset", details: "", actor: actor, now: now)
+        try update(changed, ending: .all, action: "user.password_reset", details: "", actor: actor, now: now)
     }
 
-    /// A valid hash of a random password, verified against when the email is unknown.
-    private static let timingDecoy = (try? PasswordHasher().hash(Secret.random())) ?? ""
+    /// A user changes their own password: the session they use stays signed in, their other sessions end.
+    func changeOwnPassword(
+        of user: User, current: String, new password: String, confirmation: String, keeping session: Session, now: Date
+    ) throws {
+        var errors = FormErrors()
+        if !hasher.verify(current, against: user.passwordHash) {
+            errors.add("current_password", "This is not your current password. Type the password you sign in with.")
+        }
+        if let problem = InputRules.passwordProblem(password) {
+            errors.add("password", problem)
+        } else if password == current {
+            errors.add("password", "The new password is the same as the current one. Choose a different one.")
+        }
+        if password != confirmation { errors.add("password_confirmation", Self.passwordsDiffer) }
+        guard errors.isEmpty, let id = user.id else { throw errors }
+        var changed = user
+        changed.passwordHash = try hasher.hash(password)
+        try update(changed, ending: .allExcept(tokenHash: session.tokenHash), action: "user.password_change", details: "",
+                   actor: .user(id: id, email: user.email), now: now)
+    }
+
+    /// What a form says when a password and its confirmation differ.
+    static let passwordsDiffer = "The two passwords differ. Type the same password twice."
 }

@@ -7,10 +7,6 @@ import HeraldStorage
 struct UserPages: Sendable {
     let services: Services
 
-    private var accounts: Accounts {
-        Accounts(database: services.database, hasher: services.configuration.passwordHasher)
-    }
-
     struct UserRow: Sendable {
         let id: Int64
         let email: String
@@ -31,7 +27,7 @@ struct UserPages: Sendable {
             UserRow(
                 id: user.id ?? 0, email: user.email, name: user.name, role: user.role.title,
                 roleBadge: "badge-\(user.role.rawValue)", active: user.active,
-                created: DisplayTime.date(user.createdAt), isYou: user.id == context.user?.id)
+                created: DisplayTime.date(user.createdAt), isYou: isYou(user, context))
         }
         return try services.page(.users, title: "Users", model: UserList(users: rows), context: context)
     }
@@ -53,7 +49,7 @@ struct UserPages: Sendable {
             guard let role = form["role"].flatMap(Role.init(rawValue:)) else {
                 throw FormErrors("role", "Choose a role: viewer, editor or admin.")
             }
-            let user = try accounts.create(
+            let user = try services.accounts.create(
                 email: form["email"] ?? "", name: form["name"] ?? "", role: role, password: form["password"] ?? "",
                 actor: context.actor, now: context.now)
             try services.flash(context, .success, "\(user.name) can now sign in as \(user.email).")
@@ -87,6 +83,7 @@ struct UserPages: Sendable {
         let isYou: Bool
         let roles: [ChoiceView]
         let roleError: String?
+        let confirmError: String?
         let password: FieldView
         let errors: [ErrorSummaryItem]
     }
@@ -102,47 +99,71 @@ struct UserPages: Sendable {
         }
         let previous = user.role
         user.role = role
-        return try save(user, context: context, action: "user.role_change", details: "\(previous.rawValue) → \(role.rawValue)",
-                        message: "\(user.name) is now \(role.rawValue == "admin" ? "an" : "a") \(role.rawValue).")
+        let message = "\(user.name) is now \(role == .viewer ? "a" : "an") \(role.rawValue)."
+        return try save(context, message: message) {
+            try services.accounts.update(user, action: "user.role_change", details: "\(previous.rawValue) → \(role.rawValue)",
+                                actor: context.actor, now: context.now)
+            // An admin who stepped down can no longer see the users pages.
+            return isYou(user, context) && role != .admin ? "/campaigns" : "/users/\(user.id ?? 0)"
+        }
     }
 
     func deactivate(_ context: RequestContext) throws -> Response {
-        var user = try user(context)
+        let user = try user(context)
+        if isYou(user, context) {
+            return try renderEdit(context, user: user, errors: FormErrors("confirm", Self.cannotDeactivateYourself), status: 422)
+        }
         guard context.form["confirm"] == "yes" else {
             return try renderEdit(context, user: user, errors: FormErrors("confirm", "Tick the box to confirm the deactivation."), status: 422)
         }
-        user.active = false
-        return try save(user, context: context, action: "user.deactivate", details: "",
-                        message: "\(user.name) can no longer sign in, and has been signed out.")
+        return try save(context, message: "\(user.name) can no longer sign in, and has been signed out.") {
+            try services.accounts.deactivate(user, actor: context.actor, now: context.now)
+            return "/users/\(user.id ?? 0)"
+        }
     }
 
     func activate(_ context: RequestContext) throws -> Response {
         var user = try user(context)
         user.active = true
-        return try save(user, context: context, action: "user.activate", details: "", message: "\(user.name) can sign in again.")
+        return try save(context, message: "\(user.name) can sign in again.") {
+            try services.accounts.update(user, action: "user.activate", details: "", actor: context.actor, now: context.now)
+            return "/users/\(user.id ?? 0)"
+        }
     }
 
     func resetPassword(_ context: RequestContext) throws -> Response {
         let user = try user(context)
-        do {
-            try accounts.setPassword(user, to: context.form["password"] ?? "", actor: context.actor, now: context.now)
-        } catch let problems as FormErrors {
-            return try renderEdit(context, user: user, errors: problems, status: 422)
+        if isYou(user, context) {
+            return try renderEdit(context, user: user, errors: FormErrors("password", Self.resetYourOwnPassword), status: 422)
         }
-        try services.flash(context, .success, "The password of \(user.name) has been changed.")
-        return .redirect(to: "/users/\(user.id ?? 0)")
+        return try save(context, message: "The password of \(user.name) has been changed, and they have been signed out everywhere.") {
+            try services.accounts.resetPassword(of: user, to: context.form["password"] ?? "", actor: context.actor, now: context.now)
+            return "/users/\(user.id ?? 0)"
+        }
     }
 
-    private func save(_ user: User, context: RequestContext, action: String, details: String, message: String) throws -> Response {
+    /// Runs `change`, which answers where to go next; a refusal re-renders the stored user's page with it.
+    private func save(_ context: RequestContext, message: String, _ change: () throws -> String) throws -> Response {
+        let location: String
         do {
-            try accounts.update(user, action: action, details: details, actor: context.actor, now: context.now)
+            location = try change()
         } catch let problems as FormErrors {
-            let stored = try self.user(context)
-            return try renderEdit(context, user: stored, errors: problems, status: 422)
+            return try renderEdit(context, user: try user(context), errors: problems, status: 422)
         }
         try services.flash(context, .success, message)
-        return .redirect(to: "/users/\(user.id ?? 0)")
+        return .redirect(to: location)
     }
+
+    private func isYou(_ user: User, _ context: RequestContext) -> Bool {
+        user.id != nil && user.id == context.user?.id
+    }
+
+    /// Deactivating yourself would end the very session making the change, with nobody left to undo it.
+    static let cannotDeactivateYourself =
+        "You cannot deactivate your own account: you would be signed out at once. Ask another admin to do it."
+    /// Your own password is changed where the current one is asked for, which keeps this session signed in.
+    static let resetYourOwnPassword =
+        "Change your own password on the Change password page (in the menu at the top), which asks for your current password."
 
     private func user(_ context: RequestContext) throws -> User {
         guard let user = try services.database.users.find(id: try context.id("id")) else { throw HTTPError.notFound }
@@ -151,9 +172,10 @@ struct UserPages: Sendable {
 
     private func renderEdit(_ context: RequestContext, user: User, errors: FormErrors, status: Int = 200) throws -> Response {
         let model = EditUserForm(
-            id: user.id ?? 0, email: user.email, name: user.name, active: user.active, isYou: user.id == context.user?.id,
+            id: user.id ?? 0, email: user.email, name: user.name, active: user.active, isYou: isYou(user, context),
             roles: Self.roleChoices(checked: user.role.rawValue),
-            roleError: errors.message(for: "role") ?? errors.message(for: "confirm"),
+            roleError: errors.message(for: "role"),
+            confirmError: errors.message(for: "confirm"),
             password: FieldView("password", label: "New password", type: "password", autocomplete: "new-password",
                                 hint: "At least \(InputRules.minimumPasswordLength) characters.", errors: errors),
             errors: errors.summary)
