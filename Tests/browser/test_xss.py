@@ -167,7 +167,7 @@ def free_text(layout: str, round_: str) -> dict[str, str]:
         "data.1.value": mix(code + "V", 300, offset + 11),
         "triggers.0.filters.0.property": mix(code + "p", 40, offset + 2),
         "triggers.0.filters.0.value": mix(code + "q", 400, offset + 7),
-        "targeting.appVersion.value": mix(code + "a", 300, offset + 4),
+        "targeting.appVersion.value": mix(code + "a", 100, offset + 4),  # CampaignLimits.appVersionRuleLength
         "targeting.userProperties.0.property": mix(code + "u", 40, offset + 6),
         "targeting.userProperties.0.value": mix(code + "w", 300, offset + 8),
     }

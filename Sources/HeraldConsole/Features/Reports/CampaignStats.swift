@@ -29,7 +29,7 @@ struct DayRange: Sendable, Equatable {
         func sentence(example: String) -> String {
             switch self {
             case .notADay(let field, let text):
-                "The \(field == "from" ? "start" : "end") date “\(text.prefix(40))” is not a date \(UTCTime.supportedText). Pick one in the calendar, or write it like \(example)."
+                "The \(field == "from" ? "start" : "end") date “\(text)” is not a date \(UTCTime.supportedText). Pick one in the calendar, or write it like \(example)."
             case .backwards(let from, let to):
                 "The start date (\(from)) is after the end date (\(to)). Choose a start on or before the end."
             case .tooLong:
@@ -42,11 +42,14 @@ struct DayRange: Sendable, Equatable {
     /// default start never reaches before the first supported day.
     static func parse(from: String?, to: String?, now: Date, defaultDays: Int = 30) throws(Problem) -> DayRange {
         let today = UTCTime.day(now)
+        let givenStart = try from.map { text throws(Problem) in
+            guard let date = UTCTime.date(day: text) else { throw .notADay(field: "from", text: text) }
+            return date
+        }
         guard let endDate = UTCTime.date(day: to ?? today) else { throw .notADay(field: "to", text: to ?? today) }
         let startDate: Date
-        if let from {
-            guard let date = UTCTime.date(day: from) else { throw .notADay(field: "from", text: from) }
-            startDate = date
+        if let givenStart {
+            startDate = givenStart
         } else {
             startDate = max(endDate.addingTimeInterval(-Double(defaultDays - 1) * 86_400), UTCTime.supported.lowerBound)
         }
