@@ -223,13 +223,25 @@ public struct CampaignStore: Sendable {
         }
     }
 
-    /// Up to `limit` campaigns matching `query` (its sort and page aside) with ids above `id`, in id
-    /// order: one read per page, so a long export holds no read transaction open between pages.
-    public func campaigns(matching query: CampaignQuery, after id: Int64, limit: Int, now: Date) throws -> [StoredCampaign] {
+    /// A stored campaign as Campaign JSON text, with what the document itself leaves out.
+    public struct Document: Sendable {
+        public let id: Int64
+        public let status: CampaignStatus
+        /// The stored Campaign JSON (without `id` and `status`), which read back when it was stored.
+        public let json: String
+    }
+
+    /// Up to `limit` documents of campaigns matching `query` (its sort and page aside) with ids above
+    /// `id`, in id order: one read per page, so a long export holds no read transaction open between
+    /// pages, and no decoding, since every stored document read back before it was committed.
+    public func documents(matching query: CampaignQuery, after id: Int64, limit: Int, now: Date) throws -> [Document] {
         try pool.read { db in
             let (filtered, arguments) = Self.matching(query, now: now)
-            return try Row.fetchAll(db, sql: "\(filtered) AND id > ? ORDER BY id LIMIT ?", arguments: arguments + [id, limit])
-                .map { try Self.stored($0) }
+            return try Row.fetchAll(
+                db, sql: "SELECT id, status, document FROM (\(filtered)) WHERE id > ? ORDER BY id LIMIT ?", arguments: arguments + [id, limit]
+            ).map { row in
+                Document(id: row["id"], status: CampaignStatus(rawValue: row["status"]) ?? .draft, json: row["document"])
+            }
         }
     }
 

@@ -52,39 +52,38 @@ public struct CampaignTransfer: Sendable {
         self.database = database
     }
 
-    /// Campaigns per page of an export: one read and a few hundred kilobytes of JSON, so another
-    /// connection on the same thread waits a few milliseconds at most while a page is made.
-    static let exportPageSize = 64
+    /// Campaigns per page of an export: one read of a few hundred kilobytes of stored JSON, spliced
+    /// without decoding, so another connection on the same thread waits a millisecond at most.
+    static let exportPageSize = 256
 
     /// The campaigns that match `query`, as an export file made a page at a time while it is sent:
-    /// memory stays flat whatever the number of campaigns. Pages are read one after the other (not in
-    /// one transaction), in id order. `exported` hears the running count after each page.
+    /// memory stays flat whatever the number of campaigns. One campaign a line, in id order; pages are
+    /// read one after the other (not in one transaction). `exported` hears the running count after each page.
     public func exportStream(_ query: CampaignQuery, now: Date, exported: @escaping @Sendable (Int) -> Void = { _ in }) -> StreamedBody {
         let campaigns = database.campaigns
-        let encoder = Self.fileEncoder()
         var lastID: Int64 = 0
         var count = 0
         var finished = false
         return StreamedBody {
             guard !finished else { return nil }
-            let page = try campaigns.campaigns(matching: query, after: lastID, limit: Self.exportPageSize, now: now)
-            var piece = count == 0 ? "{\n  \"campaigns\" : [" : ""
-            for stored in page {
-                var campaign = stored.campaign
-                campaign.status = stored.status(at: now)
-                // Each campaign indented under the array, as the encoder would nest it.
-                let json = String(decoding: try encoder.encode(campaign), as: UTF8.self).replacingOccurrences(of: "\n", with: "\n    ")
-                piece += (count == 0 ? "\n    " : ",\n    ") + json
+            let page = try campaigns.documents(matching: query, after: lastID, limit: Self.exportPageSize, now: now)
+            var piece: [UInt8] = count == 0 ? Array("{\"schemaVersion\":\(CampaignJSON.schemaVersion),\"exportedAt\":\"\(UTCTime.rfc3339(now))\",\"campaigns\":[".utf8) : []
+            for document in page {
+                // The stored document is an object without `id` and `status`: they go first, then its own keys.
+                piece += Array((count == 0 ? "\n" : ",\n").utf8)
+                let keys = document.json.utf8.dropFirst()
+                piece += Array("{\"id\":\(document.id),\"status\":\"\(document.status.rawValue)\"".utf8)
+                if keys.first != UInt8(ascii: "}") { piece.append(UInt8(ascii: ",")) }
+                piece += keys
                 count += 1
-                lastID = stored.id
+                lastID = document.id
             }
             exported(count)
             if page.count < Self.exportPageSize {
                 finished = true
-                if count == 0 { piece = "{\n  \"campaigns\" : [" }
-                piece += "\n  ],\n  \"exportedAt\" : \"\(UTCTime.rfc3339(now))\",\n  \"schemaVersion\" : \(CampaignJSON.schemaVersion)\n}\n"
+                piece += Array("\n]}\n".utf8)
             }
-            return Array(piece.utf8)
+            return piece
         }
     }
 
