@@ -104,6 +104,7 @@ final class EventLoop: Sendable {
     }
 
     private func loop() {
+        herald_block_sigpipe()  // before MHD runs here: its daemon was told SIGPIPE is handled
         let epoll = herald_mhd_epoll_fd(daemon.pointer)
         var descriptors = [pollfd(fd: epoll, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: commands.read, events: Int16(POLLIN), revents: 0)]
