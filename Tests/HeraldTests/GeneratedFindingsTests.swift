@@ -25,4 +25,17 @@ struct GeneratedFindingsTests {
         let plan = try CampaignTransfer(database: fixture.app.database).plan(Data(json.utf8), appID: fixture.shop)
         #expect(plan.campaigns.map(\.message) == [expected])
     }
+
+    @Test("An event time on a day or at a time that does not exist is rejected, not counted on the day Foundation rolls it over to", arguments: [
+        "2026-04-31T10:00:00Z", "2026-02-29T10:00:00Z", "2026-09-20T24:00:00Z", "2026-09-20T10:15:60Z", "2026-09-20T10:15:00+0100",
+    ])
+    func impossibleEventTimes(time: String) async throws {
+        let fixture = try await EventTests.fixture()
+        var event = EventTests.event("impression", campaign: fixture.campaign, at: fixture.app.clock.now)
+        event["occurredAt"] = time
+        let answer = try fixture.answer(fixture.post([event]))
+        #expect(answer["accepted"] as? Int == 0)
+        let rejected = try #require(answer["rejected"] as? [[String: Any]])
+        #expect((rejected.first?["error"] as? String)?.contains("occurredAt") == true, "\(rejected)")
+    }
 }
