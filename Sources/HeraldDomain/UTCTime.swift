@@ -19,20 +19,22 @@ public enum UTCTime {
 
     // MARK: Reading
 
-    /// The date of an RFC 3339 time with a `Z` or numeric offset, such as `2026-11-21T10:15:00Z` or
-    /// `2026-11-21T12:15:00.250+02:00`, rounded to the millisecond (what Herald keeps); nil for anything
-    /// else, including impossible days and times and instants outside `supported`.
+    /// The date of an RFC 3339 time as Campaign JSON documents it: an upper-case `T`, at most nine
+    /// fractional digits, and `Z` or an offset of at most ±18:00, such as `2026-11-21T10:15:00Z` or
+    /// `2026-11-21T12:15:00.250+02:00`; rounded to the millisecond (what Herald keeps). Nil for anything
+    /// else, including the lower-case `t` and `z` and the offsets no time zone has that RFC 3339 also
+    /// allows, impossible days and times, and instants outside `supported`.
     public static func date(rfc3339 text: String) -> Date? {
         var text = text
         return text.withUTF8 { bytes -> Date? in
             var reader = Reader(bytes: bytes)
             guard let (days, secondOfDay) = reader.dayAndTime(), let milliseconds = reader.fraction() else { return nil }
             var offset = 0
-            if !reader.skip("Zz") {
+            if !reader.skip("Z") {
                 guard reader.position < bytes.count else { return nil }
                 let sign = bytes[reader.position] == UInt8(ascii: "-") ? -1 : 1
                 guard reader.skip("+-"), let hours = reader.number(2), reader.skip(":"), let minutes = reader.number(2),
-                      hours < 24, minutes < 60 else { return nil }
+                      minutes < 60, hours * 60 + minutes <= maxOffsetMinutes else { return nil }
                 offset = sign * (hours * 3600 + minutes * 60)
             }
             guard reader.position == bytes.count else { return nil }
@@ -51,6 +53,9 @@ public enum UTCTime {
             return supportedDate(milliseconds: days * 86_400_000)
         }
     }
+
+    /// ±18:00, the widest offset Foundation's `TimeZone` takes (real zones span −12:00 to +14:00).
+    private static let maxOffsetMinutes = 18 * 60
 
     private static func supportedDate(milliseconds: Int) -> Date? {
         let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
@@ -90,12 +95,12 @@ public enum UTCTime {
 
         /// `YYYY-MM-DDTHH:MM:SS` as days since 1970-01-01 and seconds into the day.
         mutating func dayAndTime() -> (Int, Int)? {
-            guard let days = day(), skip("Tt"), let hour = number(2), skip(":"), let minute = number(2), skip(":"),
+            guard let days = day(), skip("T"), let hour = number(2), skip(":"), let minute = number(2), skip(":"),
                   let second = number(2), hour < 24, minute < 60, second < 60 else { return nil }
             return (days, hour * 3600 + minute * 60 + second)
         }
 
-        /// An optional `.fff…` as milliseconds, rounded half up; 1000 when it rounds up to a whole second.
+        /// An optional `.f` to `.fffffffff` as milliseconds, rounded half up; 1000 when it rounds up to a whole second.
         mutating func fraction() -> Int? {
             guard skip(".") else { return 0 }
             let start = position
@@ -111,7 +116,7 @@ public enum UTCTime {
                 }
                 position += 1
             }
-            return position > start ? milliseconds : nil
+            return (1...9).contains(position - start) ? milliseconds : nil
         }
     }
 

@@ -38,4 +38,16 @@ struct GeneratedFindingsTests {
         let rejected = try #require(answer["rejected"] as? [[String: Any]])
         #expect((rejected.first?["error"] as? String)?.contains("occurredAt") == true, "\(rejected)")
     }
+
+    @Test("Times are read only in the documented form: an upper-case T and Z, an offset up to ±18:00, at most nine fractional digits", arguments: [
+        ("2026-11-21t10:00:00Z", false), ("2026-11-21T10:00:00z", false), ("2026-11-21T10:00:00+18:01", false),
+        ("2026-11-21T10:00:00-23:59", false), ("2026-11-21T10:00:00.1234567890Z", false),
+        ("2026-11-21T10:00:00+18:00", true), ("2026-11-21T10:00:00-18:00", true), ("2026-11-21T10:00:00.123456789Z", true),
+    ])
+    func documentedTimesOnly(time: String, read: Bool) async throws {
+        #expect((UTCTime.date(rfc3339: time) != nil) == read)
+        let fixture = try await CampaignAPITests.fixture()
+        let json = #"{"app": \#(fixture.shop), "name": "x", "message": {"layout": "modal", "title": {"text": "hi"}}, "schedule": {"start": "\#(time)"}}"#
+        #expect(fixture.call("POST", "/api/v1/campaigns", json: json).status == (read ? 201 : 400))
+    }
 }
