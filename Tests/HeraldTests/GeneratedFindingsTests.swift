@@ -50,4 +50,14 @@ struct GeneratedFindingsTests {
         let json = #"{"app": \#(fixture.shop), "name": "x", "message": {"layout": "modal", "title": {"text": "hi"}}, "schedule": {"start": "\#(time)"}}"#
         #expect(fixture.call("POST", "/api/v1/campaigns", json: json).status == (read ? 201 : 400))
     }
+
+    @Test("If-Match reads entity tags as RFC 9110 writes them, commas inside the quotes included", arguments: [
+        (#"W/"5T,A""#, 412), (#""a,b", "r1""#, 200), (#" "r1" , W/"x""#, 200), (#", "r1",,"#, 200), (#" , "#, 400), (#""r 1""#, 400), (#"W/ "r1""#, 400),
+    ])
+    func ifMatchWithCommas(ifMatch: String, status: Int) async throws {
+        let fixture = try await CampaignAPITests.fixture()
+        let id = try #require(try fixture.document(fixture.call("POST", "/api/v1/campaigns", json: CampaignAPITests.cardJSON(app: fixture.shop))).id)
+        let answer = fixture.call("PUT", "/api/v1/campaigns/\(id)", json: CampaignAPITests.cardJSON(app: fixture.shop), headers: [("If-Match", ifMatch)])
+        #expect(answer.status == status, "\(answer.text)")
+    }
 }
