@@ -8,6 +8,10 @@ let package = Package(
         .executable(name: "herald", targets: ["herald"]),
         /// What an app adds to show Herald's messages: no server code, no libmicrohttpd, no GRDB.
         .library(name: "HeraldDelivery", targets: ["HeraldDelivery"]),
+        /// The parsers' modules, for the fuzz package in `Fuzz/` (a package reaches another's targets only through products).
+        .library(name: "HeraldHTTP", targets: ["HeraldHTTP"]),
+        .library(name: "HeraldDomain", targets: ["HeraldDomain"]),
+        .library(name: "HeraldConsole", targets: ["HeraldConsole"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
