@@ -60,4 +60,18 @@ struct GeneratedFindingsTests {
         let answer = fixture.call("PUT", "/api/v1/campaigns/\(id)", json: CampaignAPITests.cardJSON(app: fixture.shop), headers: [("If-Match", ifMatch)])
         #expect(answer.status == status, "\(answer.text)")
     }
+
+    @Test("A field the layout does not use is dropped, not judged, through the API as through imports and the composer")
+    func droppedFieldsAreNotJudged() async throws {
+        let fixture = try await CampaignAPITests.fixture()
+        let json = #"""
+            {"app": \#(fixture.shop), "name": "Banner", "message": {"layout": "banner", "title": {"text": "Hi"},
+             "primaryAction": {"text": "\#(String(repeating: "x", count: 61))", "url": "javascript:alert(1)"}, "orientation": "portrait"}}
+            """#
+        let created = fixture.call("POST", "/api/v1/campaigns", json: json)
+        #expect(created.status == 201, "\(created.text)")
+        #expect(try fixture.document(created).message == Message(layout: .banner, title: .init(text: "Hi")))
+        let plan = try CampaignTransfer(database: fixture.app.database).plan(Data(json.utf8), appID: fixture.shop)
+        #expect(plan.canImport)
+    }
 }
