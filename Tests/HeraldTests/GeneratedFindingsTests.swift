@@ -74,4 +74,17 @@ struct GeneratedFindingsTests {
         let plan = try CampaignTransfer(database: fixture.app.database).plan(Data(json.utf8), appID: fixture.shop)
         #expect(plan.canImport)
     }
+
+    @Test("A trailing comma is not JSON: the API and imports refuse it as the event reader does, saying where", arguments: [
+        #"{"app": 1, "name": "x", "message": {"layout": "modal"},}"#, #"{"app": 1, "name": "x", "message": {"layout": "modal"}, "triggers": [{"event": "app_launch"} , ]}"#,
+    ])
+    func trailingCommas(json: String) async throws {
+        let fixture = try await CampaignAPITests.fixture()
+        let answer = fixture.call("POST", "/api/v1/campaigns", json: json.replacingOccurrences(of: #""app": 1"#, with: #""app": \#(fixture.shop)"#))
+        #expect(answer.status == 400)
+        #expect(answer.text.contains("a comma before a closing bracket"), "\(answer.text)")
+        let plan = try CampaignTransfer(database: fixture.app.database).plan(Data("[\(json)]".utf8), appID: fixture.shop)
+        #expect(plan.unreadable?.contains("a comma before a closing bracket") == true)
+        #expect(throws: Never.self) { try JSONBody.check(Array(#"{"a": "[1,]", "b": [1, 2], "c": {}}"#.utf8)) }
+    }
 }

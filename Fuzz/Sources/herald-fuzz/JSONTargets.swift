@@ -96,8 +96,9 @@ enum EventBatchTarget {
     }
 }
 
-/// `JSONBody.check` and `decode`: the UTF-8 and depth checks agree with Foundation, and decoding
-/// anything into Herald's documents answers or throws, never traps.
+/// `JSONBody.check` and `decode`: the UTF-8, depth and trailing-comma checks agree with `String`,
+/// Foundation and a second scanner, and decoding anything into Herald's documents answers or throws,
+/// never traps.
 enum JSONBodyTarget {
     static func run(_ bytes: [UInt8]) {
         let invalidAt = JSONBody.firstInvalidUTF8(bytes)
@@ -109,11 +110,13 @@ enum JSONBodyTarget {
         if invalidAt == nil, tooDeepAt == nil, let value = ReferenceJSON.parse(bytes) {
             require(ReferenceJSON.depth(value) <= JSONBody.maxDepth, "JSON \(ReferenceJSON.depth(value)) levels deep passed the check")
         }
+        let trailingAt = JSONBody.firstTrailingComma(bytes)
+        require((trailingAt != nil) == ReferenceJSON.hasTrailingComma(bytes), "the trailing comma checks disagree")
         do {
             try JSONBody.check(bytes)
-            require(invalidAt == nil && tooDeepAt == nil, "the check let through what its parts refuse")
+            require(invalidAt == nil && tooDeepAt == nil && trailingAt == nil, "the check let through what its parts refuse")
         } catch {
-            require(invalidAt != nil || tooDeepAt != nil, "the check refused what its parts let through")
+            require(invalidAt != nil || tooDeepAt != nil || trailingAt != nil, "the check refused what its parts let through")
         }
         _ = try? JSONBody.decode(CampaignExport.self, from: bytes)
         _ = try? JSONBody.decode([Campaign].self, from: bytes)
