@@ -44,6 +44,8 @@ FUZZ_CORPUS := Tests/fuzz/corpus
 # Per target: `make fuzz` runs FUZZ_SECONDS; `make test` replays the corpus, then runs FUZZ_CHECK_SECONDS.
 FUZZ_SECONDS ?= 300
 FUZZ_CHECK_SECONDS ?= 10
+# `make fuzz` also runs the generated-input properties of `swift test` this many times longer.
+PROPERTY_SCALE ?= 10
 # Swift's own crash reporter would stall libFuzzer's; libFuzzer prints the stack and keeps the input.
 FUZZ_RUN = SWIFT_BACKTRACE=enable=no HERALD_FUZZ_TARGET=$$target $(FUZZ_BIN) -timeout=10 -rss_limit_mb=2048
 
@@ -63,10 +65,13 @@ fuzz-check-%:
 	echo "fuzz $*: $$(ls $(FUZZ_CORPUS)/$* | wc -l) corpus files replayed, then $$(grep -o '[0-9]*' <<< "$$(grep number_of_executed_units $$work/log)") executions in $(FUZZ_CHECK_SECONDS) s"
 
 # Each target for FUZZ_SECONDS, two at a time, growing its corpus, which is then minimized (libFuzzer's
-# merge keeps the smallest inputs that reach all the coverage) back into Tests/fuzz/corpus/<target>/.
-# Commit the corpus changes it leaves; a crash stops it with the input in test-artifacts/fuzz/<target>/.
+# merge keeps the smallest inputs that reach all the coverage) back into Tests/fuzz/corpus/<target>/;
+# then the generated-input properties of `swift test`, PROPERTY_SCALE times longer. Commit the corpus
+# changes it leaves; a crash stops it with the input in test-artifacts/fuzz/<target>/.
 fuzz: system-deps fuzz-build
 	@$(MAKE) --no-print-directory -j2 -O $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+	$(SWIFT) build --build-tests
+	HERALD_PROPERTY_SCALE=$(PROPERTY_SCALE) $(SWIFT) test --skip-build --filter 'Generated.*Propert'
 
 fuzz-run-%:
 	@work=test-artifacts/fuzz/$*; target=$*; rm -rf $$work; mkdir -p $$work/minimized; cp -R $(FUZZ_CORPUS)/$* $$work/grown; \
