@@ -87,4 +87,17 @@ struct GeneratedFindingsTests {
         #expect(plan.unreadable?.contains("a comma before a closing bracket") == true)
         #expect(throws: Never.self) { try JSONBody.check(Array(#"{"a": "[1,]", "b": [1, 2], "c": {}}"#.utf8)) }
     }
+
+    @Test("A path segment that starts with a combining mark is still a segment: its installation's events can be erased")
+    func combiningMarkAfterSlash() async throws {
+        let fixture = try await EventTests.fixture()
+        let installation = "\u{301}iid-\u{E002A}"
+        _ = fixture.post([EventTests.event("impression", campaign: fixture.campaign, at: fixture.app.clock.now, installation: installation)])
+        let privacy = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "privacy", scopes: [.installationsDelete], now: fixture.app.clock.now)
+        let answer = fixture.app.respond(Request(
+            method: "DELETE", target: "/api/v1/installations/" + PercentEncoding.encode(installation),
+            headers: HTTPHeaders([("Authorization", "Bearer \(privacy.secret)")])))
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect(answer.text.contains(#""erasedEvents":1"#))
+    }
 }

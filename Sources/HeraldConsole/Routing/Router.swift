@@ -17,7 +17,7 @@ public struct Route: Sendable {
         self.handler = handler
     }
 
-    fileprivate var segments: [Substring] { pattern.split(separator: "/", omittingEmptySubsequences: true) }
+    fileprivate var segments: [Substring] { Router.segments(pattern) }
 }
 
 /// Finds the route for a method and path.
@@ -49,7 +49,7 @@ struct Router: Sendable {
         // HEAD is answered by the GET route; the adapter leaves the body out.
         let lookupMethod = method == "HEAD" ? "GET" : method
         if let route = exact[path]?[lookupMethod] { return .found(route, parameters: [:]) }
-        let requested = path.split(separator: "/", omittingEmptySubsequences: true)
+        let requested = Self.segments(path)
         var allowed: [String] = []
         for (route, segments) in routes {
             guard let parameters = Self.bind(segments, to: requested) else { continue }
@@ -59,6 +59,13 @@ struct Router: Sendable {
         if allowed.isEmpty { return .notFound }
         if allowed.contains("GET") { allowed.append("HEAD") }
         return .methodNotAllowed(allowed: allowed)
+    }
+
+    /// The non-empty parts of a path between `/`s, split by scalar: split by Character, a `/` followed by a
+    /// combining mark (`/\u{301}abc`, a tag character) is one Character that is not `/`, and the segments
+    /// around it run together.
+    static func segments(_ path: String) -> [Substring] {
+        path.unicodeScalars.split(separator: "/").map(Substring.init)
     }
 
     private static func bind(_ pattern: [Substring], to path: [Substring]) -> [String: String]? {
