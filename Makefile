@@ -43,14 +43,14 @@ FUZZ_BIN := .build-fuzz/debug/herald-fuzz
 FUZZ_CORPUS := Tests/fuzz/corpus
 # Per target: `make fuzz` runs FUZZ_SECONDS; `make test` replays the corpus, then runs FUZZ_CHECK_SECONDS.
 FUZZ_SECONDS ?= 300
-FUZZ_CHECK_SECONDS ?= 10
+FUZZ_CHECK_SECONDS ?= 6
 # `make fuzz` also runs the generated-input properties of `swift test` this many times longer.
 PROPERTY_SCALE ?= 10
 # Swift's own crash reporter would stall libFuzzer's; libFuzzer prints the stack and keeps the input.
 FUZZ_RUN = SWIFT_BACKTRACE=enable=no HERALD_FUZZ_TARGET=$$target $(FUZZ_BIN) -timeout=10 -rss_limit_mb=2048
 
 fuzz-build:
-	$(SWIFT) build --package-path Fuzz --scratch-path .build-fuzz --product herald-fuzz -Xswiftc -sanitize=fuzzer,address
+	$(SWIFT) build --package-path Fuzz --scratch-path .build-fuzz --product herald-fuzz --disable-index-store -Xswiftc -sanitize=fuzzer,address
 
 # Every corpus file once, then each target for FUZZ_CHECK_SECONDS on a scratch copy (the committed
 # corpus is grown only by `make fuzz`), two targets at a time; a crash fails the build and leaves its

@@ -31,7 +31,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # printed before the first request).
 SEED = int(os.environ.get("HERALD_FUZZ_SEED") or random.SystemRandom().randrange(1, 2**63))
 # Generated cases per operation in the fuzzing phase (HERALD_FUZZ_EXAMPLES overrides, to fuzz longer by hand).
-EXAMPLES_PER_OPERATION = int(os.environ.get("HERALD_FUZZ_EXAMPLES", "150"))
+EXAMPLES_PER_OPERATION = int(os.environ.get("HERALD_FUZZ_EXAMPLES", "100"))
 # Sequences of linked calls in the stateful phase, each at most STATEFUL_STEPS long (HERALD_FUZZ_SCENARIOS overrides).
 STATEFUL_SCENARIOS = int(os.environ.get("HERALD_FUZZ_SCENARIOS", "40"))
 STATEFUL_STEPS = 8
