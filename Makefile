@@ -10,7 +10,7 @@ BROWSER_PACKAGES := chromium chromium-driver
 # PyPI packages the Python tests use (browser, API contract and fuzz, reliability), installed when missing.
 PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator schemathesis
 
-.PHONY: run test build soak system-deps test-deps swift-test python-test clean
+.PHONY: run test build soak system-deps test-deps swift-test python-test fuzz fuzz-build fuzz-check clean
 
 run: build
 	.build/release/herald serve
@@ -20,7 +20,7 @@ build: system-deps
 
 test: test-deps
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory swift-test python-test
+	$(MAKE) --no-print-directory swift-test python-test fuzz-check
 
 swift-test:
 	$(SWIFT) test --skip-build
@@ -34,6 +34,52 @@ soak: build
 # and the bad-input reliability suite, each against the real server binary.
 python-test:
 	HERALD_BIN=$(CURDIR)/.build/debug/herald $(PYTHON) -m pytest -q
+
+# libFuzzer targets (Fuzz/): one binary, HERALD_FUZZ_TARGET chooses the parser; each target's corpus is
+# Tests/fuzz/corpus/<target>/. The fuzz package builds apart, into .build-fuzz, so the main build never
+# sees -sanitize=fuzzer.
+FUZZ_TARGETS := event-batch form-urlencoded multipart cookies percent-decoding request-target json-body campaign-json utc-time
+FUZZ_BIN := .build-fuzz/debug/herald-fuzz
+FUZZ_CORPUS := Tests/fuzz/corpus
+# Per target: `make fuzz` runs FUZZ_SECONDS; `make test` replays the corpus, then runs FUZZ_CHECK_SECONDS.
+FUZZ_SECONDS ?= 300
+FUZZ_CHECK_SECONDS ?= 6
+# `make fuzz` also runs the generated-input properties of `swift test` this many times longer.
+PROPERTY_SCALE ?= 10
+# Swift's own crash reporter would stall libFuzzer's; libFuzzer prints the stack and keeps the input.
+FUZZ_RUN = SWIFT_BACKTRACE=enable=no HERALD_FUZZ_TARGET=$$target $(FUZZ_BIN) -timeout=10 -rss_limit_mb=2048
+
+fuzz-build:
+	$(SWIFT) build --package-path Fuzz --scratch-path .build-fuzz --product herald-fuzz --disable-index-store -Xswiftc -sanitize=fuzzer,address
+
+# Every corpus file once, then each target for FUZZ_CHECK_SECONDS on a scratch copy (the committed
+# corpus is grown only by `make fuzz`), two targets at a time; a crash fails the build and leaves its
+# input in test-artifacts/fuzz/<target>/.
+fuzz-check: fuzz-build
+	@$(MAKE) --no-print-directory -j2 -O $(addprefix fuzz-check-,$(FUZZ_TARGETS))
+
+fuzz-check-%:
+	@work=test-artifacts/fuzz/$*; target=$*; rm -rf $$work; mkdir -p $$work; cp -R $(FUZZ_CORPUS)/$* $$work/corpus; \
+	$(FUZZ_RUN) -artifact_prefix=$$work/ -max_total_time=$(FUZZ_CHECK_SECONDS) -print_final_stats=1 $$work/corpus > $$work/log 2>&1 \
+		|| { tail -40 $$work/log; echo "fuzz $*: a crash; its input is in $$work/"; exit 1; }; \
+	echo "fuzz $*: $$(ls $(FUZZ_CORPUS)/$* | wc -l) corpus files replayed, then $$(grep -o '[0-9]*' <<< "$$(grep number_of_executed_units $$work/log)") executions in $(FUZZ_CHECK_SECONDS) s"
+
+# Each target for FUZZ_SECONDS, two at a time, growing its corpus, which is then minimized (libFuzzer's
+# merge keeps the smallest inputs that reach all the coverage) back into Tests/fuzz/corpus/<target>/;
+# then the generated-input properties of `swift test`, PROPERTY_SCALE times longer. Commit the corpus
+# changes it leaves; a crash stops it with the input in test-artifacts/fuzz/<target>/.
+fuzz: system-deps fuzz-build
+	@$(MAKE) --no-print-directory -j2 -O $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+	$(SWIFT) build --build-tests
+	HERALD_PROPERTY_SCALE=$(PROPERTY_SCALE) $(SWIFT) test --skip-build --filter 'Generated.*Propert'
+
+fuzz-run-%:
+	@work=test-artifacts/fuzz/$*; target=$*; rm -rf $$work; mkdir -p $$work/minimized; cp -R $(FUZZ_CORPUS)/$* $$work/grown; \
+	$(FUZZ_RUN) -artifact_prefix=$$work/ -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$work/grown > $$work/log 2>&1 \
+		|| { tail -40 $$work/log; echo "fuzz $*: a crash; fix it and add its input (in $$work/) to $(FUZZ_CORPUS)/$*/"; exit 1; }; \
+	$(FUZZ_RUN) -merge=1 $$work/minimized $$work/grown > $$work/merge.log 2>&1; \
+	rm -rf $(FUZZ_CORPUS)/$*; cp -R $$work/minimized $(FUZZ_CORPUS)/$*; \
+	echo "fuzz $*: $$(grep -o '[0-9]*' <<< "$$(grep number_of_executed_units $$work/log)") executions in $(FUZZ_SECONDS) s; corpus now $$(ls $(FUZZ_CORPUS)/$* | wc -l) files"
 
 # Installs only the Debian packages that are missing, so a ready machine needs no network or root.
 define install_missing
@@ -54,4 +100,4 @@ test-deps: system-deps
 	done
 
 clean:
-	rm -rf .build test-artifacts
+	rm -rf .build .build-fuzz test-artifacts

@@ -8,6 +8,10 @@ let package = Package(
         .executable(name: "herald", targets: ["herald"]),
         /// What an app adds to show Herald's messages: no server code, no libmicrohttpd, no GRDB.
         .library(name: "HeraldDelivery", targets: ["HeraldDelivery"]),
+        /// The parsers' modules, for the fuzz package in `Fuzz/` (a package reaches another's targets only through products).
+        .library(name: "HeraldHTTP", targets: ["HeraldHTTP"]),
+        .library(name: "HeraldDomain", targets: ["HeraldDomain"]),
+        .library(name: "HeraldConsole", targets: ["HeraldConsole"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -15,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // Tests only: generators for the generated-input properties.
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         /// libmicrohttpd, from Debian's libmicrohttpd-dev, plus inline shims for its variadic calls.
@@ -70,7 +76,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldTests",
-            dependencies: ["HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldHTTP", "HeraldDomain", "HeraldDelivery"]
+            dependencies: [
+                "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldHTTP", "HeraldDomain", "HeraldDelivery",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
     ]
 )

@@ -75,9 +75,12 @@ extension Campaign {
         revision = try container.decodeIfPresent(Int.self, forKey: .revision)
     }
 
-    /// The campaign without output-only fields (id, status, feed and API annotations): what is stored and compared.
+    /// The campaign as it is stored and compared: without output-only fields (id, status, feed and API
+    /// annotations), and without the message fields its layout does not use, which Campaign JSON drops
+    /// when a campaign is saved, whether it came from the composer, the API or an import.
     public var content: Campaign {
         var copy = self
+        copy.message = message.keepingLayoutFields
         copy.id = nil
         copy.status = nil
         copy.startedAt = nil

@@ -61,7 +61,8 @@ extension Campaign {
         }
         if !(1...10).contains(priority) { add("priority", "Choose a priority from 1 (highest) to 10 (lowest).") }
 
-        problems += message.problems(for: mode)
+        // What is judged is what is stored: fields the layout does not use are dropped when saving (`content`).
+        problems += message.keepingLayoutFields.problems(for: mode)
         problems += dataProblems()
         problems += triggerProblems(for: mode)
         problems += scheduleProblems()
@@ -74,7 +75,7 @@ extension Campaign {
     /// Every text of the campaign with its path, and whether it may hold line breaks.
     var texts: [(path: String, text: String, multiline: Bool)] {
         var texts: [(String, String, Bool)] = [("name", name, false), ("description", description ?? "", true)]
-        let message = self.message
+        let message = self.message.keepingLayoutFields
         texts += [("message.title.text", message.title?.text ?? "", true), ("message.body.text", message.body?.text ?? "", true)]
         for (path, button) in [("message.primaryAction", message.primaryAction), ("message.secondaryAction", message.secondaryAction)] {
             texts += [("\(path).text", button?.text ?? "", false), ("\(path).url", button?.url ?? "", false)]

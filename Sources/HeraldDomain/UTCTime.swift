@@ -21,22 +21,23 @@ public enum UTCTime {
 
     // MARK: Reading
 
-    /// The date of an RFC 3339 time with a `Z` or numeric offset, such as `2026-11-21T10:15:00Z` or
-    /// `2026-11-21T12:15:00.250+02:00`, rounded to the millisecond (what Herald keeps); nil for anything
-    /// else, including impossible days and times. With its offset, a time may fall just outside the
-    /// years 0000–9999 it was written in.
+    /// The date of an RFC 3339 time as Campaign JSON documents it: an upper-case `T`, at most nine
+    /// fractional digits, and `Z` or an offset of at most ±18:00, such as `2026-11-21T10:15:00Z` or
+    /// `2026-11-21T12:15:00.250+02:00`; rounded to the millisecond (what Herald keeps). Nil for anything
+    /// else, including the lower-case `t` and `z` and the offsets no time zone has that RFC 3339 also
+    /// allows, impossible days and times. With its offset, a time may fall just outside the years
+    /// 0000–9999 it was written in; whether it is inside `supported` is for its user to check.
     public static func date(rfc3339 text: String) -> Date? {
         var text = text
         return text.withUTF8 { bytes -> Date? in
             var reader = Reader(bytes: bytes)
             guard let (days, secondOfDay) = reader.dayAndTime(), let milliseconds = reader.fraction() else { return nil }
             var offset = 0
-            if !reader.skip("Zz") {
+            if !reader.skip("Z") {
                 guard reader.position < bytes.count else { return nil }
                 let sign = bytes[reader.position] == UInt8(ascii: "-") ? -1 : 1
-                // Real offsets span -12:00 to +14:00; ±18:00 is the bound JSON and ISO 8601 readers agree on.
                 guard reader.skip("+-"), let hours = reader.number(2), reader.skip(":"), let minutes = reader.number(2),
-                      minutes < 60, hours * 60 + minutes <= 18 * 60 else { return nil }
+                      minutes < 60, hours * 60 + minutes <= maxOffsetMinutes else { return nil }
                 offset = sign * (hours * 3600 + minutes * 60)
             }
             guard reader.position == bytes.count else { return nil }
@@ -56,6 +57,9 @@ public enum UTCTime {
             return supported.contains(date) ? date : nil
         }
     }
+
+    /// ±18:00, the widest offset Foundation's `TimeZone` takes (real zones span −12:00 to +14:00).
+    private static let maxOffsetMinutes = 18 * 60
 
     /// Reads the fields of RFC 3339 text from the start of `bytes`.
     private struct Reader {
@@ -90,13 +94,12 @@ public enum UTCTime {
 
         /// `YYYY-MM-DDTHH:MM:SS` as days since 1970-01-01 and seconds into the day.
         mutating func dayAndTime() -> (Int, Int)? {
-            guard let days = day(), skip("Tt"), let hour = number(2), skip(":"), let minute = number(2), skip(":"),
+            guard let days = day(), skip("T"), let hour = number(2), skip(":"), let minute = number(2), skip(":"),
                   let second = number(2), hour < 24, minute < 60, second < 60 else { return nil }
             return (days, hour * 3600 + minute * 60 + second)
         }
 
-        /// An optional `.fff…` (one to nine digits) as milliseconds, rounded half up; 1000 when it rounds
-        /// up to a whole second.
+        /// An optional `.f` to `.fffffffff` as milliseconds, rounded half up; 1000 when it rounds up to a whole second.
         mutating func fraction() -> Int? {
             guard skip(".") else { return 0 }
             let start = position

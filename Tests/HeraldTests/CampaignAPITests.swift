@@ -156,7 +156,8 @@ struct CampaignAPITests {
     @Test("A 422's message lists each problem once, ending with one full stop")
     func invalidMessage() async throws {
         let fixture = try await Self.fixture()
-        let body = Self.cardJSON(app: fixture.shop).replacingOccurrences(of: #""layout": "card","#, with: #""layout": "card", "dismiss": {"seconds": 500},"#)
+        // (A card has no dismissal, so a banner's seconds are what is judged.)
+        let body = Self.cardJSON(app: fixture.shop).replacingOccurrences(of: #""layout": "card","#, with: #""layout": "banner", "dismiss": {"seconds": 500},"#)
         let response = fixture.call("POST", "/api/v1/campaigns", json: body)
         #expect(response.status == 422)
         #expect(response.text.contains(#""message":"1 field is invalid: message.dismiss.seconds: Choose from 1 to 120 seconds.""#))

@@ -17,7 +17,7 @@ public struct Route: Sendable {
         self.handler = handler
     }
 
-    fileprivate var segments: [Substring] { pattern.split(separator: "/", omittingEmptySubsequences: true) }
+    fileprivate var segments: [Substring] { Router.segments(pattern) }
 }
 
 /// Finds the route for a method and path.
@@ -50,10 +50,10 @@ struct Router: Sendable {
     func match(method: String, target: String) -> Match {
         // HEAD is answered by the GET route; the adapter leaves the body out.
         let lookupMethod = method == "HEAD" ? "GET" : method
-        let rawPath = target.prefix { $0 != "?" }
-        if !rawPath.contains("%"), let route = exact[String(rawPath)]?[lookupMethod] { return .found(route, parameters: [:]) }
+        let rawPath = String(target.prefix { $0 != "?" })
+        if !rawPath.contains("%"), let route = exact[rawPath]?[lookupMethod] { return .found(route, parameters: [:]) }
         var requested: [Substring] = []
-        for segment in rawPath.split(separator: "/", omittingEmptySubsequences: true) {
+        for segment in Self.segments(rawPath) {
             guard let decoded = PercentEncoding.decode(segment, plusAsSpace: false) else { return .notFound }
             requested.append(Substring(decoded))
         }
@@ -66,6 +66,13 @@ struct Router: Sendable {
         if allowed.isEmpty { return .notFound }
         if allowed.contains("GET") { allowed.append("HEAD") }
         return .methodNotAllowed(allowed: allowed)
+    }
+
+    /// The non-empty parts of a path between `/`s, split by scalar: split by Character, a `/` followed by a
+    /// combining mark (`/\u{301}abc`, a tag character) is one Character that is not `/`, and the segments
+    /// around it run together.
+    static func segments(_ path: String) -> [Substring] {
+        path.unicodeScalars.split(separator: "/").map(Substring.init)
     }
 
     private static func bind(_ pattern: [Substring], to path: [Substring]) -> [String: String]? {

@@ -160,17 +160,40 @@ struct CampaignAPI: Sendable {
 
     static func etag(revision: Int) -> String { "\"r\(revision)\"" }
 
-    /// The entity tags of an If-Match list (`*`, `"r3"`, `W/"r3"`), as sent; nil when one is not an entity tag.
+    /// The entity tags of an If-Match list (`*`, `"r3"`, `W/"r3"`, separated by commas; empty elements are
+    /// ignored, as RFC 9110 asks), as sent; nil when the header is not such a list. A tag may hold commas, so
+    /// the list is read tag by tag, not split.
     static func entityTags(_ header: String) -> [String]? {
-        var tags: [String] = []
-        for item in header.split(separator: ",") {
-            let tag = item.trimmingCharacters(in: .whitespaces)
-            let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
-            let quoted = opaque.count >= 2 && opaque.first == "\"" && opaque.last == "\"" && !opaque.dropFirst().dropLast().contains("\"")
-            guard tag == "*" || quoted else { return nil }
-            tags.append(tag)
+        let bytes = Array(header.utf8)
+        let quote = UInt8(ascii: "\"")
+        var position = 0
+        func skipSpaces() {
+            while position < bytes.count, bytes[position] == UInt8(ascii: " ") || bytes[position] == UInt8(ascii: "\t") { position += 1 }
         }
-        return tags.isEmpty ? nil : tags
+        var tags: [String] = []
+        while true {
+            skipSpaces()
+            if position < bytes.count, bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            guard position < bytes.count else { return tags.isEmpty ? nil : tags }
+            let start = position
+            if bytes[position] == UInt8(ascii: "*") {
+                position += 1
+            } else {
+                if bytes[position...].starts(with: "W/".utf8) { position += 2 }
+                guard position < bytes.count, bytes[position] == quote else { return nil }
+                position += 1
+                // etagc: visible ASCII but the quote, and obs-text.
+                while position < bytes.count, bytes[position] == 0x21 || (bytes[position] > quote && bytes[position] != 0x7F) { position += 1 }
+                guard position < bytes.count, bytes[position] == quote else { return nil }
+                position += 1
+            }
+            tags.append(String(decoding: bytes[start..<position], as: UTF8.self))
+            skipSpaces()
+            guard position == bytes.count || bytes[position] == UInt8(ascii: ",") else { return nil }
+        }
     }
 
     static func revision(fromETag tag: String) -> Int? {

@@ -5,9 +5,11 @@ import HeraldHTTP
 /// Decodes JSON from a request (an API body, an imported file), turning every failure into a 400 that
 /// says where the JSON broke.
 ///
-/// Before decoding, one cheap pass refuses what the decoder should never see: bytes that are not UTF-8
-/// (Foundation's message would only say "not valid JSON"), and nesting deeper than any Herald document
-/// (so a body of 100,000 `[` never reaches a parser that might recurse once per level).
+/// Before decoding, cheap passes refuse what the decoder should never see: bytes that are not UTF-8
+/// (Foundation's message would only say "not valid JSON"), nesting deeper than any Herald document
+/// (so a body of 100,000 `[` never reaches a parser that might recurse once per level), and a comma
+/// before a closing bracket, which JSON forbids but Foundation's parser lets through (so the API and
+/// imports read the same JSON as the event reader).
 enum JSONBody {
     /// Campaign JSON nests 5 levels (`triggers[].filters[].value`), an export 7; this leaves room to spare.
     static let maxDepth = 32
@@ -30,13 +32,17 @@ enum JSONBody {
         }
     }
 
-    /// Throws a 400 when `body` is not UTF-8 or nests arrays and objects deeper than `maxDepth`.
+    /// Throws a 400 when `body` is not UTF-8, nests arrays and objects deeper than `maxDepth`, or has a
+    /// trailing comma.
     static func check(_ body: [UInt8]) throws {
         if let offset = firstInvalidUTF8(body) {
             throw HTTPError(400, invalidUTF8(at: offset))
         }
         if let offset = firstTooDeep(body, limit: maxDepth) {
             throw HTTPError(400, tooDeep(at: offset))
+        }
+        if let offset = firstTrailingComma(body) {
+            throw HTTPError(400, "The body is not valid JSON: a comma before a closing bracket at byte \(offset); remove it.")
         }
     }
 
@@ -65,6 +71,39 @@ enum JSONBody {
     /// The offset of the first `[` or `{` (outside strings) that opens level `limit + 1`, or nil.
     static func firstTooDeep(_ bytes: [UInt8], limit: Int) -> Int? {
         var depth = 0
+        return firstOutsideStrings(bytes) { offset, byte in
+            switch byte {
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                return depth > limit ? offset : nil
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth -= 1
+                return nil
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// The offset of the first comma (outside strings) followed, past whitespace, by `]` or `}`, or nil.
+    static func firstTrailingComma(_ bytes: [UInt8]) -> Int? {
+        var comma: Int?
+        return firstOutsideStrings(bytes) { offset, byte in
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+                return nil
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                return comma
+            default:
+                comma = byte == UInt8(ascii: ",") ? offset : nil
+                return nil
+            }
+        }
+    }
+
+    /// The first offset `found` returns for a byte outside JSON strings (a string's opening quote
+    /// included), or nil.
+    private static func firstOutsideStrings(_ bytes: [UInt8], _ found: (Int, UInt8) -> Int?) -> Int? {
         var inString = false
         var escaped = false
         for (offset, byte) in bytes.enumerated() {
@@ -78,17 +117,8 @@ enum JSONBody {
                 }
                 continue
             }
-            switch byte {
-            case UInt8(ascii: "\""):
-                inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                if depth > limit { return offset }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                depth -= 1
-            default:
-                break
-            }
+            if byte == UInt8(ascii: "\"") { inString = true }
+            if let offset = found(offset, byte) { return offset }
         }
         return nil
     }

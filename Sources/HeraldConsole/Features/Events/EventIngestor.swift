@@ -71,7 +71,7 @@ struct EventIngestor: Sendable {
             return .failure(Problem(reason: "`campaignId` must be a campaign of this key's app."))
         }
         guard let occurredText = item.occurredAt,
-              let occurredAt = UTCTime.date(rfc3339: occurredText) ?? (try? Date(occurredText, strategy: .iso8601)) else {
+              let occurredAt = UTCTime.date(rfc3339: occurredText) else {
             return .failure(Problem(reason: "`occurredAt` must be an RFC 3339 time such as 2026-11-21T10:15:00Z."))
         }
         guard occurredAt <= now.addingTimeInterval(Self.futureTolerance), occurredAt >= Self.earliest else {
