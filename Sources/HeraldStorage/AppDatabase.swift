@@ -58,6 +58,9 @@ public final class AppDatabase: Sendable {
             throw StorageError.databaseIsNewer(unknownMigrations: unknown)
         }
         try migrator.migrate(pool)
+        // Made here, with the schema, so that a database migrated (`herald migrate`) and then made
+        // read-only still has the key every server on it signs with.
+        _ = try serverSecrets.signingKey(now: Date())
         observeChanges()
     }
 

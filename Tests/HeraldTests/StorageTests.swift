@@ -32,6 +32,9 @@ struct StorageTests {
         // And migrating again changes nothing
         try database.migrate()
         #expect(try database.appliedMigrations() == files)
+        // And the signing key exists from migration on, so a database migrated and then made read-only can serve
+        let keys = try await database.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM server_secrets WHERE name = 'signing_key'") }
+        #expect(keys == 1)
     }
 
     @Test("A database migrated by a newer Herald is refused with a clear message")
