@@ -45,6 +45,8 @@ public enum CampaignLimits {
     public static let countries = 250
     /// A hundred years: beyond that a rule is a typo, and devices compute days in ordinary integers.
     public static let daysSinceFirstOpen = 0...36_500
+    /// Language versions of one message, the default aside.
+    public static let languageVersions = 50
 }
 
 extension Campaign {
@@ -85,6 +87,15 @@ extension Campaign {
             ("message.action.url", message.action?.url ?? "", false), ("schedule.timeZone", schedule.timeZone, false),
             ("targeting.appVersion.value", targeting.appVersion?.value ?? "", false),
         ]
+        for (tag, version) in (message.translations ?? [:]).sorted(by: { $0.key < $1.key }) {
+            let path = "message.translations.\(tag)"
+            texts += [("\(path).title.text", version.title?.text ?? "", true), ("\(path).body.text", version.body?.text ?? "", true)]
+            for (name, button) in [("primaryAction", version.primaryAction), ("secondaryAction", version.secondaryAction)] {
+                texts += [("\(path).\(name).text", button?.text ?? "", false), ("\(path).\(name).url", button?.url ?? "", false)]
+            }
+            texts += [("\(path).imageUrl", version.imageUrl ?? "", false), ("\(path).landscapeImageUrl", version.landscapeImageUrl ?? "", false),
+                      ("\(path).action.url", version.action?.url ?? "", false)]
+        }
         for (index, pair) in data.pairs.enumerated() {
             texts += [("data.\(index).key", pair.key, false), ("data.\(index).value", pair.value, true)]
         }
@@ -183,6 +194,37 @@ extension Campaign {
 
 extension Message {
     func problems(for mode: ValidationMode) -> [FieldProblem] {
+        defaultVersionProblems(for: mode) + translationProblems(for: mode)
+    }
+
+    /// Each language version is checked as devices will get it, over the default; a problem is reported
+    /// at the version's path (`message.translations.fa.title.text`) only when the version sets that part,
+    /// the others being the default version's own.
+    private func translationProblems(for mode: ValidationMode) -> [FieldProblem] {
+        guard let translations else { return [] }
+        var problems: [FieldProblem] = []
+        if translations.count > CampaignLimits.languageVersions {
+            problems.append(FieldProblem("message.translations", "Use at most \(CampaignLimits.languageVersions) language versions besides the default."))
+        }
+        var seen: Set<String> = []
+        for (tag, version) in translations.sorted(by: { $0.key < $1.key }) {
+            let path = "message.translations.\(tag)"
+            guard LanguageTag.isValid(tag) else {
+                problems.append(FieldProblem(path, "“\(tag.prefix(40))” is not a language tag such as fa, de or pt-BR."))
+                continue
+            }
+            if !seen.insert(tag.lowercased()).inserted {
+                problems.append(FieldProblem(path, "There is already a version for \(tag); keep one."))
+            }
+            for problem in applying(version).defaultVersionProblems(for: mode) {
+                guard let part = problem.path.dropPrefix("message."), version.sets(part) else { continue }
+                problems.append(FieldProblem("\(path).\(part)", problem.message))
+            }
+        }
+        return problems
+    }
+
+    private func defaultVersionProblems(for mode: ValidationMode) -> [FieldProblem] {
         var problems: [FieldProblem] = []
         func add(_ path: String, _ message: String) { problems.append(FieldProblem("message.\(path)", message)) }
 
@@ -324,6 +366,32 @@ extension Targeting {
             }
         }
         return problems
+    }
+}
+
+extension MessageTranslation {
+    /// Whether this version sets the message part at `path` (`title.text`, `primaryAction.url`, `imageUrl`).
+    func sets(_ path: String) -> Bool {
+        let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+        switch (parts.first, parts.count > 1 ? parts[1] : nil) {
+        case ("title", "text"): return title != nil
+        case ("body", "text"): return body != nil
+        case ("imageUrl", nil): return imageUrl != nil
+        case ("landscapeImageUrl", nil): return landscapeImageUrl != nil
+        case ("primaryAction", "text"): return primaryAction?.text != nil
+        case ("primaryAction", "url"): return primaryAction?.url != nil
+        case ("secondaryAction", "text"): return secondaryAction?.text != nil
+        case ("secondaryAction", "url"): return secondaryAction?.url != nil
+        case ("action", "url"): return action != nil
+        default: return false
+        }
+    }
+}
+
+extension String {
+    /// The rest of the string after `prefix`, or nil when it does not start with it.
+    func dropPrefix(_ prefix: String) -> String? {
+        hasPrefix(prefix) ? String(dropFirst(prefix.count)) : nil
     }
 }
 

@@ -16,11 +16,15 @@ public struct Message: Codable, Sendable, Equatable {
     public var dismiss: Dismiss?
     public var slideFrom: SlideEdge?
     public var orientation: Orientation?
+    /// Language versions by BCP 47 tag (`fa`, `pt-BR`); a device gets the one for its language
+    /// (`version(for:)`), else this default version.
+    public var translations: [String: MessageTranslation]?
 
     public init(
         layout: Layout, title: Text? = nil, body: Text? = nil, imageUrl: String? = nil, landscapeImageUrl: String? = nil,
         backgroundColor: String? = nil, primaryAction: Button? = nil, secondaryAction: Button? = nil, action: Action? = nil,
-        dismiss: Dismiss? = nil, slideFrom: SlideEdge? = nil, orientation: Orientation? = nil
+        dismiss: Dismiss? = nil, slideFrom: SlideEdge? = nil, orientation: Orientation? = nil,
+        translations: [String: MessageTranslation]? = nil
     ) {
         self.layout = layout
         self.title = title
@@ -34,11 +38,12 @@ public struct Message: Codable, Sendable, Equatable {
         self.dismiss = dismiss
         self.slideFrom = slideFrom
         self.orientation = orientation
+        self.translations = translations
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case layout, title, body, imageUrl, landscapeImageUrl, backgroundColor, primaryAction, secondaryAction, action, dismiss
-        case slideFrom, orientation
+        case slideFrom, orientation, translations
     }
 
     public init(from decoder: Decoder) throws {
@@ -55,6 +60,7 @@ public struct Message: Codable, Sendable, Equatable {
         dismiss = try container.decodeIfPresent(Dismiss.self, forKey: .dismiss)
         slideFrom = try container.decodeIfPresent(SlideEdge.self, forKey: .slideFrom)
         orientation = try container.decodeIfPresent(Orientation.self, forKey: .orientation)
+        translations = try container.decodeIfPresent([String: MessageTranslation].self, forKey: .translations)
     }
 
     public enum Layout: String, Codable, Sendable, CaseIterable {
@@ -202,6 +208,10 @@ public struct Message: Codable, Sendable, Equatable {
         if fields.contains(.dismiss) { message.dismiss = dismiss }
         if fields.contains(.slideFrom) { message.slideFrom = slideFrom }
         if fields.contains(.orientation) { message.orientation = orientation }
+        message.translations = translations.flatMap { versions in
+            let kept = versions.mapValues { $0.keeping(fields) }
+            return kept.isEmpty ? nil : kept
+        }
         return message
     }
 }

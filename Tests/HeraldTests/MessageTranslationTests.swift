@@ -1,0 +1,74 @@
+import Foundation
+import HeraldDomain
+import Testing
+
+/// Language versions of a message, in the domain: which version a device gets, what falls back, and
+/// where a version's problems are reported.
+@Suite("Message language versions")
+struct MessageTranslationTests {
+    static let card = Message(
+        layout: .card, title: .init(text: "Spring sale", color: "#1A73E8"), body: .init(text: "20% off"),
+        imageUrl: "https://example.com/en.png", backgroundColor: "#FFFFFF",
+        primaryAction: .init(text: "Shop", buttonColor: "#CC1A73E8", url: "https://example.com/shop"),
+        secondaryAction: .init(text: "Later"),
+        translations: [
+            "fa": .init(title: .init(text: "حراج بهاره"), primaryAction: .init(text: "خرید")),
+            "pt": .init(title: .init(text: "Promoção")),
+            "pt-BR": .init(title: .init(text: "Promoção de primavera"), imageUrl: "https://example.com/br.png"),
+        ])
+
+    @Test("A device gets its language's version, then its language without region, then the default", arguments: [
+        ("pt-BR", "pt-BR", "Promoção de primavera"), ("pt-br", "pt-BR", "Promoção de primavera"), ("pt_BR", "pt-BR", "Promoção de primavera"),
+        ("pt-PT", "pt", "Promoção"), ("pt", "pt", "Promoção"), ("fa-IR", "fa", "حراج بهاره"), ("de-DE", nil, "Spring sale"), ("", nil, "Spring sale"),
+    ] as [(String, String?, String)])
+    func fallbacks(language: String, tag: String?, title: String) {
+        let version = Self.card.version(for: language)
+        #expect(version.tag == tag)
+        #expect(version.message.title?.text == title)
+        #expect(version.message.translations == nil)
+    }
+
+    @Test("What a version leaves out is the default's: colors, the other texts, a button's action")
+    func partsFallBack() {
+        let persian = Self.card.version(for: "fa").message
+        #expect(persian.title == .init(text: "حراج بهاره", color: "#1A73E8"))
+        #expect(persian.body?.text == "20% off")
+        #expect(persian.primaryAction == .init(text: "خرید", buttonColor: "#CC1A73E8", url: "https://example.com/shop"))
+        #expect(persian.imageUrl == "https://example.com/en.png")
+        #expect(Self.card.version(for: "pt-BR").message.imageUrl == "https://example.com/br.png")
+    }
+
+    @Test("A version's problems are named by its path; the default's are reported once, at the default's")
+    func problemsByVersion() {
+        var campaign = Campaign(app: 1, name: "x", triggers: [Trigger(event: "app_launch")], message: Self.card)
+        campaign.message.translations?["de"] = .init(title: .init(text: String(repeating: "t", count: 201)), imageUrl: "http://example.com/x.png")
+        campaign.message.translations?["ja"] = .init(primaryAction: .init(text: " "))
+        campaign.message.translations?["not a tag"] = .init()
+        campaign.message.body = .init(text: String(repeating: "b", count: 1001))
+        let paths = Set(campaign.problems(for: .publish).map(\.path))
+        #expect(paths == [
+            "message.body.text", "message.translations.de.title.text", "message.translations.de.imageUrl",
+            "message.translations.ja.primaryAction.text", "message.translations.not a tag",
+        ])
+    }
+
+    @Test("Versions survive Campaign JSON byte for byte, refuse unknown keys, and lose only what the layout does not use")
+    func json() throws {
+        let campaign = Campaign(app: 1, name: "x", message: Self.card)
+        let encoded = try CampaignJSON.encoder().encode(campaign)
+        let decoded = try CampaignJSON.decoder(refusingUnknownKeys: true).decode(Campaign.self, from: encoded)
+        #expect(decoded == campaign)
+        #expect(try CampaignJSON.encoder().encode(decoded) == encoded)
+        let misspelt = #"{"app": 1, "name": "x", "message": {"layout": "modal", "translations": {"fa": {"titel": {"text": "x"}}}}}"#
+        #expect(throws: UnknownKeyError.self) { try CampaignJSON.decoder(refusingUnknownKeys: true).decode(Campaign.self, from: Data(misspelt.utf8)) }
+        var imageOnly = Self.card
+        imageOnly.layout = .imageOnly
+        #expect(imageOnly.keepingLayoutFields.translations?["pt-BR"] == .init(imageUrl: "https://example.com/br.png"))
+        #expect(imageOnly.keepingLayoutFields.translations?["fa"] == .init())
+    }
+
+    @Test("Right-to-left versions are known by their language", arguments: [("fa", true), ("ar-EG", true), ("he", true), ("de", false), ("ja", false), ("ur-PK", true)])
+    func rightToLeft(tag: String, rtl: Bool) {
+        #expect(LanguageTag.isRightToLeft(tag) == rtl)
+    }
+}
