@@ -16,6 +16,11 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
+  // Sign-in and setup tell the server the browser's time zone: a first sign-in keeps it for the user.
+  document.querySelectorAll("input[data-browser-time-zone]").forEach((input) => {
+    input.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  });
+
   const composer = document.querySelector("form[data-composer]");
   if (composer) setUpComposer(composer);
 });

@@ -3,7 +3,7 @@ import HeraldStorage
 
 /// How the console behaves; the CLI fills it from flags and `HERALD_*` environment variables.
 public struct ConsoleConfiguration: Sendable {
-    /// The folder holding `Templates/`, `Public/` and `migrations/`.
+    /// The folder holding `Templates/`, `Public/`, `Locales/` and `migrations/`.
     public var resources: URL
     /// Adds `Secure` to cookies; set it when Herald is served over https.
     public var secureCookies = false
@@ -15,6 +15,9 @@ public struct ConsoleConfiguration: Sendable {
     public var loginThrottle = LoginThrottle.Policy()
     /// Reverse proxies whose `X-Forwarded-For` names the client (for login throttling); empty trusts none.
     public var trustedProxies: [AddressRange] = []
+    /// Offers the pseudo-language `en-XA` (every English string marked), for the test that finds text
+    /// which did not come from a catalog.
+    public var pseudoLocale = false
     /// The current time; tests inject their own.
     public var clock: @Sendable () -> Date = { Date() }
 
@@ -25,9 +28,10 @@ public struct ConsoleConfiguration: Sendable {
     public var templatesFolder: URL { resources.appendingPathComponent("Templates") }
     public var publicFolder: URL { resources.appendingPathComponent("Public") }
     public var migrationsFolder: URL { resources.appendingPathComponent("migrations") }
+    public var localesFolder: URL { resources.appendingPathComponent("Locales") }
 }
 
-/// Finds the folder with `Templates/`, `Public/` and `migrations/`.
+/// Finds the folder with `Templates/`, `Public/`, `Locales/` and `migrations/`.
 public enum ResourceLocator {
     /// `HERALD_RESOURCES` if set; otherwise the first folder, walking up from the working directory
     /// and then from the executable, that holds all three.
@@ -50,7 +54,7 @@ public enum ResourceLocator {
     }
 
     static func holdsResources(_ folder: URL) -> Bool {
-        ["Templates", "Public", "migrations"].allSatisfy {
+        ["Templates", "Public", "Locales", "migrations"].allSatisfy {
             var isFolder: ObjCBool = false
             return FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path, isDirectory: &isFolder)
                 && isFolder.boolValue

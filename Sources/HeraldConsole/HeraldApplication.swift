@@ -12,12 +12,13 @@ public final class HeraldApplication: Sendable {
     /// Set once a user exists; until then every page leads to `/setup`.
     let setupDone = Atomic<Bool>(false)
 
-    /// Loads templates and static files (failing if any is missing or broken) and builds the routes.
+    /// Loads templates, string catalogs and static files (failing if any is missing or broken) and builds the routes.
     public init(configuration: ConsoleConfiguration, database: AppDatabase, logger: Logger) async throws {
         let views = try await Views(folder: configuration.templatesFolder)
+        let localization = try Localization(folder: configuration.localesFolder, pseudoLocale: configuration.pseudoLocale)
         let signingKey = try database.serverSecrets.signingKey(now: configuration.clock())
         services = Services(
-            database: database, views: views, configuration: configuration, logger: logger,
+            database: database, views: views, localization: localization, configuration: configuration, logger: logger,
             feeds: FeedService(database: database), keys: KeyAuthenticator(database: database),
             visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey))
         staticFiles = try StaticFiles(folder: configuration.publicFolder)

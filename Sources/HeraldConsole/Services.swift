@@ -8,6 +8,7 @@ import Logging
 struct Services: Sendable {
     let database: AppDatabase
     let views: Views
+    let localization: Localization
     let configuration: ConsoleConfiguration
     let logger: Logger
     let feeds: FeedService
@@ -27,10 +28,12 @@ struct Services: Sendable {
         _ template: Template, title: String, model: any Sendable, context: RequestContext, status: Int = 200
     ) throws -> Response {
         let csrf = context.csrfToken
-        let body = views.render(template, PageView(page: model, csrf: csrf))
+        let localizer = context.localizer
+        let strings = localizer.templateStrings
+        let body = views.render(template, PageView(page: model, csrf: csrf, t: strings))
         let layout = LayoutView(
-            title: title, body: body,
-            user: context.user.map { LayoutView.SignedInUser(email: $0.email, name: $0.name, role: $0.role.title) },
+            title: title, body: body, t: strings, lang: localizer.language.rawValue, dir: localizer.language.direction,
+            user: context.user.map { LayoutView.SignedInUser(email: $0.email, name: $0.name, role: localizer("roles." + $0.role.rawValue)) },
             navigation: navigation(for: context),
             flash: try takeFlash(context),
             csrf: csrf)
@@ -69,15 +72,15 @@ struct Services: Sendable {
     private func navigation(for context: RequestContext) -> [LayoutView.Navigation] {
         guard let role = context.user?.role else { return [] }
         let items: [(String, String, Role)] = [
-            ("/campaigns", "Campaigns", .viewer),
-            ("/reports", "Reports", .viewer),
-            ("/apps", "Apps", .admin),
-            ("/users", "Users", .admin),
-            ("/audit", "Audit log", .admin),
+            ("/campaigns", "layout.nav.campaigns", .viewer),
+            ("/reports", "layout.nav.reports", .viewer),
+            ("/apps", "layout.nav.apps", .admin),
+            ("/users", "layout.nav.users", .admin),
+            ("/audit", "layout.nav.audit", .admin),
         ]
         let path = context.request.path ?? ""
-        return items.filter { role.includes($0.2) }.map { href, label, _ in
-            LayoutView.Navigation(href: href, label: label, current: path == href || path.hasPrefix(href + "/"))
+        return items.filter { role.includes($0.2) }.map { href, key, _ in
+            LayoutView.Navigation(href: href, label: context.localizer(key), current: path == href || path.hasPrefix(href + "/"))
         }
     }
 }

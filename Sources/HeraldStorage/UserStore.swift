@@ -12,6 +12,10 @@ public struct User: Sendable, Equatable, Codable, FetchableRecord, MutablePersis
     public var role: Role
     public var passwordHash: String
     public var active: Bool
+    /// The console language the user chose (a `ConsoleLanguage` tag); nil follows the browser.
+    public var language: String?
+    /// The IANA time zone pages show times in; nil until the first sign-in stores the browser's.
+    public var timeZone: String?
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -30,7 +34,8 @@ public struct User: Sendable, Equatable, Codable, FetchableRecord, MutablePersis
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, email, name, role, active
+        case id, email, name, role, active, language
+        case timeZone = "time_zone"
         case passwordHash = "password_hash"
         case createdAt = "created_at"
         case updatedAt = "updated_at"

@@ -28,7 +28,7 @@ struct AccountsTests {
         let campaigns = browser.get("/campaigns")
         #expect(campaigns.status == 200)
         #expect(campaigns.text.contains("No campaigns yet"))
-        #expect(campaigns.text.contains("Welcome to Herald, Ada Admin"))
+        #expect(campaigns.text.contains("Welcome to Herald, \u{2068}Ada Admin\u{2069}"))
         let admin = try #require(try app.database.users.find(email: "admin@example.com"))
         #expect(admin.role == .admin)
         #expect(admin.passwordHash.hasPrefix("$scrypt$ln=8,r=8,p=1$"))
@@ -182,8 +182,9 @@ struct AccountsTests {
         for browser in [here, elsewhere] {
             #expect(try browser.submit("/login", from: "/login", ["email": "eddie@example.com", "password": "correct horse battery"]).status == 303)
         }
-        // The page is linked from the user menu
-        #expect(here.get("/campaigns").text.contains(#"<a href="/account/password">Change password</a>"#))
+        // The page is linked from the settings the user menu leads to
+        #expect(here.get("/campaigns").text.contains(#"<a href="/account">Settings</a>"#))
+        #expect(here.get("/account").text.contains(#"<a href="/account/password">Change your password</a>"#))
         let form = here.get("/account/password")
         #expect(form.status == 200)
         #expect(form.text.contains(#"autocomplete="current-password""#))

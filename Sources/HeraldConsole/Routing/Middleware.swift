@@ -21,6 +21,7 @@ extension HeraldApplication {
         case .found(let route, let parameters):
             var context = RequestContext(request: request, now: services.configuration.clock())
             context.parameters = parameters
+            context.localizer = services.localization.localizer(for: request, user: nil)
             do {
                 switch route.access {
                 case .anyone:
@@ -76,6 +77,7 @@ extension HeraldApplication {
             if let user = try services.database.users.find(id: session.userID), user.active {
                 context.session = session
                 context.user = user
+                context.localizer = services.localization.localizer(for: context.request, user: user)
             } else {
                 try sessions.delete(tokenHash: session.tokenHash)
             }
@@ -146,7 +148,8 @@ extension HeraldApplication {
         } else {
             let heading = error.status == 503 ? "Try again later" : reasonPhrase(error.status)
             let model = ErrorPage(status: error.status, heading: heading, message: error.message, signedIn: context?.user != nil)
-            let blank = RequestContext(request: context?.request ?? Request(method: "GET", target: "/"), now: services.configuration.clock())
+            var blank = RequestContext(request: context?.request ?? Request(method: "GET", target: "/"), now: services.configuration.clock())
+            blank.localizer = services.localization.localizer(for: blank.request, user: nil)
             response = (try? services.page(.error, title: heading, model: model, context: context ?? blank, status: error.status))
                 ?? .text(error.message, status: error.status)
         }

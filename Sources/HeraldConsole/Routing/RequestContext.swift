@@ -15,6 +15,8 @@ public struct RequestContext: Sendable {
     public internal(set) var form = FormData()
     /// The request's time, from the application's clock.
     public let now: Date
+    /// The console's language and time zone for this request: the user's, else the browser's.
+    public internal(set) var localizer = Localizer.untranslated
 
     /// The path parameter `name` as a database id; a missing or malformed one is a 404.
     public func id(_ name: String) throws -> Int64 {

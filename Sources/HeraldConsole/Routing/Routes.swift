@@ -6,6 +6,7 @@ extension HeraldApplication {
     static func routes(services: Services, staticFiles: StaticFiles) -> [Route] {
         let health = Health(database: services.database)
         let accounts = AccountPages(services: services)
+        let settings = SettingsPages(services: services)
         let password = PasswordPages(services: services)
         let campaigns = CampaignPages(services: services)
         let transfer = CampaignTransferPages(services: services)
@@ -31,6 +32,8 @@ extension HeraldApplication {
             Route("GET", "/login", .visitor, accounts.loginForm),
             Route("POST", "/login", .visitor, accounts.login),
             Route("POST", "/logout", .visitor, accounts.logout),
+            Route("GET", "/account", .signedIn(.viewer), settings.form),
+            Route("POST", "/account", .signedIn(.viewer), settings.save),
             Route("GET", "/account/password", .signedIn(.viewer), password.form),
             Route("POST", "/account/password", .signedIn(.viewer), password.change),
 

@@ -5,6 +5,7 @@ enum Template: String, CaseIterable, Sendable {
     case setup = "accounts/setup"
     case login = "accounts/login"
     case changePassword = "accounts/password"
+    case settings = "accounts/settings"
     case campaigns = "campaigns/index"
     case composer = "campaigns/composer"
     case campaign = "campaigns/show"

@@ -70,10 +70,13 @@ enum ViewsError: Error, CustomStringConvertible {
     }
 }
 
-/// What a page template sees: its model as `page`, and the CSRF token as `csrf` for its forms.
-struct PageView: Sendable {
+/// What a page template sees: its model as `page`, the CSRF token as `csrf` for its forms, and the
+/// strings of the page's language as `t` (`{{t.campaigns.index.title}}`).
+struct PageView: @unchecked Sendable {
     let page: any Sendable
     let csrf: String
+    /// Read-only once built (the catalog's nested dictionaries).
+    let t: [String: Any]
 }
 
 /// What the layout sees.
@@ -99,6 +102,10 @@ struct LayoutView {
 
     let title: String
     let body: String
+    let t: [String: Any]
+    /// `<html lang dir>`.
+    let lang: String
+    let dir: String
     let user: SignedInUser?
     let navigation: [Navigation]
     let flash: Flash?

@@ -22,8 +22,11 @@ struct AccountPages: Sendable {
         do {
             guard errors.isEmpty else { throw errors }
             let user = try services.accounts.createFirstAdmin(
-                email: form["email"] ?? "", name: form["name"] ?? "", password: form["password"] ?? "", now: context.now)
-            return try signIn(user, context: context, to: "/campaigns", welcome: "Welcome to Herald, \(user.name). Register your first app to get started.")
+                email: form["email"] ?? "", name: form["name"] ?? "", password: form["password"] ?? "",
+                timeZone: Self.browserTimeZone(context), now: context.now)
+            let localizer = services.localization.localizer(for: context.request, user: user)
+            return try signIn(user, context: context, to: "/campaigns",
+                              welcome: localizer("setup.welcome", ["name": Localizer.isolated(user.name)]))
         } catch let problems as FormErrors {
             return try renderSetup(context, form: form, errors: problems, status: 422)
         }
@@ -85,7 +88,9 @@ struct AccountPages: Sendable {
                 error: "That email and password do not match an active account. Check both and try again.", status: 401)
         }
         try throttle.succeeded(keys, now: context.now)
-        return try signIn(signedIn, context: context, to: safeNext(next), welcome: nil)
+        guard signedIn.timeZone == nil else { return try signIn(signedIn, context: context, to: safeNext(next), welcome: nil) }
+        let (stored, welcome) = try storeBrowserTimeZone(of: signedIn, context: context)
+        return try signIn(stored, context: context, to: safeNext(next), welcome: welcome)
     }
 
     func logout(_ context: RequestContext) throws -> Response {
@@ -125,6 +130,24 @@ struct AccountPages: Sendable {
             ],
             next: next, error: error, notice: notice)
         return try services.page(.login, title: "Sign in", model: model, context: context, status: status)
+    }
+
+    /// At a user's first sign-in, keeps the time zone the browser reported (UTC when it sent none) and
+    /// says so, with where to change it.
+    private func storeBrowserTimeZone(of user: User, context: RequestContext) throws -> (User, String) {
+        var user = user
+        user.timeZone = Self.browserTimeZone(context)
+        user.updatedAt = context.now
+        try services.database.users.update(
+            user, ending: .none, action: "user.settings", details: "time zone \(user.timeZone ?? "UTC") from the browser",
+            actor: .user(id: user.id ?? 0, email: user.email), now: context.now)
+        let localizer = services.localization.localizer(for: context.request, user: user)
+        return (user, localizer("settings.time_zone_stored", ["zone": user.timeZone ?? "UTC"]))
+    }
+
+    /// The time zone the sign-in or setup form reported from the browser, or UTC.
+    private static func browserTimeZone(_ context: RequestContext) -> String {
+        SettingsPages.timeZone(named: context.form["time_zone"] ?? "")?.identifier ?? "UTC"
     }
 
     /// Only local paths: an absolute or protocol-relative URL would send people off-site after login.

@@ -23,8 +23,9 @@ public struct Accounts: Sendable {
     }
 
     /// Creates the first admin at setup, only if no user exists yet; the audit line names the new admin.
-    func createFirstAdmin(email: String, name: String, password: String, now: Date) throws -> User {
-        let user = try newUser(email: email, name: name, role: .admin, password: password, now: now)
+    func createFirstAdmin(email: String, name: String, password: String, timeZone: String? = nil, now: Date) throws -> User {
+        var user = try newUser(email: email, name: name, role: .admin, password: password, now: now)
+        user.timeZone = timeZone
         guard let created = try database.users.insertFirst(user, now: now) else {
             throw FormErrors("email", "Herald is already set up. Sign in instead.")
         }
