@@ -1,4 +1,21 @@
 // Small enhancements; every page works without them.
+
+// The page's words for what the script writes, in the page's language: the server renders the
+// catalog's `script` section as JSON into <script type="application/json" id="strings">.
+let pageStrings = null;
+function pageString(key, fallback) {
+  if (pageStrings === null) {
+    pageStrings = {};
+    const element = document.getElementById("strings");
+    try {
+      if (element) pageStrings = JSON.parse(element.textContent) || {};
+    } catch (error) {
+      pageStrings = {};
+    }
+  }
+  return typeof pageStrings[key] === "string" ? pageStrings[key] : fallback;
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   // Take keyboard and screen-reader users straight to a form's list of problems.
   const summary = document.querySelector(".error-summary");
@@ -11,7 +28,7 @@ document.addEventListener("DOMContentLoaded", () => {
       button.addEventListener("click", async () => {
         const source = document.getElementById(button.dataset.copy);
         await navigator.clipboard.writeText(source.textContent.trim());
-        button.textContent = "Copied";
+        button.textContent = pageString("copied", "Copied");
       });
     });
   }

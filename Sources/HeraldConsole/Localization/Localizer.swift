@@ -84,6 +84,9 @@ public struct Localizer: Sendable {
     /// The strings of templates, `{{t.some.key}}`.
     var templateStrings: [String: Any] { catalog.templateStrings }
 
+    /// The strings of `Public/js/herald.js` (catalog section `script`), as escaped JSON.
+    var scriptStrings: String { catalog.scriptStrings }
+
     public func number(_ value: Int) -> String {
         value.formatted(.number.locale(language.locale))
     }
