@@ -116,6 +116,51 @@ struct AdminPagesLocalizationTests {
         #expect(forged.text.contains(Self.heading("errors.csrf", language)))
     }
 
+    /// The text of `html` that no catalog string made: pseudo-language pages mark every catalog string
+    /// ⟦…⟧, so what is left unmarked (outside user text, codes, times and the brand) was written in English.
+    static func unmarkedText(_ html: String) -> [String] {
+        var text = html
+        for pattern in [#"<script[^>]*>.*?</script>"#, #"<code[^>]*>.*?</code>"#, #"<time[^>]*>.*?</time>"#, #"<bdi>.*?</bdi>"#,
+                        #"<(\w+)[^>]*dir="auto"[^>]*>.*?</\1>"#, #"<a class="brand"[^>]*>Herald</a>"#, #"<title>.*?</title>"#] {
+            text = text.replacing(try! Regex(pattern).dotMatchesNewlines(), with: "")
+        }
+        let labels = text.matches(of: try! Regex(#"aria-label="([^"]*)""#)).compactMap { $0.output[1].substring.map(String.init) }
+        let chunks = text.split(separator: try! Regex("<[^>]*>")).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } + labels
+        return chunks.filter { chunk in
+            !chunk.isEmpty && !chunk.contains("⟦") && chunk.contains(where: \.isLetter)
+        }
+    }
+
+    @Test("In the pseudo-language, every word on the admin and account pages comes from the catalog")
+    func pseudoLanguage() async throws {
+        #expect(Self.unmarkedText(#"<p>Hello</p><p>⟦Ḗ⟧</p><code>x</code><td dir="auto">Sara</td><nav aria-label="Main">"#) == ["Hello", "Main"])
+        let (app, admin) = try await TestApp.withAdmin(configure: { $0.pseudoLocale = true })
+        #expect(try admin.submit("/account", from: "/account", ["language": "en-XA", "time_zone": "UTC"]).status == 303)
+        let registered = try admin.submit("/apps", from: "/apps/new", pairs: [("name", "Shop"), ("platforms", "ios")])
+        let location = try #require(registered.headers["Location"])
+        let key = try admin.submit("\(location)/keys", from: location, pairs: [("name", "CI"), ("scopes", "feed:read")])
+        try app.createUser(email: "eddie@example.com", role: .editor)
+        let eddie = try #require(try app.database.users.find(email: "eddie@example.com")?.id)
+        let pages: [(String, Response)] = [
+            ("apps", admin.get("/apps")), ("apps/new", try admin.submit("/apps", from: "/apps/new", ["name": ""])),
+            ("apps/show", try admin.submit("\(location)/keys", from: location, ["name": ""])), ("key created", key),
+            ("revoke", admin.get("\(location)/keys/1/revoke")), ("users", admin.get("/users")),
+            ("users/new", try admin.submit("/users", from: "/users/new", ["email": "x"])),
+            ("users/edit", try admin.submit("/users/\(eddie)/deactivate", from: "/users/\(eddie)", [:])),
+            ("users/edit self", admin.get("/users/1")), ("audit", admin.get("/audit")),
+            ("password", try admin.submit("/account/password", from: "/account/password", ["current_password": "x"])),
+            ("404", admin.get("/nowhere")), ("405", admin.send(Request(method: "PUT", target: "/apps"))),
+            ("csrf", admin.post("/apps", [("name", "x")])),
+        ]
+        // Words the pages show that are not the console's: names, emails, stored audit text, product names
+        let data: Set<String> = ["Shop", "CI", "Ada Admin", "admin@example.com", "eddie@example.com", "iOS", "feed:read", "events:write",
+                                 "campaigns:read", "campaigns:write", "installations:delete", "command line", "visitor"]
+        for (name, page) in pages {
+            let unmarked = Self.unmarkedText(page.text).filter { chunk in !data.contains(chunk) && !chunk.hasPrefix("app ") && !chunk.hasPrefix("user ") }
+            #expect(unmarked.isEmpty, "\(name): \(unmarked)")
+        }
+    }
+
     @Test("The script's strings are JSON no string can break out of")
     func scriptStringsAreInert() throws {
         let catalog = StringCatalog(language: .en, entries: [
