@@ -161,6 +161,33 @@ struct AdminPagesLocalizationTests {
         }
     }
 
+    @Test("In the pseudo-language, setup and sign-in pages and their refusals are all catalog strings")
+    func pseudoLanguageVisitor() async throws {
+        let app = try await TestApp(configure: { $0.pseudoLocale = true })
+        let visitor = app.browser()
+        let pseudo = [("Accept-Language", "en-XA")]
+        func post(_ target: String, _ fields: [(String, String)], from page: Response) throws -> Response {
+            let token = try #require(TestBrowser.csrfToken(in: page.text))
+            return visitor.send(Request(
+                method: "POST", target: target, headers: HTTPHeaders([("Content-Type", "application/x-www-form-urlencoded")] + pseudo),
+                body: Array(FormData([("csrf_token", token)] + fields).urlencoded.utf8)))
+        }
+        let setup = visitor.get("/setup", headers: pseudo)
+        let refused = try post("/setup", [("email", "x")], from: setup)
+        #expect(refused.status == 422)
+        let created = try post("/setup", [("name", "Ada"), ("email", "ada@example.com"), ("password", "correct horse battery"),
+                                          ("password_confirmation", "correct horse battery")], from: setup)
+        #expect(created.status == 303)
+        _ = visitor.post("/logout", [("csrf_token", TestBrowser.csrfToken(in: visitor.get("/campaigns").text) ?? "")])
+        let login = visitor.get("/login?signed_out=1", headers: pseudo)
+        let failed = try post("/login", [("email", "ada@example.com"), ("password", "wrong")], from: login)
+        #expect(failed.status == 401)
+        for (name, page) in [("setup", setup), ("setup refused", refused), ("login", login), ("login failed", failed)] {
+            #expect(page.text.contains(#"<html lang="en-XA""#), "\(name)")
+            #expect(Self.unmarkedText(page.text).isEmpty, "\(name): \(Self.unmarkedText(page.text))")
+        }
+    }
+
     @Test("The script's strings are JSON no string can break out of")
     func scriptStringsAreInert() throws {
         let catalog = StringCatalog(language: .en, entries: [
