@@ -1,14 +1,13 @@
 // Small enhancements; every page works without them.
 
-// The page's words for what the script writes, in the page's language: the server renders the
-// catalog's `script` section as JSON into <script type="application/json" id="strings">.
+// The page's words for what the script writes, in the page's language: the server puts the
+// catalog's `script` section as JSON in <body data-strings> (an attribute, so no inline script).
 let pageStrings = null;
 function pageString(key, fallback) {
   if (pageStrings === null) {
     pageStrings = {};
-    const element = document.getElementById("strings");
     try {
-      if (element) pageStrings = JSON.parse(element.textContent) || {};
+      pageStrings = JSON.parse(document.body.dataset.strings || "{}") || {};
     } catch (error) {
       pageStrings = {};
     }

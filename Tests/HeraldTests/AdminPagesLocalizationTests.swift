@@ -59,8 +59,7 @@ struct AdminPagesLocalizationTests {
         let key = try admin.submit("\(location)/keys", from: location, pairs: [("name", "iOS"), ("scopes", "feed:read")])
         #expect(key.status == 201)
         try Self.expectTranslated(key, language, "apps/key_created")
-        #expect(key.text.contains(#"<script type="application/json" id="strings">"#))
-        #expect(key.text.contains(Self.heading("script.copied", language)))
+        #expect(key.text.contains(#"<body data-strings="{&quot;copied&quot;:&quot;\#(Self.heading("script.copied", language))&quot;}">"#))
         let keyID = try #require(try app.database.apiKeys.all(appID: Int64(location.split(separator: "/").last.map(String.init) ?? "") ?? 0).first?.id)
         let revoke = admin.get("\(location)/keys/\(keyID)/revoke")
         try Self.expectTranslated(revoke, language, "apps/revoke_key")
@@ -188,15 +187,16 @@ struct AdminPagesLocalizationTests {
         }
     }
 
-    @Test("The script's strings are JSON no string can break out of")
-    func scriptStringsAreInert() throws {
+    @Test("The script's strings are the catalog's script section as JSON, escaped in the page like any attribute")
+    func scriptStrings() async throws {
         let catalog = StringCatalog(language: .en, entries: [
-            "script.copied": .text("</script><script>alert(1)</script> & \u{2028}"), "apps.index.title": .text("Apps"),
+            "script.copied": .text(#"Copied" onmouseover="x"><script>alert(1)</script>"#), "apps.index.title": .text("Apps"),
         ])
-        let json = catalog.scriptStrings
-        #expect(!json.contains("<") && !json.contains(">") && !json.contains("&") && !json.contains("\u{2028}"))
-        let decoded = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String]
-        #expect(decoded == ["copied": "</script><script>alert(1)</script> & \u{2028}"])
+        let decoded = try JSONSerialization.jsonObject(with: Data(catalog.scriptStrings.utf8)) as? [String: String]
+        #expect(decoded == ["copied": #"Copied" onmouseover="x"><script>alert(1)</script>"#])
+        let (_, admin) = try await TestApp.withAdmin()
+        let page = admin.get("/apps").text
+        #expect(page.contains(#"<body data-strings="{&quot;copied&quot;:&quot;Copied&quot;}">"#))
     }
 
     @Test("A viewer's forbidden page and the sign-in throttle speak the user's language", arguments: languages)

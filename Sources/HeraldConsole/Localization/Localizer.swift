@@ -84,7 +84,7 @@ public struct Localizer: Sendable {
     /// The strings of templates, `{{t.some.key}}`.
     var templateStrings: [String: Any] { catalog.templateStrings }
 
-    /// The strings of `Public/js/herald.js` (catalog section `script`), as escaped JSON.
+    /// The strings of `Public/js/herald.js` (catalog section `script`), as JSON.
     var scriptStrings: String { catalog.scriptStrings }
 
     public func number(_ value: Int) -> String {

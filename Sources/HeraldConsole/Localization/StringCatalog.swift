@@ -14,8 +14,7 @@ struct StringCatalog: @unchecked Sendable {
     /// The plain strings as nested dictionaries, for templates: `{{t.campaigns.index.title}}`. Built once;
     /// only read after that (hence `@unchecked Sendable`: `[String: Any]` is what Mustache reads).
     let templateStrings: [String: Any]
-    /// The `script` section as JSON for the page's `<script type="application/json" id="strings">`, with
-    /// `<`, `>` and `&` escaped so no string can end the element.
+    /// The `script` section as JSON, for the `data-strings` attribute of every page's `<body>`.
     let scriptStrings: String
 
     init(language: ConsoleLanguage, entries: [String: Entry]) {
@@ -32,18 +31,7 @@ struct StringCatalog: @unchecked Sendable {
 
     private static func scriptJSON(_ strings: [String: Any]) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: strings, options: [.sortedKeys]) else { return "{}" }
-        var json = ""
-        for scalar in String(decoding: data, as: UTF8.self).unicodeScalars {
-            switch scalar {
-            case "<": json += "\\u003c"
-            case ">": json += "\\u003e"
-            case "&": json += "\\u0026"
-            case "\u{2028}": json += "\\u2028"
-            case "\u{2029}": json += "\\u2029"
-            default: json.unicodeScalars.append(scalar)
-            }
-        }
-        return json
+        return String(decoding: data, as: UTF8.self)
     }
 
     private static func insert(_ text: String, at path: ArraySlice<String>, into object: inout [String: Any]) {

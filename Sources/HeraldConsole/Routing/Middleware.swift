@@ -71,9 +71,7 @@ extension HeraldApplication {
         var visitorCookie: SetCookie?
         let configuration = services.configuration
 
-        if let token = context.request.cookies[Services.sessionCookie], let session = try sessions.find(token: token),
-           session.expiresAt > context.now,
-           context.now.timeIntervalSince(session.lastSeenAt) < configuration.sessionIdleTimeout {
+        if let session = try liveSession(of: context.request, now: context.now) {
             if let user = try services.database.users.find(id: session.userID), user.active {
                 context.session = session
                 context.user = user
@@ -151,7 +149,9 @@ extension HeraldApplication {
         if api {
             response = .json(APIError.body(for: error), status: error.status)
         } else {
-            let page = pageContext(for: context?.request ?? Request(method: "GET", target: "/"))
+            // A 503 is drawn without reading the session: the database that could not answer would only
+            // make the page wait.
+            let page = pageContext(for: context?.request ?? Request(method: "GET", target: "/"), readingSession: error.status != 503)
             let localizer = page.localizer
             let heading = Self.heading(for: error.status, localizer)
             let message = error.phrase.map { localizer($0) } ?? error.message
@@ -165,16 +165,24 @@ extension HeraldApplication {
 }
 
 extension HeraldApplication {
+    /// The session the request's cookie names, unless it has expired or been idle too long.
+    func liveSession(of request: Request, now: Date) throws -> Session? {
+        guard let token = request.cookies[Services.sessionCookie], let session = try services.database.sessions.find(token: token),
+              session.expiresAt > now, now.timeIntervalSince(session.lastSeenAt) < services.configuration.sessionIdleTimeout else {
+            return nil
+        }
+        return session
+    }
+
     /// The context an error page is drawn in: the signed-in user's (for their language, time zone and the
     /// menu), else a visitor's. A handler's error arrives with the context from before the session was
     /// read, and a 404 with none; the session is only read here, never extended, and a database that
     /// cannot answer leaves the page a visitor's.
-    func pageContext(for request: Request) -> RequestContext {
+    func pageContext(for request: Request, readingSession: Bool) -> RequestContext {
         var context = RequestContext(request: request, now: services.configuration.clock())
         var user: User?
-        if request.path?.hasPrefix("/api/") == false, let token = request.cookies[Services.sessionCookie],
-           let session = try? services.database.sessions.find(token: token), session.expiresAt > context.now,
-           context.now.timeIntervalSince(session.lastSeenAt) < services.configuration.sessionIdleTimeout,
+        if readingSession, request.path?.hasPrefix("/api/") == false,
+           let session = try? liveSession(of: request, now: context.now),
            let found = try? services.database.users.find(id: session.userID), found.active {
             user = found
             context.session = session

@@ -103,7 +103,7 @@ struct LayoutView {
     let title: String
     let body: String
     let t: [String: Any]
-    /// The script's strings in the page's language, JSON for `<script type="application/json" id="strings">`.
+    /// The script's strings in the page's language, JSON for `<body data-strings>` (escaped as any attribute).
     let scriptStrings: String
     /// `<html lang dir>`.
     let lang: String
