@@ -195,6 +195,18 @@ struct ValidationMessageTests {
         #expect(moved.key == "description_too_long" && moved.message == tooLong.message)
     }
 
+    @Test("An import plan's problems keep their keys, so the import page can show them in the reader's language")
+    func importPlanProblems() async throws {
+        let app = try await TestApp()
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: app.clock.now)
+        let file = #"{"schemaVersion": 1, "campaigns": [{"app": 1, "name": "Bad", "priority": 40, "message": {"layout": "modal", "title": {"text": "Hi"}}}]}"#
+        let plan = try CampaignTransfer(database: app.database).plan(Data(file.utf8), appID: shop.id)
+        let problem = try #require(plan.problems.first)
+        #expect(problem.message == "Choose a priority from 1 (highest) to 10 (lowest).")
+        let text = try #require(problem.text)
+        #expect(Self.localization.localizer(.fa).message(for: FieldProblem(problem.path, text)) == "اولویتی از ۱ (بالاترین) تا ۱۰ (پایین‌ترین) انتخاب کنید.")
+    }
+
     @Test("The API answers validation problems in English whatever the browser's language")
     func apiStaysEnglish() async throws {
         let fixture = try await CampaignAPITests.fixture()
