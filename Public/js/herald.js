@@ -1,4 +1,20 @@
 // Small enhancements; every page works without them.
+
+// The page's words for what the script writes, in the page's language: the server puts the
+// catalog's `script` section as JSON in <body data-strings> (an attribute, so no inline script).
+let pageStrings = null;
+function pageString(key, fallback) {
+  if (pageStrings === null) {
+    pageStrings = {};
+    try {
+      pageStrings = JSON.parse(document.body.dataset.strings || "{}") || {};
+    } catch (error) {
+      pageStrings = {};
+    }
+  }
+  return typeof pageStrings[key] === "string" ? pageStrings[key] : fallback;
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   // Take keyboard and screen-reader users straight to a form's list of problems.
   const summary = document.querySelector(".error-summary");
@@ -11,7 +27,7 @@ document.addEventListener("DOMContentLoaded", () => {
       button.addEventListener("click", async () => {
         const source = document.getElementById(button.dataset.copy);
         await navigator.clipboard.writeText(source.textContent.trim());
-        button.textContent = "Copied";
+        button.textContent = pageString("copied", "Copied");
       });
     });
   }

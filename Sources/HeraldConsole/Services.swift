@@ -32,7 +32,7 @@ struct Services: Sendable {
         let strings = localizer.templateStrings
         let body = views.render(template, PageView(page: model, csrf: csrf, t: strings))
         let layout = LayoutView(
-            title: title, body: body, t: strings, lang: localizer.language.rawValue, dir: localizer.language.direction,
+            title: title, body: body, t: strings, scriptStrings: localizer.scriptStrings, lang: localizer.language.rawValue, dir: localizer.language.direction,
             user: context.user.map { LayoutView.SignedInUser(email: $0.email, name: $0.name, role: localizer("roles." + $0.role.rawValue)) },
             navigation: navigation(for: context),
             flash: try takeFlash(context),

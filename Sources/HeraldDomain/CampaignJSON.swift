@@ -28,9 +28,9 @@ public enum CampaignJSON {
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
             guard let date = UTCTime.date(rfc3339: text) else {
-                throw DecodingError.dataCorruptedError(
-                    in: container,
-                    debugDescription: "“\(text.prefix(40))” is not an RFC 3339 time such as 2026-12-01T09:00:00+01:00.")
+                let problem = ProblemText("time_invalid", ["text": .text(String(text.prefix(40)))])
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: container.codingPath, debugDescription: problem.message, underlyingError: NotATime(problem: problem)))
             }
             return date
         }
@@ -49,8 +49,13 @@ public struct UnknownKeyError: Error, Sendable, Equatable {
     public let suggestion: String?
 
     public var problem: FieldProblem {
-        FieldProblem(path, "Campaign JSON has no such field" + (suggestion.map { "; did you mean `\($0)`?" } ?? ".") + " Remove it or fix its spelling.")
+        FieldProblem(path, suggestion.map { ProblemText("unknown_field_suggestion", ["suggestion": .text($0)]) } ?? ProblemText("unknown_field"))
     }
+}
+
+/// The error under a `DecodingError` for text that is not a Campaign JSON time, with its words.
+struct NotATime: Error {
+    let problem: ProblemText
 }
 
 extension Decoder {
@@ -102,21 +107,32 @@ extension DecodingError {
 
     /// What did not match, in words for the person who sent it.
     public var reason: String {
+        if case .dataCorrupted(let context) = self { return context.debugDescription }
+        return problemText.message
+    }
+
+    /// What did not match as a key and arguments, for the console to say in the reader's language.
+    public var problemText: ProblemText {
         switch self {
-        case .dataCorrupted(let context): context.debugDescription
-        case .keyNotFound: "this field is required"
-        case .typeMismatch(let type, _), .valueNotFound(let type, _): "expected \(Self.name(of: type))"
-        @unknown default: "this does not match Campaign JSON"
+        case .dataCorrupted(let context): (context.underlyingError as? NotATime)?.problem ?? ProblemText("value_invalid")
+        case .keyNotFound: ProblemText("field_required")
+        case .typeMismatch(let type, _), .valueNotFound(let type, _): ProblemText("expected_" + Self.name(of: type))
+        @unknown default: ProblemText("value_invalid")
         }
+    }
+
+    /// The problem at `path`, its English `reason` kept for the API.
+    public var problem: FieldProblem {
+        FieldProblem(path, problemText, message: reason)
     }
 
     private static func name(of type: Any.Type) -> String {
         switch type {
-        case is String.Type: "a string"
-        case is Int.Type, is Int64.Type: "an integer"
-        case is Double.Type: "a number"
-        case is Bool.Type: "true or false"
-        default: "\(type)".lowercased().contains("array") ? "an array" : "an object"
+        case is String.Type: "string"
+        case is Int.Type, is Int64.Type: "integer"
+        case is Double.Type: "number"
+        case is Bool.Type: "bool"
+        default: "\(type)".lowercased().contains("array") ? "array" : "object"
         }
     }
 }

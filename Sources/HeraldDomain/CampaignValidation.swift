@@ -1,14 +1,46 @@
 import Foundation
 
 /// One thing wrong with a campaign: where (its JSON path, which is also the form field's name) and why.
+/// `message` is English, for the API, the command line and logs; `text`, when the problem has one, is its
+/// key and arguments, which the console renders in the reader's language (`Localizer.message(for:)`).
 public struct FieldProblem: Sendable, Equatable, CustomStringConvertible {
     public let path: String
     public let message: String
+    public let text: ProblemText?
 
+    /// A problem with only an English message (the console shows it as it is).
     public init(_ path: String, _ message: String) {
         self.path = path
         self.message = message
+        self.text = nil
     }
+
+    public init(_ path: String, _ text: ProblemText) {
+        self.path = path
+        self.message = text.message
+        self.text = text
+    }
+
+    /// A problem whose English says more than its catalog sentence (Foundation's words for a value it
+    /// could not read): the API keeps `message`, the console shows `text`.
+    public init(_ path: String, _ text: ProblemText, message: String) {
+        self.path = path
+        self.message = message
+        self.text = text
+    }
+
+    /// `ProblemText(key, arguments)` at `path`.
+    public init(path: String, key: String, arguments: [String: ProblemText.Argument] = [:]) {
+        self.init(path, ProblemText(key, arguments))
+    }
+
+    /// The same problem reported at another path (a language version's, for a problem of the default's).
+    public func at(_ path: String) -> FieldProblem {
+        text.map { FieldProblem(path, $0, message: message) } ?? FieldProblem(path, message)
+    }
+
+    /// The catalog key, or nil for a problem with only an English message.
+    public var key: String? { text?.key }
 
     public var description: String { "\(path): \(message)" }
 }
@@ -53,15 +85,17 @@ extension Campaign {
     /// Every problem with this campaign for `mode`, in form order. Empty means it can be saved (or published).
     public func problems(for mode: ValidationMode) -> [FieldProblem] {
         var problems: [FieldProblem] = []
-        func add(_ path: String, _ message: String) { problems.append(FieldProblem(path, message)) }
+        func add(_ path: String, _ key: String, _ arguments: [String: ProblemText.Argument] = [:]) {
+            problems.append(FieldProblem(path: path, key: key, arguments: arguments))
+        }
 
         let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmedName.isEmpty { add("name", "Give the campaign a name, so your team can find it.") }
-        if name.count > CampaignLimits.nameLength { add("name", "Use at most \(CampaignLimits.nameLength) characters for the name.") }
+        if trimmedName.isEmpty { add("name", "name_required") }
+        if name.count > CampaignLimits.nameLength { add("name", "name_too_long", ["limit": .number(CampaignLimits.nameLength)]) }
         if (description ?? "").count > CampaignLimits.descriptionLength {
-            add("description", "Use at most \(CampaignLimits.descriptionLength) characters for the description.")
+            add("description", "description_too_long", ["limit": .number(CampaignLimits.descriptionLength)])
         }
-        if !(1...10).contains(priority) { add("priority", "Choose a priority from 1 (highest) to 10 (lowest).") }
+        if !(1...10).contains(priority) { add("priority", "priority_range") }
 
         // What is judged is what is stored: fields the layout does not use are dropped when saving (`content`).
         problems += message.keepingLayoutFields.problems(for: mode)
@@ -115,28 +149,31 @@ extension Campaign {
         texts.compactMap { path, text, multiline in
             // Surrounding line breaks are blankness, which the field's own rule reports (forms trim them).
             let refused = ControlCharacters.first(in: text.trimmingCharacters(in: .whitespacesAndNewlines), multiline: multiline)
-            return refused.map { FieldProblem(path, "Remove the control character U+\(String(format: "%04X", $0.value))\(multiline ? "" : " (this field is one line)").") }
+            return refused.map {
+                FieldProblem(path: path, key: multiline ? "control_character" : "control_character_one_line",
+                             arguments: ["character": .text("U+\(String(format: "%04X", $0.value))")])
+            }
         }
     }
 
     private func dataProblems() -> [FieldProblem] {
         var problems: [FieldProblem] = []
         if data.pairs.count > CampaignLimits.dataPairs {
-            problems.append(FieldProblem("data", "Use at most \(CampaignLimits.dataPairs) custom data pairs; this campaign has \(data.pairs.count)."))
+            problems.append(FieldProblem(path: "data", key: "too_many_data_pairs", arguments: ["limit": .number(CampaignLimits.dataPairs), "count": .number(data.pairs.count)]))
         }
         var seen: Set<String> = []
         for (index, pair) in data.pairs.enumerated() {
             if pair.key.isEmpty {
-                problems.append(FieldProblem("data.\(index).key", "Give this value a key, or remove the row."))
+                problems.append(FieldProblem(path: "data.\(index).key", key: "data_key_required"))
             } else if seen.contains(pair.key) {
-                problems.append(FieldProblem("data.\(index).key", "The key “\(pair.key)” is used twice; keys must be unique."))
+                problems.append(FieldProblem(path: "data.\(index).key", key: "data_key_duplicate", arguments: ["key": .text(pair.key)]))
             }
             seen.insert(pair.key)
             if pair.key.count > CampaignLimits.dataKeyLength {
-                problems.append(FieldProblem("data.\(index).key", "Use at most \(CampaignLimits.dataKeyLength) characters for a key."))
+                problems.append(FieldProblem(path: "data.\(index).key", key: "data_key_too_long", arguments: ["limit": .number(CampaignLimits.dataKeyLength)]))
             }
             if pair.value.count > CampaignLimits.dataValueLength {
-                problems.append(FieldProblem("data.\(index).value", "Use at most \(CampaignLimits.dataValueLength) characters for a value."))
+                problems.append(FieldProblem(path: "data.\(index).value", key: "data_value_too_long", arguments: ["limit": .number(CampaignLimits.dataValueLength)]))
             }
         }
         return problems
@@ -145,20 +182,20 @@ extension Campaign {
     private func triggerProblems(for mode: ValidationMode) -> [FieldProblem] {
         var problems: [FieldProblem] = []
         if mode == .publish && triggers.isEmpty {
-            problems.append(FieldProblem("triggers", "Add at least one trigger: the event that shows the message."))
+            problems.append(FieldProblem(path: "triggers", key: "trigger_required"))
         }
         if triggers.count > CampaignLimits.triggers {
-            problems.append(FieldProblem("triggers", "Use at most \(CampaignLimits.triggers) triggers."))
+            problems.append(FieldProblem(path: "triggers", key: "too_many_triggers", arguments: ["limit": .number(CampaignLimits.triggers)]))
         }
         for (index, trigger) in triggers.enumerated() {
-            if let problem = EventID.problem(trigger.event) {
+            if let problem = EventID.problemText(trigger.event) {
                 problems.append(FieldProblem("triggers.\(index).event", problem))
             }
             if trigger.filters.count > CampaignLimits.filtersPerTrigger {
-                problems.append(FieldProblem("triggers.\(index).filters", "Use at most \(CampaignLimits.filtersPerTrigger) filters per trigger."))
+                problems.append(FieldProblem(path: "triggers.\(index).filters", key: "too_many_filters", arguments: ["limit": .number(CampaignLimits.filtersPerTrigger)]))
             }
             if Trigger.builtInEvents.contains(trigger.event) && !trigger.filters.isEmpty {
-                problems.append(FieldProblem("triggers.\(index).filters", "Built-in events carry no properties; remove the filters or use a purchase or custom event."))
+                problems.append(FieldProblem(path: "triggers.\(index).filters", key: "built_in_event_filters"))
             }
             for (filterIndex, filter) in trigger.filters.enumerated() {
                 problems += filter.problems(at: "triggers.\(index).filters.\(filterIndex)")
@@ -170,15 +207,15 @@ extension Campaign {
     private func scheduleProblems() -> [FieldProblem] {
         var problems: [FieldProblem] = []
         if schedule.timeZone.utf8.count > 64 || TimeZone(identifier: schedule.timeZone) == nil {
-            problems.append(FieldProblem("schedule.timeZone", "“\(schedule.timeZone.prefix(64))” is not a time zone; choose one such as Europe/Paris or UTC."))
+            problems.append(FieldProblem(path: "schedule.timeZone", key: "time_zone_unknown", arguments: ["zone": .text(String(schedule.timeZone.prefix(64)))]))
         }
         for (path, date) in [("schedule.start", schedule.start), ("schedule.end", schedule.end)] {
             if let date, !UTCTime.supported.contains(date) {
-                problems.append(FieldProblem(path, "Choose a date \(UTCTime.supportedText)."))
+                problems.append(FieldProblem(path: path, key: "date_unsupported"))
             }
         }
         if let start = schedule.start, let end = schedule.end, end <= start {
-            problems.append(FieldProblem("schedule.end", "The end must be after the start."))
+            problems.append(FieldProblem(path: "schedule.end", key: "end_before_start"))
         }
         return problems
     }
@@ -186,7 +223,7 @@ extension Campaign {
     private func frequencyProblems() -> [FieldProblem] {
         guard frequency.type == .everyNDays else { return [] }
         guard let days = frequency.days, CampaignLimits.frequencyDays.contains(days) else {
-            return [FieldProblem("frequency.days", "Enter how many days apart, from 1 to 365.")]
+            return [FieldProblem(path: "frequency.days", key: "frequency_days")]
         }
         return []
     }
@@ -204,21 +241,21 @@ extension Message {
         guard let translations else { return [] }
         var problems: [FieldProblem] = []
         if translations.count > CampaignLimits.languageVersions {
-            problems.append(FieldProblem("message.translations", "Use at most \(CampaignLimits.languageVersions) language versions besides the default."))
+            problems.append(FieldProblem(path: "message.translations", key: "too_many_language_versions", arguments: ["limit": .number(CampaignLimits.languageVersions)]))
         }
         var seen: Set<String> = []
         for (tag, version) in translations.sorted(by: { $0.key < $1.key }) {
             let path = "message.translations.\(tag)"
             guard LanguageTag.isValid(tag) else {
-                problems.append(FieldProblem(path, "“\(tag.prefix(40))” is not a language tag such as fa, de or pt-BR."))
+                problems.append(FieldProblem(path: path, key: "language_tag_invalid", arguments: ["tag": .text(String(tag.prefix(40)))]))
                 continue
             }
             if !seen.insert(tag.lowercased()).inserted {
-                problems.append(FieldProblem(path, "There is already a version for \(tag); keep one."))
+                problems.append(FieldProblem(path: path, key: "language_version_duplicate", arguments: ["tag": .text(tag)]))
             }
             for problem in applying(version).defaultVersionProblems(for: mode) {
                 guard let part = problem.path.dropPrefix("message."), version.sets(part) else { continue }
-                problems.append(FieldProblem("\(path).\(part)", problem.message))
+                problems.append(problem.at("\(path).\(part)"))
             }
         }
         return problems
@@ -226,33 +263,36 @@ extension Message {
 
     private func defaultVersionProblems(for mode: ValidationMode) -> [FieldProblem] {
         var problems: [FieldProblem] = []
-        func add(_ path: String, _ message: String) { problems.append(FieldProblem("message.\(path)", message)) }
+        func add(_ path: String, _ key: String, _ arguments: [String: ProblemText.Argument] = [:]) {
+            problems.append(FieldProblem(path: "message.\(path)", key: key, arguments: arguments))
+        }
+        func add(_ path: String, _ text: ProblemText) { problems.append(FieldProblem("message.\(path)", text)) }
 
         for (path, text, limit) in [("title", title, CampaignLimits.titleLength), ("body", body, CampaignLimits.bodyLength)] {
             guard let text else { continue }
-            if text.text.count > limit { add("\(path).text", "Use at most \(limit) characters.") }
-            if let color = text.color, !color.isEmpty, let problem = ColorValue.problem(color) { add("\(path).color", problem) }
+            if text.text.count > limit { add("\(path).text", "text_too_long", ["limit": .number(limit)]) }
+            if let color = text.color, !color.isEmpty, let problem = ColorValue.problemText(color) { add("\(path).color", problem) }
         }
         for (path, url) in [("imageUrl", imageUrl), ("landscapeImageUrl", landscapeImageUrl)] {
-            if let url, !url.isEmpty, let problem = ImageURL.problem(url) { add(path, problem) }
+            if let url, !url.isEmpty, let problem = ImageURL.problemText(url) { add(path, problem) }
         }
         for (path, url) in [("imageUrl", imageUrl), ("landscapeImageUrl", landscapeImageUrl), ("action.url", action?.url),
                             ("primaryAction.url", primaryAction?.url), ("secondaryAction.url", secondaryAction?.url)] {
-            if let url, url.count > CampaignLimits.urlLength { add(path, "Use at most \(CampaignLimits.urlLength) characters for a link.") }
+            if let url, url.count > CampaignLimits.urlLength { add(path, "url_too_long", ["limit": .number(CampaignLimits.urlLength)]) }
         }
-        if let color = backgroundColor, !color.isEmpty, let problem = ColorValue.problem(color) { add("backgroundColor", problem) }
+        if let color = backgroundColor, !color.isEmpty, let problem = ColorValue.problemText(color) { add("backgroundColor", problem) }
         for (path, button) in [("primaryAction", primaryAction), ("secondaryAction", secondaryAction)] {
             guard let button else { continue }
             if button.text.count > CampaignLimits.buttonTextLength {
-                add("\(path).text", "Use at most \(CampaignLimits.buttonTextLength) characters for a button.")
+                add("\(path).text", "button_text_too_long", ["limit": .number(CampaignLimits.buttonTextLength)])
             }
-            if let color = button.textColor, !color.isEmpty, let problem = ColorValue.problem(color) { add("\(path).textColor", problem) }
-            if let color = button.buttonColor, !color.isEmpty, let problem = ColorValue.problem(color) { add("\(path).buttonColor", problem) }
-            if let url = button.url, !url.isEmpty, let problem = ActionURL.problem(url) { add("\(path).url", problem) }
+            if let color = button.textColor, !color.isEmpty, let problem = ColorValue.problemText(color) { add("\(path).textColor", problem) }
+            if let color = button.buttonColor, !color.isEmpty, let problem = ColorValue.problemText(color) { add("\(path).buttonColor", problem) }
+            if let url = button.url, !url.isEmpty, let problem = ActionURL.problemText(url) { add("\(path).url", problem) }
         }
-        if let action, !action.url.isEmpty, let problem = ActionURL.problem(action.url) { add("action.url", problem) }
+        if let action, !action.url.isEmpty, let problem = ActionURL.problemText(action.url) { add("action.url", problem) }
         if let dismiss, !CampaignLimits.dismissSeconds.contains(dismiss.seconds) {
-            add("dismiss.seconds", "Choose from \(CampaignLimits.dismissSeconds.lowerBound) to \(CampaignLimits.dismissSeconds.upperBound) seconds.")
+            add("dismiss.seconds", "dismiss_range", ["min": .number(CampaignLimits.dismissSeconds.lowerBound), "max": .number(CampaignLimits.dismissSeconds.upperBound)])
         }
 
         guard mode == .publish else { return problems }
@@ -260,24 +300,22 @@ extension Message {
         func blank(_ value: String?) -> Bool { (value ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
         let fields = layout.fields
         let needsTitle = layout != .imageOnly && layout != .slideup
-        if needsTitle && blank(title?.text) { add("title.text", "A \(layout.title.lowercased()) message needs a title.") }
-        if layout == .slideup && blank(body?.text) { add("body.text", "A slide-up needs its text.") }
+        if needsTitle && blank(title?.text) { add("title.text", "title_required_\(layout.rawValue)") }
+        if layout == .slideup && blank(body?.text) { add("body.text", "slideup_text_required") }
         if [.card, .imageOnly, .fullscreen].contains(layout) && blank(imageUrl) {
-            add("imageUrl", layout == .card
-                ? "A card needs a portrait image (an https URL); devices drop a card without one."
-                : "A \(layout.title.lowercased()) message needs an image (an https URL); devices drop it without one.")
+            add("imageUrl", layout == .card ? "card_image_required" : "image_required_\(layout.rawValue)")
         }
         if layout == .card {
-            if blank(backgroundColor) { add("backgroundColor", "A card needs a background color.") }
-            if blank(primaryAction?.text) { add("primaryAction.text", "A card needs the text of its primary button.") }
-            if blank(primaryAction?.url) { add("primaryAction.url", "A card's primary button needs an action (an https URL or app link).") }
+            if blank(backgroundColor) { add("backgroundColor", "card_background_required") }
+            if blank(primaryAction?.text) { add("primaryAction.text", "card_button_text_required") }
+            if blank(primaryAction?.url) { add("primaryAction.url", "card_button_action_required") }
         } else if fields.contains(.primaryAction), let button = primaryAction {
             // Elsewhere the primary button is optional, but a button and its action go together.
-            if blank(button.text) && !blank(button.url) { add("primaryAction.text", "Give the button a text, or remove its action.") }
-            if !blank(button.text) && blank(button.url) { add("primaryAction.url", "Give the button an action, or remove its text.") }
+            if blank(button.text) && !blank(button.url) { add("primaryAction.text", "button_text_missing") }
+            if !blank(button.text) && blank(button.url) { add("primaryAction.url", "button_action_missing") }
         }
         if let button = secondaryAction, blank(button.text), !blank(button.url) {
-            add("secondaryAction.text", "Give the second button a text, or remove its action.")
+            add("secondaryAction.text", "second_button_text_missing")
         }
         return problems
     }
@@ -293,25 +331,25 @@ extension PropertyFilter {
     func problems(at path: String) -> [FieldProblem] {
         var problems: [FieldProblem] = []
         if case .string(let text) = value, text.count > CampaignLimits.filterTextLength {
-            problems.append(FieldProblem("\(path).value", "Use at most \(CampaignLimits.filterTextLength) characters for a value."))
+            problems.append(FieldProblem(path: "\(path).value", key: "filter_value_too_long", arguments: ["limit": .number(CampaignLimits.filterTextLength)]))
         }
         if property.isEmpty {
-            problems.append(FieldProblem("\(path).property", "Name the property to compare, or remove the filter."))
+            problems.append(FieldProblem(path: "\(path).property", key: "filter_property_required"))
         } else if property.count > CampaignLimits.eventIDLength {
-            problems.append(FieldProblem("\(path).property", "Use at most \(CampaignLimits.eventIDLength) characters for a property."))
+            problems.append(FieldProblem(path: "\(path).property", key: "filter_property_too_long", arguments: ["limit": .number(CampaignLimits.eventIDLength)]))
         }
         switch (op, value) {
         case (.exists, _):
             break
         case (_, nil):
-            problems.append(FieldProblem("\(path).value", "Enter the value to compare with."))
+            problems.append(FieldProblem(path: "\(path).value", key: "filter_value_required"))
         case (.gt, .some(let value)), (.gte, .some(let value)), (.lt, .some(let value)), (.lte, .some(let value)):
             if case .number = value {} else {
-                problems.append(FieldProblem("\(path).value", "“\(op.title)” compares numbers: set the value's type to number."))
+                problems.append(FieldProblem(path: "\(path).value", key: "filter_needs_number_\(op.rawValue)"))
             }
         case (.contains, .some(let value)):
             if case .string = value {} else {
-                problems.append(FieldProblem("\(path).value", "“contains” compares text: set the value's type to string."))
+                problems.append(FieldProblem(path: "\(path).value", key: "filter_needs_text"))
             }
         case (.eq, _), (.ne, _):
             break
@@ -324,29 +362,29 @@ extension Targeting {
     func problems() -> [FieldProblem] {
         var problems: [FieldProblem] = []
         if let percentage, !(1...100).contains(percentage) {
-            problems.append(FieldProblem("targeting.percentage", "Choose a percentage from 1 to 100."))
+            problems.append(FieldProblem(path: "targeting.percentage", key: "percentage_range"))
         }
         if let rule = appVersion {
             if rule.value.isEmpty {
-                problems.append(FieldProblem("targeting.appVersion.value", "Enter the app version to compare with, or clear the rule."))
+                problems.append(FieldProblem(path: "targeting.appVersion.value", key: "app_version_required"))
             } else if rule.value.count > CampaignLimits.appVersionRuleLength {
-                problems.append(FieldProblem("targeting.appVersion.value", "Use at most \(CampaignLimits.appVersionRuleLength) characters for an app version rule."))
+                problems.append(FieldProblem(path: "targeting.appVersion.value", key: "app_version_too_long", arguments: ["limit": .number(CampaignLimits.appVersionRuleLength)]))
             } else if rule.op == .regex, (try? NSRegularExpression(pattern: rule.value)) == nil {
-                problems.append(FieldProblem("targeting.appVersion.value", "This is not a valid regular expression."))
+                problems.append(FieldProblem(path: "targeting.appVersion.value", key: "app_version_regex_invalid"))
             }
         }
         for (index, language) in (languages ?? []).enumerated() where language.wholeMatch(of: /[a-z]{2,3}(-[A-Za-z0-9]{2,8})?/) == nil {
-            problems.append(FieldProblem("targeting.languages.\(index)", "“\(language)” is not a language code such as en, fa or pt-BR."))
+            problems.append(FieldProblem(path: "targeting.languages.\(index)", key: "language_code_invalid", arguments: ["code": .text(language)]))
         }
         for (index, country) in (countries ?? []).enumerated() where country.wholeMatch(of: /[A-Z]{2}/) == nil {
-            problems.append(FieldProblem("targeting.countries.\(index)", "“\(country)” is not a two-letter country code such as US or IR."))
+            problems.append(FieldProblem(path: "targeting.countries.\(index)", key: "country_code_invalid", arguments: ["code": .text(country)]))
         }
         for (path, list, limit) in [("languages", languages, CampaignLimits.languages), ("countries", countries, CampaignLimits.countries)]
         where (list ?? []).count > limit {
-            problems.append(FieldProblem("targeting.\(path)", "Use at most \(limit) \(path)."))
+            problems.append(FieldProblem(path: "targeting.\(path)", key: "too_many_\(path)", arguments: ["limit": .number(limit)]))
         }
         if (userProperties ?? []).count > CampaignLimits.userPropertyFilters {
-            problems.append(FieldProblem("targeting.userProperties", "Use at most \(CampaignLimits.userPropertyFilters) user property conditions."))
+            problems.append(FieldProblem(path: "targeting.userProperties", key: "too_many_user_properties", arguments: ["limit": .number(CampaignLimits.userPropertyFilters)]))
         }
         for (index, filter) in (userProperties ?? []).enumerated() {
             problems += filter.problems(at: "targeting.userProperties.\(index)")
@@ -356,13 +394,13 @@ extension Targeting {
             for (path, days) in [("min", range.min), ("max", range.max)] {
                 guard let days else { continue }
                 if days < 0 {
-                    problems.append(FieldProblem("targeting.daysSinceFirstOpen.\(path)", "Days since first open cannot be negative."))
+                    problems.append(FieldProblem(path: "targeting.daysSinceFirstOpen.\(path)", key: "days_negative"))
                 } else if days > allowed.upperBound {
-                    problems.append(FieldProblem("targeting.daysSinceFirstOpen.\(path)", "Use at most \(allowed.upperBound) days."))
+                    problems.append(FieldProblem(path: "targeting.daysSinceFirstOpen.\(path)", key: "days_too_many", arguments: ["limit": .number(allowed.upperBound)]))
                 }
             }
             if let min = range.min, let max = range.max, min > max {
-                problems.append(FieldProblem("targeting.daysSinceFirstOpen.max", "The maximum must be at least the minimum."))
+                problems.append(FieldProblem(path: "targeting.daysSinceFirstOpen.max", key: "days_max_below_min"))
             }
         }
         return problems
@@ -411,14 +449,16 @@ public enum ControlCharacters {
 
 /// Analytics event IDs: a letter first, then letters, digits and underscores, at most 40, no reserved prefix.
 public enum EventID {
-    public static func problem(_ event: String) -> String? {
-        if event.isEmpty { return "Choose a built-in event or type a custom event ID." }
-        if event.count > CampaignLimits.eventIDLength { return "Use at most \(CampaignLimits.eventIDLength) characters for an event ID." }
+    public static func problem(_ event: String) -> String? { problemText(event)?.message }
+
+    public static func problemText(_ event: String) -> ProblemText? {
+        if event.isEmpty { return ProblemText("event_required") }
+        if event.count > CampaignLimits.eventIDLength { return ProblemText("event_too_long", ["limit": .number(CampaignLimits.eventIDLength)]) }
         if event.wholeMatch(of: /[A-Za-z][A-Za-z0-9_]*/) == nil {
-            return "Event IDs start with a letter and use only letters, digits and underscores."
+            return ProblemText("event_format")
         }
         if let prefix = CampaignLimits.reservedEventPrefixes.first(where: { event.lowercased().hasPrefix($0) }) {
-            return "Event IDs starting with “\(prefix)” are reserved; choose another name."
+            return ProblemText("event_reserved", ["prefix": .text(prefix)])
         }
         return nil
     }
@@ -426,18 +466,21 @@ public enum EventID {
 
 /// `#RRGGBB` or `#AARRGGBB`.
 public enum ColorValue {
-    public static func problem(_ color: String) -> String? {
-        color.wholeMatch(of: /#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})/) == nil
-            ? "Use a color like #1A73E8 (or #CC1A73E8 with transparency)." : nil
+    public static func problem(_ color: String) -> String? { problemText(color)?.message }
+
+    public static func problemText(_ color: String) -> ProblemText? {
+        color.wholeMatch(of: /#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})/) == nil ? ProblemText("color_invalid") : nil
     }
 }
 
 /// Images are fetched by devices over https only.
 public enum ImageURL {
-    public static func problem(_ url: String) -> String? {
+    public static func problem(_ url: String) -> String? { problemText(url)?.message }
+
+    public static func problemText(_ url: String) -> ProblemText? {
         guard let components = URLComponents(string: url), components.scheme?.lowercased() == "https",
               let host = components.host, !host.isEmpty else {
-            return "Use an https:// image URL; devices drop images from other addresses."
+            return ProblemText("image_url_invalid")
         }
         return nil
     }
@@ -447,17 +490,19 @@ public enum ImageURL {
 public enum ActionURL {
     static let refusedSchemes: Set<String> = ["javascript", "data", "vbscript", "file", "http", "about", "blob"]
 
-    public static func problem(_ url: String) -> String? {
+    public static func problem(_ url: String) -> String? { problemText(url)?.message }
+
+    public static func problemText(_ url: String) -> ProblemText? {
         let written = url.prefix { $0 != ":" }.lowercased().trimmingCharacters(in: .whitespaces)
         if refusedSchemes.contains(written) && url.contains(":") {
-            return written == "http" ? "Use https:// rather than http://." : "“\(written):” links are not allowed; use an https:// or app link."
+            return written == "http" ? ProblemText("action_http") : ProblemText("action_scheme_refused", ["scheme": .text(written)])
         }
         guard let separator = url.range(of: "://"), let components = URLComponents(string: url),
               let scheme = components.scheme?.lowercased(), scheme.count == url.distance(from: url.startIndex, to: separator.lowerBound),
               scheme.wholeMatch(of: /[a-z][a-z0-9+.-]*/) != nil else {
-            return "Use an https:// link or an app link such as myapp://offers."
+            return ProblemText("action_url_invalid")
         }
-        if scheme == "https" && (components.host ?? "").isEmpty { return "This https link has no host." }
+        if scheme == "https" && (components.host ?? "").isEmpty { return ProblemText("action_no_host") }
         return nil
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
 
@@ -83,6 +84,9 @@ public struct Localizer: Sendable {
     /// The strings of templates, `{{t.some.key}}`.
     var templateStrings: [String: Any] { catalog.templateStrings }
 
+    /// The strings of `Public/js/herald.js` (catalog section `script`), as JSON.
+    var scriptStrings: String { catalog.scriptStrings }
+
     public func number(_ value: Int) -> String {
         value.formatted(.number.locale(language.locale))
     }
@@ -118,24 +122,8 @@ public struct Localizer: Sendable {
         "\u{2068}" + text + "\u{2069}"
     }
 
+    /// The one `{name}` filler, shared with the English of validation problems.
     private static func fill(_ text: String, _ arguments: [String: String]) -> String {
-        guard !arguments.isEmpty, text.contains("{") else { return text }
-        var result = ""
-        var name: String?
-        for character in text {
-            if character == "{" {
-                if let pending = name { result += "{" + pending }
-                name = ""
-            } else if character == "}", let pending = name {
-                result += arguments[pending] ?? "{" + pending + "}"
-                name = nil
-            } else if name != nil {
-                name?.append(character)
-            } else {
-                result.append(character)
-            }
-        }
-        if let pending = name { result += "{" + pending }
-        return result
+        ProblemText.fill(text, arguments)
     }
 }

@@ -14,6 +14,8 @@ struct StringCatalog: @unchecked Sendable {
     /// The plain strings as nested dictionaries, for templates: `{{t.campaigns.index.title}}`. Built once;
     /// only read after that (hence `@unchecked Sendable`: `[String: Any]` is what Mustache reads).
     let templateStrings: [String: Any]
+    /// The `script` section as JSON, for the `data-strings` attribute of every page's `<body>`.
+    let scriptStrings: String
 
     init(language: ConsoleLanguage, entries: [String: Entry]) {
         self.language = language
@@ -24,6 +26,12 @@ struct StringCatalog: @unchecked Sendable {
             Self.insert(text, at: key.split(separator: ".").map(String.init)[...], into: &nested)
         }
         templateStrings = nested
+        scriptStrings = Self.scriptJSON(nested["script"] as? [String: Any] ?? [:])
+    }
+
+    private static func scriptJSON(_ strings: [String: Any]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: strings, options: [.sortedKeys]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     private static func insert(_ text: String, at path: ArraySlice<String>, into object: inout [String: Any]) {

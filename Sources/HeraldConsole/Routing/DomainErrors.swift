@@ -10,19 +10,23 @@ extension HTTPError {
         case let error as HTTPError:
             self = error
         case let unknown as UnknownKeyError:
-            self.init(422, "`\(unknown.path)` is not a field of Campaign JSON; nothing was saved.", fields: [unknown.problem])
+            self.init(422, Phrase("errors.unknown_field", ["path": .text(unknown.path)],
+                                  english: "`\(unknown.path)` is not a field of Campaign JSON; nothing was saved."), fields: [unknown.problem])
         case let failure as CampaignLifecycle.Failure:
             switch failure {
-            case .invalid(let problems): self.init(422, "The campaign cannot be published as it is.", fields: problems)
+            case .invalid(let problems):
+                self.init(422, Phrase("errors.cannot_publish", english: "The campaign cannot be published as it is."), fields: problems)
             case .notAllowed(let reason): self.init(409, reason)
-            case .stale: self.init(409, "The campaign changed at the same moment; try again.")
+            case .stale: self.init(409, Phrase("errors.changed_meanwhile", english: "The campaign changed at the same moment; try again."))
             }
         case let failure as CampaignStoreError:
             switch failure {
             case .notFound:
                 self = .notFound
             case .staleRevision(_, let current):
-                self.init(409, "Someone saved this campaign in the meantime; it is at revision \(current). Load it again and reapply your change.")
+                self.init(409, Phrase(
+                    "errors.stale_revision", ["revision": .number(current)],
+                    english: "Someone saved this campaign in the meantime; it is at revision \(current). Load it again and reapply your change."))
             case .unreadable(let path, let reason):
                 let field = path.isEmpty ? "The campaign" : "`\(path)`"
                 self.init(422, "\(field) cannot be stored as sent: \(reason). Nothing was saved.",

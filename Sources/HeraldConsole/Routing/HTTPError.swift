@@ -2,6 +2,8 @@ import HeraldDomain
 import HeraldStorage
 
 /// An error a handler throws to answer with a status and a message meant for the person who sent the request.
+/// `message` is English, as the JSON API answers; `phrase`, when there is one, is what a browser's error
+/// page says instead, in the reader's language.
 public struct HTTPError: Error, Sendable, Equatable {
     public var status: Int
     public var message: String
@@ -9,6 +11,8 @@ public struct HTTPError: Error, Sendable, Equatable {
     public var fields: [FieldProblem]
     /// For a condition that passes (503): when to try again, sent as `Retry-After`.
     public var retryAfterSeconds: Int?
+    /// The catalog key and arguments of `message`, used only when the error is rendered as a page.
+    public var phrase: Phrase?
 
     public init(_ status: Int, _ message: String, fields: [FieldProblem] = [], retryAfterSeconds: Int? = nil) {
         self.status = status
@@ -17,15 +21,43 @@ public struct HTTPError: Error, Sendable, Equatable {
         self.retryAfterSeconds = retryAfterSeconds
     }
 
+    /// An error whose page is translated: the API answers `phrase.english`.
+    public init(_ status: Int, _ phrase: Phrase, fields: [FieldProblem] = [], retryAfterSeconds: Int? = nil) {
+        self.init(status, phrase.english, fields: fields, retryAfterSeconds: retryAfterSeconds)
+        self.phrase = phrase
+    }
+
     /// 503: the database cannot take the request now. `saving` for requests that change something.
     public static func unavailable(_ cause: StorageUnavailable, saving: Bool) -> HTTPError {
         let message = saving
             ? "Herald cannot save right now: \(cause.reason). Nothing was saved. Try again later; if it keeps happening, tell your admin."
             : "Herald cannot answer right now: \(cause.reason). Try again later; if it keeps happening, tell your admin."
-        return HTTPError(503, message, retryAfterSeconds: cause.retryAfterSeconds)
+        let key = "errors.unavailable." + (saving ? "saving_" : "answering_") + Self.causeKey(cause)
+        return HTTPError(503, Phrase(key, english: message), retryAfterSeconds: cause.retryAfterSeconds)
     }
 
-    public static let notFound = HTTPError(404, "There is nothing at this address. Check the link, or go back to the campaigns.")
-    public static let forbidden = HTTPError(403, "Your role does not allow this. Ask an admin if you need access.")
-    public static let csrf = HTTPError(403, "This form expired or came from another site. Reload the page and submit it again.")
+    private static func causeKey(_ cause: StorageUnavailable) -> String {
+        switch cause {
+        case .diskFull: "disk_full"
+        case .readOnly: "read_only"
+        case .diskError: "disk_error"
+        case .cannotOpen: "cannot_open"
+        case .busy: "busy"
+        }
+    }
+
+    public static let notFound = HTTPError(404, Phrase(
+        "errors.not_found", english: "There is nothing at this address. Check the link, or go back to the campaigns."))
+    public static let forbidden = HTTPError(403, Phrase(
+        "errors.forbidden", english: "Your role does not allow this. Ask an admin if you need access."))
+    public static let csrf = HTTPError(403, Phrase(
+        "errors.csrf", english: "This form expired or came from another site. Reload the page and submit it again."))
+    public static let internalError = HTTPError(500, Phrase(
+        "errors.internal", english: "Something went wrong on our side. Try again; if it keeps happening, tell your admin."))
+
+    /// 405 for a method the address does not take.
+    public static func methodNotAllowed(_ method: String) -> HTTPError {
+        HTTPError(405, Phrase("errors.method_not_allowed", ["method": .text(method)],
+                              english: "This address does not accept \(method) requests."))
+    }
 }

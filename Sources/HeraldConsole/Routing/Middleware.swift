@@ -7,15 +7,17 @@ extension HeraldApplication {
     /// Matches the route, then runs the checks its access asks for, then the handler.
     func dispatch(_ request: Request) -> Response {
         guard let path = request.path else {
-            return errorResponse(HTTPError(400, "The address is not valid UTF-8."), api: false, context: nil)
+            return errorResponse(
+                HTTPError(400, Phrase("errors.address_not_utf8", english: "The address is not valid UTF-8.")), api: false,
+                context: RequestContext(request: request, now: services.configuration.clock()))
         }
         let api = path.hasPrefix("/api/")
         switch router.match(method: request.method, target: request.target) {
         case .notFound:
-            return errorResponse(.notFound, api: api, context: nil)
+            return errorResponse(.notFound, api: api, context: RequestContext(request: request, now: services.configuration.clock()))
         case .methodNotAllowed(let allowed):
             var response = errorResponse(
-                HTTPError(405, "This address does not accept \(request.method) requests."), api: api, context: nil)
+                .methodNotAllowed(request.method), api: api, context: RequestContext(request: request, now: services.configuration.clock()))
             response.headers.set("Allow", allowed.joined(separator: ", "))
             return response
         case .found(let route, let parameters):
@@ -41,9 +43,7 @@ extension HeraldApplication {
                     let saving = request.method != "GET" && request.method != "HEAD"
                     return errorResponse(.unavailable(unavailable, saving: saving), api: api, context: context)
                 }
-                return errorResponse(
-                    HTTPError(500, "Something went wrong on our side. Try again; if it keeps happening, tell your admin."),
-                    api: api, context: nil)
+                return errorResponse(.internalError, api: api, context: context)
             }
         }
     }
@@ -71,9 +71,7 @@ extension HeraldApplication {
         var visitorCookie: SetCookie?
         let configuration = services.configuration
 
-        if let token = context.request.cookies[Services.sessionCookie], let session = try sessions.find(token: token),
-           session.expiresAt > context.now,
-           context.now.timeIntervalSince(session.lastSeenAt) < configuration.sessionIdleTimeout {
+        if let session = try liveSession(of: context.request, now: context.now) {
             if let user = try services.database.users.find(id: session.userID), user.active {
                 context.session = session
                 context.user = user
@@ -115,13 +113,17 @@ extension HeraldApplication {
             do {
                 context.form = try context.request.formFields()
             } catch .unsupportedMediaType {
-                throw HTTPError(415, "Send this form as application/x-www-form-urlencoded or multipart/form-data.")
+                throw HTTPError(415, Phrase(
+                    "errors.form_media_type", english: "Send this form as application/x-www-form-urlencoded or multipart/form-data."))
             } catch .invalidEncoding {
-                throw HTTPError(400, "The form contains text that is not valid UTF-8.")
+                throw HTTPError(400, Phrase("errors.form_not_utf8", english: "The form contains text that is not valid UTF-8."))
             } catch .malformedMultipart(let reason) {
-                throw HTTPError(400, "The form upload is malformed: \(reason).")
+                throw HTTPError(400, Phrase("errors.form_malformed", english: "The form upload is malformed: \(reason)."))
             } catch .tooManyFields {
-                throw HTTPError(413, "This form sent more than the \(Request.maxFormFields) fields Herald accepts, so nothing was saved. A campaign holds at most \(CampaignLimits.dataPairs) custom data pairs and \(CampaignLimits.triggers) triggers.")
+                throw HTTPError(413, Phrase(
+                    "errors.form_too_many_fields",
+                    ["count": .number(Request.maxFormFields), "pairs": .number(CampaignLimits.dataPairs), "triggers": .number(CampaignLimits.triggers)],
+                    english: "This form sent more than the \(Request.maxFormFields) fields Herald accepts, so nothing was saved. A campaign holds at most \(CampaignLimits.dataPairs) custom data pairs and \(CampaignLimits.triggers) triggers."))
             }
             guard let token = context.form["csrf_token"], Secret.constantTimeEquals(token, context.csrfToken) else {
                 throw HTTPError.csrf
@@ -140,17 +142,21 @@ extension HeraldApplication {
         return response
     }
 
-    /// An error as JSON for the API, or as a page for browsers (with the layout when signed in).
+    /// An error as JSON for the API (in English), or as a page for browsers (with the layout when signed
+    /// in), in the reader's language.
     func errorResponse(_ error: HTTPError, api: Bool, context: RequestContext?) -> Response {
         var response: Response
         if api {
             response = .json(APIError.body(for: error), status: error.status)
         } else {
-            let heading = error.status == 503 ? "Try again later" : reasonPhrase(error.status)
-            let model = ErrorPage(status: error.status, heading: heading, message: error.message, signedIn: context?.user != nil)
-            var blank = RequestContext(request: context?.request ?? Request(method: "GET", target: "/"), now: services.configuration.clock())
-            blank.localizer = services.localization.localizer(for: blank.request, user: nil)
-            response = (try? services.page(.error, title: heading, model: model, context: context ?? blank, status: error.status))
+            // A 503 is drawn without reading the session: the database that could not answer would only
+            // make the page wait.
+            let page = pageContext(for: context?.request ?? Request(method: "GET", target: "/"), readingSession: error.status != 503)
+            let localizer = page.localizer
+            let heading = Self.heading(for: error.status, localizer)
+            let message = error.phrase.map { localizer($0) } ?? error.message
+            let model = ErrorPage(status: localizer.number(error.status), heading: heading, message: message, signedIn: page.user != nil)
+            response = (try? services.page(.error, title: heading, model: model, context: page, status: error.status))
                 ?? .text(error.message, status: error.status)
         }
         if let seconds = error.retryAfterSeconds { response.headers.set("Retry-After", String(seconds)) }
@@ -158,8 +164,44 @@ extension HeraldApplication {
     }
 }
 
+extension HeraldApplication {
+    /// The session the request's cookie names, unless it has expired or been idle too long.
+    func liveSession(of request: Request, now: Date) throws -> Session? {
+        guard let token = request.cookies[Services.sessionCookie], let session = try services.database.sessions.find(token: token),
+              session.expiresAt > now, now.timeIntervalSince(session.lastSeenAt) < services.configuration.sessionIdleTimeout else {
+            return nil
+        }
+        return session
+    }
+
+    /// The context an error page is drawn in: the signed-in user's (for their language, time zone and the
+    /// menu), else a visitor's. A handler's error arrives with the context from before the session was
+    /// read, and a 404 with none; the session is only read here, never extended, and a database that
+    /// cannot answer leaves the page a visitor's.
+    func pageContext(for request: Request, readingSession: Bool) -> RequestContext {
+        var context = RequestContext(request: request, now: services.configuration.clock())
+        var user: User?
+        if readingSession, request.path?.hasPrefix("/api/") == false,
+           let session = try? liveSession(of: request, now: context.now),
+           let found = try? services.database.users.find(id: session.userID), found.active {
+            user = found
+            context.session = session
+            context.user = found
+            context.csrfToken = session.csrfToken
+        }
+        context.localizer = services.localization.localizer(for: request, user: user)
+        return context
+    }
+
+    /// An error page's heading: the status's name in the reader's language (`errors.status.404`).
+    static func heading(for status: Int, _ localizer: Localizer) -> String {
+        let key = "errors.status.\(status)"
+        return localizer.has(key) ? localizer(key) : localizer("errors.status.other", ["status": localizer.number(status)])
+    }
+}
+
 struct ErrorPage: Sendable {
-    let status: Int
+    let status: String
     let heading: String
     let message: String
     let signedIn: Bool

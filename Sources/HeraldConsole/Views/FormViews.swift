@@ -1,8 +1,15 @@
-/// Validation errors of one form, by field name, in the order found; thrown by shared operations.
+/// Validation errors of one form, by field name, in the order found; thrown by shared operations. Each
+/// message is English (what the command line prints) with, for most, its catalog phrase: a page shows
+/// `localized(by:)`, the errors in the reader's language.
 public struct FormErrors: Error, Sendable, CustomStringConvertible {
     public private(set) var items: [(field: String, message: String)] = []
+    private var phrases: [Phrase?] = []
 
     public init() {}
+
+    init(_ field: String, _ phrase: Phrase) {
+        add(field, phrase)
+    }
 
     init(_ field: String, _ message: String) {
         add(field, message)
@@ -10,14 +17,35 @@ public struct FormErrors: Error, Sendable, CustomStringConvertible {
 
     public var isEmpty: Bool { items.isEmpty }
 
+    mutating func add(_ field: String, _ phrase: Phrase) {
+        items.append((field, phrase.english))
+        phrases.append(phrase)
+    }
+
+    /// A message with no phrase: shown as it is in every language.
     mutating func add(_ field: String, _ message: String) {
         items.append((field, message))
+        phrases.append(nil)
     }
 
     public var description: String { items.map(\.message).joined(separator: " ") }
 
     func message(for field: String) -> String? {
         items.first { $0.field == field }?.message
+    }
+
+    /// The same errors with their messages in `localizer`'s language, for a page.
+    func localized(by localizer: Localizer) -> FormErrors {
+        var localized = FormErrors()
+        for (item, phrase) in zip(items, phrases) {
+            if let phrase {
+                localized.items.append((item.field, localizer(phrase)))
+                localized.phrases.append(phrase)
+            } else {
+                localized.add(item.field, item.message)
+            }
+        }
+        return localized
     }
 
     /// The summary at the top of the form: each message links to its field.
@@ -115,21 +143,26 @@ struct PaginationView: Sendable {
 /// Plain-text rules shared by the forms and the command line.
 enum InputRules {
     static let minimumPasswordLength = 10
+    static let maximumPasswordBytes = 1024
 
-    static func emailProblem(_ email: String) -> String? {
+    static func emailProblem(_ email: String) -> Phrase? {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        if email.isEmpty { return "Enter an email address." }
+        if email.isEmpty { return Phrase("accounts.errors.email_required", english: "Enter an email address.") }
         if parts.count != 2 || parts[0].isEmpty || !parts[1].contains(".") || email.contains(" ") || email.count > 254 {
-            return "Enter an email address like name@example.com."
+            return Phrase("accounts.errors.email_invalid", english: "Enter an email address like name@example.com.")
         }
         return nil
     }
 
-    static func passwordProblem(_ password: String) -> String? {
+    static func passwordProblem(_ password: String) -> Phrase? {
         if password.count < minimumPasswordLength {
-            return "Use at least \(minimumPasswordLength) characters for the password."
+            return Phrase("accounts.errors.password_short", ["count": .number(minimumPasswordLength)],
+                          english: "Use at least \(minimumPasswordLength) characters for the password.")
         }
-        if password.utf8.count > 1024 { return "Use at most 1024 bytes for the password." }
+        if password.utf8.count > maximumPasswordBytes {
+            return Phrase("accounts.errors.password_long", ["count": .number(maximumPasswordBytes)],
+                          english: "Use at most \(maximumPasswordBytes) bytes for the password.")
+        }
         return nil
     }
 }

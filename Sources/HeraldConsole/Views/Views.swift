@@ -103,6 +103,8 @@ struct LayoutView {
     let title: String
     let body: String
     let t: [String: Any]
+    /// The script's strings in the page's language, JSON for `<body data-strings>` (escaped as any attribute).
+    let scriptStrings: String
     /// `<html lang dir>`.
     let lang: String
     let dir: String

@@ -24,7 +24,7 @@ enum JSONBody {
             // "not valid JSON", with no path; the JSON itself is fine, so say what is wrong with it.
             throw HTTPError(400, "A number in the JSON does not fit its field: integers are whole numbers (no fraction or exponent) from \(Int64.min) to \(Int64.max).")
         } catch let error as DecodingError {
-            throw HTTPError(400, describe(error), fields: error.path.isEmpty ? [] : [FieldProblem(error.path, error.reason)])
+            throw HTTPError(400, describe(error), fields: error.path.isEmpty ? [] : [error.problem])
         } catch let unknown as UnknownKeyError {
             throw unknown  // a 422 naming the field, not a parse error
         } catch {

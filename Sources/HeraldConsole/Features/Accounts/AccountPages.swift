@@ -33,16 +33,21 @@ struct AccountPages: Sendable {
     }
 
     private func renderSetup(_ context: RequestContext, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
+        let localizer = context.localizer
+        let errors = errors.localized(by: localizer)
         let model = FieldsForm(
             fields: [
-                FieldView("name", label: "Your name", value: form["name"] ?? "", autocomplete: "name", errors: errors),
-                FieldView("email", label: "Email", type: "email", value: form["email"] ?? "", autocomplete: "email", errors: errors),
-                FieldView("password", label: "Password", type: "password", autocomplete: "new-password",
-                          hint: "At least \(InputRules.minimumPasswordLength) characters.", errors: errors),
-                FieldView("password_confirmation", label: "Password again", type: "password", autocomplete: "new-password", errors: errors),
+                FieldView("name", label: localizer("accounts.setup.name"), value: form["name"] ?? "", autocomplete: "name", errors: errors),
+                FieldView("email", label: localizer("accounts.email"), type: "email", value: form["email"] ?? "", autocomplete: "email",
+                          errors: errors),
+                FieldView("password", label: localizer("accounts.password"), type: "password", autocomplete: "new-password",
+                          hint: localizer("accounts.password_hint", ["count": localizer.number(InputRules.minimumPasswordLength)]),
+                          errors: errors),
+                FieldView("password_confirmation", label: localizer("accounts.setup.password_again"), type: "password",
+                          autocomplete: "new-password", errors: errors),
             ],
             errors: errors.summary)
-        return try services.page(.setup, title: "Set up Herald", model: model, context: context, status: status)
+        return try services.page(.setup, title: localizer("accounts.setup.title"), model: model, context: context, status: status)
     }
 
     struct LoginForm: Sendable {
@@ -56,7 +61,7 @@ struct AccountPages: Sendable {
         if context.user != nil { return .redirect(to: safeNext(context.request.query["next"])) }
         return try renderLogin(
             context, email: "", next: context.request.query["next"] ?? "", error: nil,
-            notice: VisitorNotice.named(in: context.request.query)?.message)
+            notice: VisitorNotice.named(in: context.request.query).map { context.localizer($0.messageKey) })
     }
 
     func login(_ context: RequestContext) throws -> Response {
@@ -78,14 +83,15 @@ struct AccountPages: Sendable {
             keys = [LoginThrottleKey(.account, email.lowercased()), LoginThrottleKey(.address, address?.throttleSubject ?? "unknown")]
         }
         if let wait = try throttle.reserve(keys, now: context.now) {
-            var response = try renderLogin(context, email: email, next: next, error: LoginThrottle.message(waiting: wait), status: 429)
+            var response = try renderLogin(
+                context, email: email, next: next, error: LoginThrottle.message(waiting: wait, context.localizer), status: 429)
             response.headers.set("Retry-After", LoginThrottle.retryAfter(wait))
             return response
         }
         guard let signedIn = services.accounts.authenticate(user, password: password) else {
             return try renderLogin(
                 context, email: email, next: next,
-                error: "That email and password do not match an active account. Check both and try again.", status: 401)
+                error: context.localizer("accounts.login.failed"), status: 401)
         }
         try throttle.succeeded(keys, now: context.now)
         guard signedIn.timeZone == nil else { return try signIn(signedIn, context: context, to: safeNext(next), welcome: nil) }
@@ -123,13 +129,14 @@ struct AccountPages: Sendable {
     private func renderLogin(
         _ context: RequestContext, email: String, next: String, error: String?, notice: String? = nil, status: Int = 200
     ) throws -> Response {
+        let localizer = context.localizer
         let model = LoginForm(
             fields: [
-                FieldView("email", label: "Email", type: "email", value: email, autocomplete: "username"),
-                FieldView("password", label: "Password", type: "password", autocomplete: "current-password"),
+                FieldView("email", label: localizer("accounts.email"), type: "email", value: email, autocomplete: "username"),
+                FieldView("password", label: localizer("accounts.password"), type: "password", autocomplete: "current-password"),
             ],
             next: next, error: error, notice: notice)
-        return try services.page(.login, title: "Sign in", model: model, context: context, status: status)
+        return try services.page(.login, title: localizer("accounts.login.title"), model: model, context: context, status: status)
     }
 
     /// At a user's first sign-in, keeps the time zone the browser reported (UTC when it sent none) and
@@ -166,12 +173,8 @@ enum VisitorNotice: String, CaseIterable {
     case signedOut = "signed_out"
     case alreadySetUp = "already_set_up"
 
-    var message: String {
-        switch self {
-        case .signedOut: "You have signed out."
-        case .alreadySetUp: "Herald is already set up. Sign in with your account."
-        }
-    }
+    /// The notice's text in the catalogs (`notices.signed_out`).
+    var messageKey: String { "notices." + rawValue }
 
     var loginPage: String { "/login?\(rawValue)=1" }
 

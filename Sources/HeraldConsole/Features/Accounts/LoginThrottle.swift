@@ -66,10 +66,15 @@ public struct LoginThrottle: Sendable {
         }
     }
 
-    /// What a refused person reads.
-    static func message(waiting wait: TimeInterval) -> String {
-        let minutes = max(1, Int((wait / 60).rounded(.up)))
-        return "Too many attempts, try again in \(minutes) minute\(minutes == 1 ? "" : "s")."
+    /// What a refused person reads, in their language: the wait in whole minutes, rounded up.
+    static func message(waiting wait: TimeInterval, _ localizer: Localizer) -> String {
+        localizer.plural("accounts.throttle.wait", count: minutes(wait))
+    }
+
+    /// Whole minutes, at least one; a wait beyond a day (never set by a policy) is said as a day.
+    static func minutes(_ wait: TimeInterval) -> Int {
+        guard wait.isFinite else { return 1440 }
+        return min(1440, max(1, Int((min(wait, 86_400) / 60).rounded(.up))))
     }
 
     /// The `Retry-After` value: whole seconds, rounded up.

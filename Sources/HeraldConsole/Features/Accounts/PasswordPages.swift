@@ -17,7 +17,7 @@ struct PasswordPages: Sendable {
         let throttle = LoginThrottle(store: services.database.loginThrottles, policy: services.configuration.loginThrottle)
         let keys = [LoginThrottleKey(.session, session.tokenHash)]
         if let wait = try throttle.reserve(keys, now: context.now) {
-            var response = try render(context, errors: FormErrors("current_password", LoginThrottle.message(waiting: wait)), status: 429)
+            var response = try render(context, errors: FormErrors("current_password", LoginThrottle.message(waiting: wait, context.localizer)), status: 429)
             response.headers.set("Retry-After", LoginThrottle.retryAfter(wait))
             return response
         }
@@ -30,20 +30,25 @@ struct PasswordPages: Sendable {
             return try render(context, errors: problems, status: 422)
         }
         try throttle.succeeded(keys, now: context.now)
-        try services.flash(context, .success, "Your password is changed. Your other sessions are signed out; this one stays signed in.")
+        try services.flash(context, .success, context.localizer("accounts.password_page.changed"))
         return .redirect(to: "/account/password")
     }
 
     /// Typed passwords are never sent back in the page.
     private func render(_ context: RequestContext, errors: FormErrors, status: Int = 200) throws -> Response {
+        let localizer = context.localizer
+        let errors = errors.localized(by: localizer)
         let model = FieldsForm(
             fields: [
-                FieldView("current_password", label: "Current password", type: "password", autocomplete: "current-password", errors: errors),
-                FieldView("password", label: "New password", type: "password", autocomplete: "new-password",
-                          hint: "At least \(InputRules.minimumPasswordLength) characters.", errors: errors),
-                FieldView("password_confirmation", label: "New password again", type: "password", autocomplete: "new-password", errors: errors),
+                FieldView("current_password", label: localizer("accounts.password_page.current"), type: "password",
+                          autocomplete: "current-password", errors: errors),
+                FieldView("password", label: localizer("accounts.password_page.new"), type: "password", autocomplete: "new-password",
+                          hint: localizer("accounts.password_hint", ["count": localizer.number(InputRules.minimumPasswordLength)]),
+                          errors: errors),
+                FieldView("password_confirmation", label: localizer("accounts.password_page.new_again"), type: "password",
+                          autocomplete: "new-password", errors: errors),
             ],
             errors: errors.summary)
-        return try services.page(.changePassword, title: "Change your password", model: model, context: context, status: status)
+        return try services.page(.changePassword, title: localizer("accounts.password_page.title"), model: model, context: context, status: status)
     }
 }

@@ -14,6 +14,7 @@ struct AppPages: Sendable {
         let name: String
         let platforms: String
         let created: String
+        let createdISO: String
     }
 
     struct AppList: Sendable {
@@ -21,11 +22,12 @@ struct AppPages: Sendable {
     }
 
     func index(_ context: RequestContext) throws -> Response {
+        let localizer = context.localizer
         let rows = try services.database.apps.all().map {
-            AppRow(id: $0.id, name: $0.name, platforms: $0.platforms.map(\.title).joined(separator: ", "),
-                   created: DisplayTime.date($0.createdAt))
+            AppRow(id: $0.id, name: $0.name, platforms: Self.platforms($0.platforms, localizer),
+                   created: localizer.date($0.createdAt), createdISO: UTCTime.rfc3339($0.createdAt))
         }
-        return try services.page(.apps, title: "Apps", model: AppList(apps: rows), context: context)
+        return try services.page(.apps, title: localizer("apps.index.title"), model: AppList(apps: rows), context: context)
     }
 
     struct NewAppForm: Sendable {
@@ -43,7 +45,7 @@ struct AppPages: Sendable {
         let platforms = context.form.values("platforms").compactMap(Platform.init(rawValue:))
         do {
             let app = try registry.createApp(name: context.form["name"] ?? "", platforms: platforms, actor: context.actor, now: context.now)
-            try services.flash(context, .success, "\(app.name) is registered. Create an API key for its delivery component.")
+            try services.flash(context, .success, context.localizer("apps.flash.registered", ["name": Localizer.isolated(app.name)]))
             return .redirect(to: "/apps/\(app.id)")
         } catch let problems as FormErrors {
             return try renderNew(context, form: context.form, errors: problems, status: 422)
@@ -51,15 +53,18 @@ struct AppPages: Sendable {
     }
 
     private func renderNew(_ context: RequestContext, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
+        let localizer = context.localizer
+        let errors = errors.localized(by: localizer)
         let chosen = Set(form.values("platforms"))
         let model = NewAppForm(
-            name: FieldView("name", label: "App name", value: form["name"] ?? "", errors: errors),
+            name: FieldView("name", label: localizer("apps.new.name"), value: form["name"] ?? "", errors: errors),
             platforms: Platform.allCases.map {
-                ChoiceView(name: "platforms", value: $0.rawValue, label: $0.title, checked: chosen.contains($0.rawValue))
+                ChoiceView(name: "platforms", value: $0.rawValue, label: localizer("apps.platforms." + $0.rawValue),
+                           checked: chosen.contains($0.rawValue))
             },
             platformsError: errors.message(for: "platforms"),
             errors: errors.summary)
-        return try services.page(.newApp, title: "Register an app", model: model, context: context, status: status)
+        return try services.page(.newApp, title: localizer("apps.new.title"), model: model, context: context, status: status)
     }
 
     struct KeyRow: Sendable {
@@ -69,8 +74,11 @@ struct AppPages: Sendable {
         let prefix: String
         let scopes: [String]
         let created: String
+        let createdISO: String
         let lastUsed: String
+        let lastUsedISO: String?
         let revoked: String?
+        let revokedISO: String?
     }
 
     struct DeviceRow: Sendable {
@@ -79,6 +87,7 @@ struct AppPages: Sendable {
         let name: String
         let installationID: String
         let added: String
+        let addedISO: String
     }
 
     struct AppDetail: Sendable {
@@ -86,11 +95,14 @@ struct AppPages: Sendable {
         let name: String
         let platforms: String
         let created: String
+        let createdISO: String
         let minInterval: FieldView
         let devices: [DeviceRow]
+        let devicesCaption: String
         let deviceName: FieldView
         let installationID: FieldView
         let keys: [KeyRow]
+        let keysCaption: String
         let keyName: FieldView
         let scopes: [ChoiceView]
         let scopesError: String?
@@ -105,11 +117,12 @@ struct AppPages: Sendable {
         let app = try app(context)
         guard let seconds = context.form["minIntervalSeconds"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }),
               (0...86_400).contains(seconds) else {
-            return try renderShow(context, app: app, form: context.form,
-                                  errors: FormErrors("minIntervalSeconds", "Enter whole seconds from 0 to 86400 (one day)."), status: 422)
+            let problem = Phrase("apps.errors.min_interval", ["max": .number(86_400)], english: "Enter whole seconds from 0 to 86400 (one day).")
+            return try renderShow(context, app: app, form: context.form, errors: FormErrors("minIntervalSeconds", problem), status: 422)
         }
         try services.database.apps.setMinInterval(appID: app.id, seconds: seconds, actor: context.actor, now: context.now)
-        try services.flash(context, .success, "Devices now wait at least \(seconds) s between two messages of \(app.name).")
+        try services.flash(context, .success, context.localizer.plural(
+            "apps.flash.min_interval", count: seconds, ["name": Localizer.isolated(app.name)]))
         return .redirect(to: "/apps/\(app.id)")
     }
 
@@ -119,7 +132,7 @@ struct AppPages: Sendable {
             let device = try registry.addTestDevice(
                 appID: app.id, installationID: context.form["installationId"] ?? "", name: context.form["deviceName"] ?? "",
                 actor: context.actor, now: context.now)
-            try services.flash(context, .success, "“\(device.name)” is a test device: campaigns marked “test on device” reach it at once.")
+            try services.flash(context, .success, context.localizer("apps.flash.device_added", ["name": Localizer.isolated(device.name)]))
             return .redirect(to: "/apps/\(app.id)")
         } catch let problems as FormErrors {
             return try renderShow(context, app: app, form: context.form, errors: problems, status: 422)
@@ -129,14 +142,14 @@ struct AppPages: Sendable {
     func removeDevice(_ context: RequestContext) throws -> Response {
         let app = try app(context)
         try services.database.apps.removeTestDevice(id: try context.id("deviceID"), appID: app.id, actor: context.actor, now: context.now)
-        try services.flash(context, .success, "The test device is removed.")
+        try services.flash(context, .success, context.localizer("apps.flash.device_removed"))
         return .redirect(to: "/apps/\(app.id)")
     }
 
     struct KeyCreated: Sendable {
         let appID: Int64
-        let appName: String
-        let keyName: String
+        /// "The key … for … has the scopes", followed by the scopes.
+        let scopesSentence: String
         let secret: String
         let scopes: [String]
     }
@@ -149,9 +162,12 @@ struct AppPages: Sendable {
                 appID: app.id, name: context.form["name"] ?? "", scopes: scopes, actor: context.actor, now: context.now)
             // The secret exists only in this response: it is not stored and cannot be shown again.
             let model = KeyCreated(
-                appID: app.id, appName: app.name, keyName: created.key.name, secret: created.secret,
-                scopes: created.key.scopes.map(\.rawValue))
-            return try services.page(.keyCreated, title: "Copy your new key", model: model, context: context, status: 201)
+                appID: app.id,
+                scopesSentence: context.localizer("apps.key_created.scopes", [
+                    "key": Localizer.isolated(created.key.name), "app": Localizer.isolated(app.name),
+                ]),
+                secret: created.secret, scopes: created.key.scopes.map(\.rawValue))
+            return try services.page(.keyCreated, title: context.localizer("apps.key_created.title"), model: model, context: context, status: 201)
         } catch let problems as FormErrors {
             return try renderShow(context, app: app, form: context.form, errors: problems, status: 422)
         }
@@ -159,22 +175,25 @@ struct AppPages: Sendable {
 
     struct RevokeConfirmation: Sendable {
         let appID: Int64
-        let appName: String
         let keyID: Int64
-        let keyName: String
-        let prefix: String
+        let heading: String
+        let explanation: String
     }
 
     func confirmRevoke(_ context: RequestContext) throws -> Response {
         let (app, key) = try appAndKey(context)
-        let model = RevokeConfirmation(appID: app.id, appName: app.name, keyID: key.id, keyName: key.name, prefix: key.prefix)
-        return try services.page(.revokeKey, title: "Revoke \(key.name)?", model: model, context: context)
+        let localizer = context.localizer
+        let title = localizer("apps.revoke.title", ["name": Localizer.isolated(key.name)])
+        let model = RevokeConfirmation(
+            appID: app.id, keyID: key.id, heading: title,
+            explanation: localizer("apps.revoke.explanation", ["prefix": Localizer.isolated(key.prefix + "…"), "app": Localizer.isolated(app.name)]))
+        return try services.page(.revokeKey, title: title, model: model, context: context)
     }
 
     func revoke(_ context: RequestContext) throws -> Response {
         let (app, key) = try appAndKey(context)
         try registry.revokeKey(key, actor: context.actor, now: context.now)
-        try services.flash(context, .success, "The key “\(key.name)” is revoked: requests with it now get 401.")
+        try services.flash(context, .success, context.localizer("apps.flash.key_revoked", ["name": Localizer.isolated(key.name)]))
         return .redirect(to: "/apps/\(app.id)")
     }
 
@@ -192,34 +211,53 @@ struct AppPages: Sendable {
     }
 
     private func renderShow(_ context: RequestContext, app: App, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
+        let localizer = context.localizer
+        let errors = errors.localized(by: localizer)
         let keys = try services.database.apiKeys.all(appID: app.id).map {
             KeyRow(id: $0.id, appID: app.id, name: $0.name, prefix: $0.prefix, scopes: $0.scopes.map(\.rawValue),
-                   created: DisplayTime.date($0.createdAt), lastUsed: $0.lastUsedAt.map(DisplayTime.dateTime) ?? "never",
-                   revoked: $0.revokedAt.map(DisplayTime.dateTime))
+                   created: localizer.date($0.createdAt), createdISO: UTCTime.rfc3339($0.createdAt),
+                   lastUsed: $0.lastUsedAt.map { localizer.dateTime($0) } ?? localizer("apps.show.never_used"),
+                   lastUsedISO: $0.lastUsedAt.map(UTCTime.rfc3339),
+                   revoked: $0.revokedAt.map { localizer("apps.show.revoked_at", ["time": localizer.dateTime($0)]) },
+                   revokedISO: $0.revokedAt.map(UTCTime.rfc3339))
         }
         let chosen = Set(form.values("scopes"))
         let devices = try services.database.apps.testDevices(appID: app.id).map {
-            DeviceRow(id: $0.id, appID: app.id, name: $0.name, installationID: $0.installationID, added: DisplayTime.date($0.createdAt))
+            DeviceRow(id: $0.id, appID: app.id, name: $0.name, installationID: $0.installationID,
+                      added: localizer.date($0.createdAt), addedISO: UTCTime.rfc3339($0.createdAt))
         }
         let model = AppDetail(
-            id: app.id, name: app.name, platforms: app.platforms.map(\.title).joined(separator: ", "),
-            created: DisplayTime.date(app.createdAt),
-            minInterval: FieldView("minIntervalSeconds", label: "Minimum seconds between two messages on a device", type: "number",
+            id: app.id, name: app.name, platforms: Self.platforms(app.platforms, localizer),
+            created: localizer.date(app.createdAt), createdISO: UTCTime.rfc3339(app.createdAt),
+            minInterval: FieldView("minIntervalSeconds", label: localizer("apps.show.min_interval"), type: "number",
                                    value: form["minIntervalSeconds"] ?? String(app.minIntervalSeconds),
-                                   hint: "Delivery clients wait this long after showing a message before showing another. Default 30.",
+                                   hint: localizer("apps.show.min_interval_hint", ["default": localizer.number(30)]),
                                    errors: errors),
             devices: devices,
-            deviceName: FieldView("deviceName", label: "Device name", value: form["deviceName"] ?? "", errors: errors),
-            installationID: FieldView("installationId", label: "Installation ID", value: form["installationId"] ?? "",
-                                      hint: "The ID the delivery client reports as X-Installation-Id.", errors: errors),
+            devicesCaption: localizer("apps.show.devices_caption", ["name": Localizer.isolated(app.name)]),
+            deviceName: FieldView("deviceName", label: localizer("apps.show.device_name"), value: form["deviceName"] ?? "", errors: errors),
+            installationID: FieldView("installationId", label: localizer("apps.show.installation_id"), value: form["installationId"] ?? "",
+                                      hint: localizer("apps.show.installation_id_hint"), errors: errors),
             keys: keys,
-            keyName: FieldView("name", label: "Key name", value: form["name"] ?? "",
-                               hint: "Where the key will be used, such as “iOS app” or “CI script”.", errors: errors),
+            keysCaption: localizer("apps.show.keys_caption", ["name": Localizer.isolated(app.name)]),
+            keyName: FieldView("name", label: localizer("apps.show.key_name"), value: form["name"] ?? "",
+                               hint: localizer("apps.show.key_name_hint"), errors: errors),
             scopes: APIScope.allCases.map {
-                ChoiceView(name: "scopes", value: $0.rawValue, label: $0.rawValue, hint: $0.summary, checked: chosen.contains($0.rawValue))
+                ChoiceView(name: "scopes", value: $0.rawValue, label: $0.rawValue, hint: localizer(Self.scopeKey($0)),
+                           checked: chosen.contains($0.rawValue))
             },
             scopesError: errors.message(for: "scopes"),
             errors: errors.summary)
         return try services.page(.app, title: app.name, model: model, context: context, status: status)
+    }
+
+    /// The platforms' names, in the language's list style.
+    static func platforms(_ platforms: [Platform], _ localizer: Localizer) -> String {
+        platforms.map { localizer("apps.platforms." + $0.rawValue) }.joined(separator: localizer("layout.list_separator"))
+    }
+
+    /// `apps.scopes.feed_read` for `feed:read`.
+    static func scopeKey(_ scope: APIScope) -> String {
+        "apps.scopes." + scope.rawValue.replacingOccurrences(of: ":", with: "_")
     }
 }

@@ -13,14 +13,14 @@ public struct AppRegistry: Sendable {
     public func createApp(name: String, platforms: [Platform], actor: AuditActor, now: Date) throws -> App {
         let name = name.trimmingCharacters(in: .whitespaces)
         var errors = FormErrors()
-        if name.isEmpty { errors.add("name", "Enter the app's name.") }
-        if name.count > 80 { errors.add("name", "Use at most 80 characters for the app's name.") }
-        if platforms.isEmpty { errors.add("platforms", "Choose at least one platform: iOS, Android or Web.") }
+        if name.isEmpty { errors.add("name", Phrase("apps.errors.name_required", english: "Enter the app's name.")) }
+        if name.count > 80 { errors.add("name", Phrase("apps.errors.name_too_long", ["limit": .number(80)], english: "Use at most 80 characters for the app's name.")) }
+        if platforms.isEmpty { errors.add("platforms", Phrase("apps.errors.platforms_required", english: "Choose at least one platform: iOS, Android or Web.")) }
         guard errors.isEmpty else { throw errors }
         do {
             return try database.apps.create(name: name, platforms: platforms, actor: actor, now: now)
         } catch AppStoreError.nameTaken {
-            throw FormErrors("name", "An app with this name already exists. Choose another name.")
+            throw FormErrors("name", Phrase("apps.errors.name_taken", english: "An app with this name already exists. Choose another name."))
         }
     }
 
@@ -28,10 +28,10 @@ public struct AppRegistry: Sendable {
     public func createKey(appID: Int64, name: String, scopes: [APIScope], actor: AuditActor, now: Date) throws -> (key: APIKey, secret: String) {
         let name = name.trimmingCharacters(in: .whitespaces)
         var errors = FormErrors()
-        if try database.apps.find(id: appID) == nil { errors.add("app", "There is no app with id \(appID).") }
-        if name.isEmpty { errors.add("name", "Name the key after where it will be used, such as “iOS app” or “CI script”.") }
-        if name.count > 80 { errors.add("name", "Use at most 80 characters for the key's name.") }
-        if scopes.isEmpty { errors.add("scopes", "Choose at least one scope.") }
+        if try database.apps.find(id: appID) == nil { errors.add("app", Self.noApp(appID)) }
+        if name.isEmpty { errors.add("name", Phrase("apps.errors.key_name_required", english: "Name the key after where it will be used, such as “iOS app” or “CI script”.")) }
+        if name.count > 80 { errors.add("name", Phrase("apps.errors.key_name_too_long", ["limit": .number(80)], english: "Use at most 80 characters for the key's name.")) }
+        if scopes.isEmpty { errors.add("scopes", Phrase("apps.errors.scopes_required", english: "Choose at least one scope.")) }
         guard errors.isEmpty else { throw errors }
         return try database.apiKeys.create(appID: appID, name: name, scopes: scopes, actor: actor, now: now)
     }
@@ -41,17 +41,22 @@ public struct AppRegistry: Sendable {
         let installationID = installationID.trimmingCharacters(in: .whitespaces)
         let name = name.trimmingCharacters(in: .whitespaces)
         var errors = FormErrors()
-        if try database.apps.find(id: appID) == nil { errors.add("app", "There is no app with id \(appID).") }
+        if try database.apps.find(id: appID) == nil { errors.add("app", Self.noApp(appID)) }
         if installationID.isEmpty || installationID.count > 200 || ControlCharacters.first(in: installationID, multiline: false) != nil {
-            errors.add("installationId", "Enter the installation ID (1 to 200 characters, no control characters) the device's app reports.")
+            errors.add("installationId", Phrase("apps.errors.installation_id_invalid", english: "Enter the installation ID (1 to 200 characters, no control characters) the device's app reports."))
         }
-        if name.isEmpty || name.count > 80 { errors.add("deviceName", "Name the device (1 to 80 characters), such as “Sara's iPhone”.") }
+        if name.isEmpty || name.count > 80 { errors.add("deviceName", Phrase("apps.errors.device_name_invalid", english: "Name the device (1 to 80 characters), such as “Sara's iPhone”.")) }
         guard errors.isEmpty else { throw errors }
         do {
             return try database.apps.addTestDevice(appID: appID, installationID: installationID, name: name, actor: actor, now: now)
         } catch AppStoreError.deviceTaken {
-            throw FormErrors("installationId", "This installation is already a test device of this app.")
+            throw FormErrors("installationId", Phrase("apps.errors.device_taken", english: "This installation is already a test device of this app."))
         }
+    }
+
+    /// The command line names an app by id; the forms only offer apps that exist.
+    private static func noApp(_ id: Int64) -> Phrase {
+        Phrase("apps.errors.no_app", ["id": .text(String(id))], english: "There is no app with id \(id).")
     }
 
     func revokeKey(_ key: APIKey, actor: AuditActor, now: Date) throws {

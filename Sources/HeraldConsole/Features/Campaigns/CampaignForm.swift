@@ -15,6 +15,8 @@ enum CampaignForm {
         let usingField: String
         let field: String
         let fieldWords: String
+        /// The problem's key (`validation.<key>`) by the option chosen instead of `usingField`.
+        let unusedKeys: [String: String]
 
         var usingLabel: String { options.first { $0.value == usingField }?.label ?? usingField }
 
@@ -23,25 +25,26 @@ enum CampaignForm {
 
     static let startChoice = Choice(
         name: "schedule.startMode", options: [("publish", "When published"), ("at", "At a date and time")],
-        usingField: "at", field: "schedule.start", fieldWords: "a start")
+        usingField: "at", field: "schedule.start", fieldWords: "a start", unusedKeys: ["publish": "start_unused"])
     static let endChoice = Choice(
         name: "schedule.endMode", options: [("never", "Never"), ("at", "At a date and time")],
-        usingField: "at", field: "schedule.end", fieldWords: "an end")
+        usingField: "at", field: "schedule.end", fieldWords: "an end", unusedKeys: ["never": "end_unused"])
     static let frequencyChoice = Choice(
         name: "frequency.type",
         options: [(Frequency.Kind.once.rawValue, "Once per device"), (Frequency.Kind.everyNDays.rawValue, "At most once every N days"),
                   (Frequency.Kind.always.rawValue, "Every time it triggers")],
-        usingField: Frequency.Kind.everyNDays.rawValue, field: "frequency.days", fieldWords: "days between showings")
+        usingField: Frequency.Kind.everyNDays.rawValue, field: "frequency.days", fieldWords: "days between showings",
+        unusedKeys: [Frequency.Kind.once.rawValue: "days_unused_once", Frequency.Kind.always.rawValue: "days_unused_always"])
 
     /// The campaign the form describes, and what could not even be read (a number that is not one).
     static func decode(_ form: FormData, app: Int64) -> (campaign: Campaign, problems: [FieldProblem]) {
         var problems: [FieldProblem] = []
         func text(_ path: String) -> String { (form[path] ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
         func optional(_ path: String) -> String? { text(path).isEmpty ? nil : text(path) }
-        func integer(_ path: String, _ message: String) -> Int? {
+        func integer(_ path: String, _ key: String) -> Int? {
             guard let raw = optional(path) else { return nil }
             guard let value = Int(raw) else {
-                problems.append(FieldProblem(path, message))
+                problems.append(FieldProblem(path: path, key: key))
                 return nil
             }
             return value
@@ -57,7 +60,7 @@ enum CampaignForm {
         message.primaryAction = button(form, "message.primaryAction")
         message.secondaryAction = button(form, "message.secondaryAction")
         message.action = optional("message.action.url").map(Message.Action.init(url:))
-        message.dismiss = integer("message.dismiss.seconds", "Enter the seconds as a whole number.").map(Message.Dismiss.init(seconds:))
+        message.dismiss = integer("message.dismiss.seconds", "seconds_whole").map(Message.Dismiss.init(seconds:))
         message.slideFrom = Message.SlideEdge(rawValue: text("message.slideFrom"))
         message.orientation = Message.Orientation(rawValue: text("message.orientation"))
 
@@ -66,7 +69,7 @@ enum CampaignForm {
         func uses(_ choice: Choice, chosen: String) -> Bool {
             if chosen == choice.usingField { return true }
             if !text(choice.field).isEmpty {
-                problems.append(FieldProblem(choice.field, "You entered \(choice.fieldWords), but “\(choice.label(of: chosen))” is chosen above. Choose “\(choice.usingLabel)” to use it, or clear this field."))
+                problems.append(FieldProblem(path: choice.field, key: choice.unusedKeys[chosen] ?? "field_unused"))
             }
             return false
         }
@@ -82,14 +85,14 @@ enum CampaignForm {
             case .success(let date):
                 if choice.field == Self.startChoice.field { schedule.start = date } else { schedule.end = date }
             case .failure(let problem):
-                problems.append(FieldProblem(choice.field, problem.message(timeZone: timeZoneName)))
+                problems.append(FieldProblem(choice.field, problem.text(timeZone: timeZoneName)))
             }
         }
 
         let frequencyType = Frequency.Kind(rawValue: text(Self.frequencyChoice.name)) ?? .once
         let frequency = Frequency(
             type: frequencyType,
-            days: uses(Self.frequencyChoice, chosen: frequencyType.rawValue) ? integer("frequency.days", "Enter the days as a whole number.") : nil)
+            days: uses(Self.frequencyChoice, chosen: frequencyType.rawValue) ? integer("frequency.days", "days_whole") : nil)
 
         var targeting = Targeting()
         let platforms = form.values("targeting.platforms").compactMap(Platform.init(rawValue:))
@@ -104,10 +107,10 @@ enum CampaignForm {
             filter(row, path: "targeting.userProperties.\(index)", problems: &problems)
         }
         targeting.userProperties = userProperties.isEmpty ? nil : userProperties
-        let minDays = integer("targeting.daysSinceFirstOpen.min", "Enter the days as a whole number.")
-        let maxDays = integer("targeting.daysSinceFirstOpen.max", "Enter the days as a whole number.")
+        let minDays = integer("targeting.daysSinceFirstOpen.min", "days_whole")
+        let maxDays = integer("targeting.daysSinceFirstOpen.max", "days_whole")
         if minDays != nil || maxDays != nil { targeting.daysSinceFirstOpen = Targeting.DayRange(min: minDays, max: maxDays) }
-        targeting.percentage = integer("targeting.percentage", "Enter a whole percentage from 1 to 100.")
+        targeting.percentage = integer("targeting.percentage", "percentage_whole")
 
         let triggers = FormRows.rows(form, "triggers").enumerated().compactMap { index, row -> Trigger? in
             let event = (row["event"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -125,7 +128,7 @@ enum CampaignForm {
             return key.isEmpty && value.isEmpty ? nil : CustomData.Pair(key: key, value: value)
         }
 
-        let priority = integer("priority", "Choose a priority from 1 (highest) to 10 (lowest).") ?? 5
+        let priority = integer("priority", "priority_range") ?? 5
         let campaign = Campaign(
             app: app, name: text("name"), description: optional("description"), priority: priority, schedule: schedule,
             triggers: triggers, frequency: frequency, targeting: targeting, testOnDevice: form["testOnDevice"] == "true",
@@ -227,13 +230,13 @@ enum CampaignForm {
         switch row["type"] ?? "string" {
         case "number":
             guard let number = Double(raw), number.isFinite else {
-                problems.append(FieldProblem("\(path).value", "Enter a number, such as 9.99, or change the type to string."))
+                problems.append(FieldProblem(path: "\(path).value", key: "filter_not_number"))
                 return PropertyFilter(property: property, op: op, value: .string(raw))
             }
             return PropertyFilter(property: property, op: op, value: .number(number))
         case "bool":
             guard raw == "true" || raw == "false" else {
-                problems.append(FieldProblem("\(path).value", "Enter true or false, or change the type."))
+                problems.append(FieldProblem(path: "\(path).value", key: "filter_not_bool"))
                 return PropertyFilter(property: property, op: op, value: .string(raw))
             }
             return PropertyFilter(property: property, op: op, value: .bool(raw == "true"))
@@ -302,10 +305,10 @@ enum LocalDateTime {
         /// A wall-clock time the zone skips (clocks moving forward).
         case skipped
 
-        func message(timeZone: String) -> String {
+        func text(timeZone: String) -> ProblemText {
             switch self {
-            case .notADateTime: "Enter a date and a time, such as 2026-12-01 09:00."
-            case .skipped: "This time does not exist in \(timeZone): the clocks skip it. Choose a time outside the change."
+            case .notADateTime: ProblemText("date_time_invalid")
+            case .skipped: ProblemText("time_skipped", ["zone": .text(timeZone)])
             }
         }
     }

@@ -24,7 +24,7 @@ struct CampaignLifecycle: Sendable {
     static func publishProblems(_ campaign: Campaign, now: Date) -> [FieldProblem] {
         var problems = campaign.problems(for: .publish)
         if let end = campaign.schedule.end, end <= now {
-            problems.append(FieldProblem("schedule.end", "This end has already passed; choose a later end or none."))
+            problems.append(FieldProblem(path: "schedule.end", key: "end_passed"))
         }
         return problems
     }

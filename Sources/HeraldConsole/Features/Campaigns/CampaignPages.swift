@@ -99,7 +99,7 @@ struct CampaignPages: Sendable {
             return try renderComposer(context, form: rearranged, problems: [], stored: nil)
         }
         guard let appID = form["app"].flatMap(Int64.init), try services.database.apps.find(id: appID) != nil else {
-            return try renderComposer(context, form: form, problems: [FieldProblem("app", "Choose the app this campaign belongs to.")], stored: nil, status: 422)
+            return try renderComposer(context, form: form, problems: [FieldProblem(path: "app", key: "app_required")], stored: nil, status: 422)
         }
         let publish = intent == "publish"
         let (campaign, problems) = decode(form, app: appID, publish: publish, now: context.now)

@@ -33,7 +33,10 @@ public struct ImportPlan: Sendable {
         public let campaign: Int
         public let name: String
         public let path: String
+        /// English, for the command line.
         public let message: String
+        /// The key and arguments, for a page: `localizer.message(for: FieldProblem(path, text))`.
+        public var text: ProblemText? = nil
     }
 
     public var campaigns: [Campaign]
@@ -116,7 +119,7 @@ public struct CampaignTransfer: Sendable {
             var campaign = original.content
             campaign.app = appID
             for problem in campaign.problems(for: .draft) {
-                problems.append(.init(campaign: index + 1, name: campaign.name, path: problem.path, message: problem.message))
+                problems.append(.init(campaign: index + 1, name: campaign.name, path: problem.path, message: problem.message, text: problem.text))
             }
             return campaign
         }

@@ -15,6 +15,7 @@ struct UserPages: Sendable {
         let roleBadge: String
         let active: Bool
         let created: String
+        let createdISO: String
         let isYou: Bool
     }
 
@@ -23,13 +24,14 @@ struct UserPages: Sendable {
     }
 
     func index(_ context: RequestContext) throws -> Response {
+        let localizer = context.localizer
         let rows = try services.database.users.all().map { user in
             UserRow(
-                id: user.id ?? 0, email: user.email, name: user.name, role: user.role.title,
+                id: user.id ?? 0, email: user.email, name: user.name, role: localizer("roles." + user.role.rawValue),
                 roleBadge: "badge-\(user.role.rawValue)", active: user.active,
-                created: DisplayTime.date(user.createdAt), isYou: isYou(user, context))
+                created: localizer.date(user.createdAt), createdISO: UTCTime.rfc3339(user.createdAt), isYou: isYou(user, context))
         }
-        return try services.page(.users, title: "Users", model: UserList(users: rows), context: context)
+        return try services.page(.users, title: localizer("users.index.title"), model: UserList(users: rows), context: context)
     }
 
     struct NewUserForm: Sendable {
@@ -47,12 +49,13 @@ struct UserPages: Sendable {
         let form = context.form
         do {
             guard let role = form["role"].flatMap(Role.init(rawValue:)) else {
-                throw FormErrors("role", "Choose a role: viewer, editor or admin.")
+                throw FormErrors("role", Self.chooseRole)
             }
             let user = try services.accounts.create(
                 email: form["email"] ?? "", name: form["name"] ?? "", role: role, password: form["password"] ?? "",
                 actor: context.actor, now: context.now)
-            try services.flash(context, .success, "\(user.name) can now sign in as \(user.email).")
+            try services.flash(context, .success, context.localizer(
+                "users.flash.created", ["name": Localizer.isolated(user.name), "email": Localizer.isolated(user.email)]))
             return .redirect(to: "/users")
         } catch let problems as FormErrors {
             return try renderNew(context, form: form, errors: problems, status: 422)
@@ -60,19 +63,21 @@ struct UserPages: Sendable {
     }
 
     private func renderNew(_ context: RequestContext, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
+        let localizer = context.localizer
+        let errors = errors.localized(by: localizer)
         let chosen = form["role"] ?? Role.editor.rawValue
         let model = NewUserForm(
             fields: [
-                FieldView("name", label: "Name", value: form["name"] ?? "", autocomplete: "off", errors: errors),
-                FieldView("email", label: "Email", type: "email", value: form["email"] ?? "", autocomplete: "off", errors: errors),
-                FieldView("password", label: "Initial password", type: "password", autocomplete: "new-password",
-                          hint: "At least \(InputRules.minimumPasswordLength) characters. Share it privately; they can sign in with it at once.",
+                FieldView("name", label: localizer("users.new.name"), value: form["name"] ?? "", autocomplete: "off", errors: errors),
+                FieldView("email", label: localizer("users.new.email"), type: "email", value: form["email"] ?? "", autocomplete: "off", errors: errors),
+                FieldView("password", label: localizer("users.new.password"), type: "password", autocomplete: "new-password",
+                          hint: localizer("users.new.password_hint", ["count": localizer.number(InputRules.minimumPasswordLength)]),
                           errors: errors),
             ],
-            roles: Self.roleChoices(checked: chosen),
+            roles: Self.roleChoices(checked: chosen, localizer),
             roleError: errors.message(for: "role"),
             errors: errors.summary)
-        return try services.page(.newUser, title: "Add a user", model: model, context: context, status: status)
+        return try services.page(.newUser, title: localizer("users.new.title"), model: model, context: context, status: status)
     }
 
     struct EditUserForm: Sendable {
@@ -84,6 +89,7 @@ struct UserPages: Sendable {
         let roles: [ChoiceView]
         let roleError: String?
         let confirmError: String?
+        let confirmLabel: String
         let password: FieldView
         let errors: [ErrorSummaryItem]
     }
@@ -95,11 +101,11 @@ struct UserPages: Sendable {
     func changeRole(_ context: RequestContext) throws -> Response {
         var user = try user(context)
         guard let role = context.form["role"].flatMap(Role.init(rawValue:)) else {
-            return try renderEdit(context, user: user, errors: FormErrors("role", "Choose a role: viewer, editor or admin."), status: 422)
+            return try renderEdit(context, user: user, errors: FormErrors("role", Self.chooseRole), status: 422)
         }
         let previous = user.role
         user.role = role
-        let message = "\(user.name) is now \(role == .viewer ? "a" : "an") \(role.rawValue)."
+        let message = context.localizer("users.flash.role_" + role.rawValue, ["name": Localizer.isolated(user.name)])
         return try save(context, message: message) {
             try services.accounts.update(user, action: "user.role_change", details: "\(previous.rawValue) → \(role.rawValue)",
                                 actor: context.actor, now: context.now)
@@ -114,9 +120,10 @@ struct UserPages: Sendable {
             return try renderEdit(context, user: user, errors: FormErrors("confirm", Self.cannotDeactivateYourself), status: 422)
         }
         guard context.form["confirm"] == "yes" else {
-            return try renderEdit(context, user: user, errors: FormErrors("confirm", "Tick the box to confirm the deactivation."), status: 422)
+            let problem = Phrase("users.errors.confirm_deactivation", english: "Tick the box to confirm the deactivation.")
+            return try renderEdit(context, user: user, errors: FormErrors("confirm", problem), status: 422)
         }
-        return try save(context, message: "\(user.name) can no longer sign in, and has been signed out.") {
+        return try save(context, message: context.localizer("users.flash.deactivated", ["name": Localizer.isolated(user.name)])) {
             try services.accounts.deactivate(user, actor: context.actor, now: context.now)
             return "/users/\(user.id ?? 0)"
         }
@@ -125,7 +132,7 @@ struct UserPages: Sendable {
     func activate(_ context: RequestContext) throws -> Response {
         var user = try user(context)
         user.active = true
-        return try save(context, message: "\(user.name) can sign in again.") {
+        return try save(context, message: context.localizer("users.flash.activated", ["name": Localizer.isolated(user.name)])) {
             try services.accounts.update(user, action: "user.activate", details: "", actor: context.actor, now: context.now)
             return "/users/\(user.id ?? 0)"
         }
@@ -136,7 +143,7 @@ struct UserPages: Sendable {
         if isYou(user, context) {
             return try renderEdit(context, user: user, errors: FormErrors("password", Self.resetYourOwnPassword), status: 422)
         }
-        return try save(context, message: "The password of \(user.name) has been changed, and they have been signed out everywhere.") {
+        return try save(context, message: context.localizer("users.flash.password_reset", ["name": Localizer.isolated(user.name)])) {
             try services.accounts.resetPassword(of: user, to: context.form["password"] ?? "", actor: context.actor, now: context.now)
             return "/users/\(user.id ?? 0)"
         }
@@ -159,11 +166,14 @@ struct UserPages: Sendable {
     }
 
     /// Deactivating yourself would end the very session making the change, with nobody left to undo it.
-    static let cannotDeactivateYourself =
-        "You cannot deactivate your own account: you would be signed out at once. Ask another admin to do it."
+    static let cannotDeactivateYourself = Phrase(
+        "users.errors.deactivate_yourself",
+        english: "You cannot deactivate your own account: you would be signed out at once. Ask another admin to do it.")
     /// Your own password is changed where the current one is asked for, which keeps this session signed in.
-    static let resetYourOwnPassword =
-        "Change your own password on the Change password page (in the menu at the top), which asks for your current password."
+    static let resetYourOwnPassword = Phrase(
+        "users.errors.reset_your_own_password",
+        english: "Change your own password on the Change password page (in the menu at the top), which asks for your current password.")
+    static let chooseRole = Phrase("users.errors.choose_role", english: "Choose a role: viewer, editor or admin.")
 
     private func user(_ context: RequestContext) throws -> User {
         guard let user = try services.database.users.find(id: try context.id("id")) else { throw HTTPError.notFound }
@@ -171,25 +181,25 @@ struct UserPages: Sendable {
     }
 
     private func renderEdit(_ context: RequestContext, user: User, errors: FormErrors, status: Int = 200) throws -> Response {
+        let localizer = context.localizer
+        let errors = errors.localized(by: localizer)
         let model = EditUserForm(
             id: user.id ?? 0, email: user.email, name: user.name, active: user.active, isYou: isYou(user, context),
-            roles: Self.roleChoices(checked: user.role.rawValue),
+            roles: Self.roleChoices(checked: user.role.rawValue, localizer),
             roleError: errors.message(for: "role"),
             confirmError: errors.message(for: "confirm"),
-            password: FieldView("password", label: "New password", type: "password", autocomplete: "new-password",
-                                hint: "At least \(InputRules.minimumPasswordLength) characters.", errors: errors),
+            confirmLabel: localizer("users.edit.confirm_deactivate", ["email": Localizer.isolated(user.email)]),
+            password: FieldView("password", label: localizer("users.edit.new_password"), type: "password", autocomplete: "new-password",
+                                hint: localizer("users.edit.password_hint", ["count": localizer.number(InputRules.minimumPasswordLength)]),
+                                errors: errors),
             errors: errors.summary)
         return try services.page(.editUser, title: user.name, model: model, context: context, status: status)
     }
 
-    private static func roleChoices(checked: String) -> [ChoiceView] {
-        let hints: [Role: String] = [
-            .viewer: "Reads campaigns and reports.",
-            .editor: "Composes, schedules and publishes campaigns.",
-            .admin: "Everything, plus users, apps and API keys.",
-        ]
-        return Role.allCases.map {
-            ChoiceView(name: "role", value: $0.rawValue, label: $0.title, hint: hints[$0], checked: $0.rawValue == checked)
+    private static func roleChoices(checked: String, _ localizer: Localizer) -> [ChoiceView] {
+        Role.allCases.map {
+            ChoiceView(name: "role", value: $0.rawValue, label: localizer("roles." + $0.rawValue),
+                       hint: localizer("roles.hints." + $0.rawValue), checked: $0.rawValue == checked)
         }
     }
 }
