@@ -187,13 +187,17 @@ def press_enter_in(driver: WebDriver, css: str) -> None:
     wait(driver).until(replaced(old_page), message=f"Enter in {css} did not submit the form")
 
 
-def test_changing_the_password_from_the_user_menu_by_keyboard(driver, herald_server, screenshot):
+def test_changing_the_password_from_settings_by_keyboard(driver, herald_server, screenshot):
     # Given the admin signed in on the campaigns page
     wait_for_path(driver, "/campaigns")
 
-    # When they follow "Change password" in the user menu
-    link = visible(driver, 'div.user-menu a[href="/account/password"]')
-    assert link.text == "Change password"
+    # When they follow "Settings" in the user menu, then "Change your password" there
+    link = visible(driver, 'div.user-menu a[href="/account"]')
+    assert link.text == "Settings"
+    link.send_keys(Keys.ENTER)
+    wait_for_path(driver, "/account")
+    link = visible(driver, 'main a[href="/account/password"]')
+    assert link.text == "Change your password"
     link.send_keys(Keys.ENTER)
     wait_for_path(driver, "/account/password")
     visible(driver, PASSWORD_FORM)
