@@ -118,7 +118,9 @@ public struct Localizer: Sendable {
         "\u{2068}" + text + "\u{2069}"
     }
 
-    private static func fill(_ text: String, _ arguments: [String: String]) -> String {
+    /// `text` with each `{name}` replaced by its argument, in one pass (an argument is never read again);
+    /// unknown names and unclosed braces stay as written.
+    static func fill(_ text: String, _ arguments: [String: String]) -> String {
         guard !arguments.isEmpty, text.contains("{") else { return text }
         var result = ""
         var name: String?
