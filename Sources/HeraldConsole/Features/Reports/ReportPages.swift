@@ -297,7 +297,7 @@ struct ReportPages: Sendable {
             id: stored.id, name: stored.campaign.name, appName: appName, status: status.rawValue, statusTitle: localizer.title(status),
             range: RangeView(action: path, requested: requested, now: context.now, keep: [], hidden: [], apps: [], localizer: localizer),
             problem: requested.problem(localizer),
-            rangeText: days.map { Self.rangeText($0, localizer) + ", " + localizer("times.utc_days") } ?? "",
+            rangeText: days.map { localizer("times.utc_days", ["range": Self.rangeText($0, localizer)]) } ?? "",
             csvHref: days.map { "\(path).csv?" + FormData([("from", $0.from), ("to", $0.to)]).urlencoded } ?? "",
             report: stats.map { Self.report($0, localizer) })
         return try services.page(
