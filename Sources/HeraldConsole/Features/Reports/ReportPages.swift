@@ -252,6 +252,9 @@ struct ReportPages: Sendable {
     }
 
     struct DailyRow: Sendable {
+        /// The UTC day as `YYYY-MM-DD`, for `<time datetime>`.
+        let day: String
+        /// The day as the language writes it.
         let date: String
         let figures: Figures
     }
@@ -391,7 +394,7 @@ struct ReportPages: Sendable {
                 figures.add(.dismiss, day.dismissals)
                 figures.add(.error, day.errors)
                 figures.add(.conversion, day.conversions)
-                return DailyRow(date: l.day(day.date), figures: Figures(figures, l))
+                return DailyRow(day: day.date, date: l.day(day.date), figures: Figures(figures, l))
             },
             breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty,
             test: testMetrics, hasTest: test.impressions + test.clicks + test.dismissals + test.errors + test.conversions > 0)
