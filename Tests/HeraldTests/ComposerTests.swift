@@ -176,7 +176,7 @@ struct ComposerTests {
             #expect(!page.contains("<script>alert"))
             #expect(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; 日本語 🎉"))
         }
-        #expect(admin.get("/campaigns/\(id)").text.contains(#"<dd><bdi>\#(persian)</bdi> (color <code dir="ltr">#1A73E8</code>)</dd>"#))
+        #expect(admin.get("/campaigns/\(id)").text.contains(#"<dd><bdi>\#(persian)</bdi> (<code dir="ltr">#1A73E8</code>)</dd>"#))
         #expect(admin.get("/campaigns/\(id)/edit").text.contains(#"value="\#(persian)" dir="auto""#))
     }
 
