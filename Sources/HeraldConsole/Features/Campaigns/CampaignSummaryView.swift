@@ -13,6 +13,12 @@ struct CampaignSummaryView: Sendable {
         let value: String
     }
 
+    /// Why the campaign cannot be published: the rule's message and the field's path.
+    struct Problem: Sendable {
+        let message: String
+        let path: String
+    }
+
     struct Section: Sendable {
         let title: String
         let rows: [Row]
@@ -35,7 +41,7 @@ struct CampaignSummaryView: Sendable {
     let canStop: Bool
     let canArchive: Bool
     let canDelete: Bool
-    let errors: [ErrorSummaryItem]
+    let errors: [Problem]
 
     init(stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem], localizer: Localizer) {
         let campaign = stored.campaign
@@ -57,7 +63,7 @@ struct CampaignSummaryView: Sendable {
         canStop = stored.state == .published || stored.state == .paused
         canArchive = stored.state != .archived
         canDelete = stored.state == .draft
-        errors = problems.map { ErrorSummaryItem(fieldID: FieldView.id(for: ComposerView.fieldName(for: $0.path)), message: "\($0.message) (\($0.path))") }
+        errors = problems.map { Problem(message: $0.message, path: $0.path) }
 
         /// A row whose label is a catalog key and whose value is HTML; nothing when there is no value.
         func row(_ key: String, _ value: String?) -> Row? {
