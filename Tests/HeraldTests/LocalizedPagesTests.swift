@@ -165,6 +165,44 @@ struct LocalizedPagesTests {
         #expect(bad.status == 400 && bad.text.contains("تاریخ شروع"))
     }
 
+    @Test("In the pseudo-language every word of these pages comes from the catalog; only user values and times do not")
+    func everyWordFromTheCatalog() async throws {
+        let (app, admin) = try await TestApp.withAdmin { $0.pseudoLocale = true }
+        let now = app.clock.now
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: now)
+        let id = try app.database.campaigns.create(Self.persianCampaign(app: shop.id), state: .draft, actor: .commandLine, now: now)
+        let day = try #require(UTCTime.date(day: "2026-09-20")).addingTimeInterval(3600)
+        _ = try app.database.events.ingest([
+            Event(id: "e1", appID: shop.id, campaignID: id, type: .impression, occurredAt: day, platform: "ios", installationID: "a",
+                  detail: "", url: nil, test: false),
+        ], now: now)
+        let pseudo = [("Accept-Language", "en-XA")]
+        _ = admin.get("/campaigns", headers: pseudo)  // shows, and so clears, the sign-up's message
+        let range = "from=2026-09-20&to=2026-09-22"
+        for path in [
+            "/campaigns", "/campaigns?q=nothing", "/campaigns/\(id)", "/campaigns/\(id)/history", "/campaigns/import", "/campaigns/\(id)/delete",
+            "/reports?\(range)", "/reports?from=2026-01-01&to=2026-01-02", "/campaigns/\(id)/report?\(range)", "/reports?from=x",
+        ] {
+            var html = admin.get(path, headers: pseudo).text
+            html = "<main" + (html.components(separatedBy: "<main").last ?? html)
+            // What is not the catalog's: user values, codes and times (each in its own element), and the chart's day labels
+            for pattern in [
+                #"<(\w+)[^>]*dir="(auto|ltr)"[^>]*>.*?</\1>"#, #"<bdi>.*?</bdi>"#, #"<code[^>]*>.*?</code>"#, #"<time[^>]*>.*?</time>"#,
+                #"<text x="[^"]*" y="[^"]*">[^<]*</text>"#, #"<[^>]*>"#,
+            ] {
+                html = html.replacingOccurrences(of: pattern, with: " ", options: [.regularExpression])
+            }
+            var previous = ""
+            while previous != html {
+                previous = html
+                html = html.replacingOccurrences(of: "⟦[^⟦⟧]*⟧", with: " ", options: .regularExpression)
+            }
+            let left = html.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { $0.unicodeScalars.contains { CharacterSet.letters.contains($0) } && $0 != "command line" }
+            #expect(left.isEmpty, "\(path) shows text that is not from the catalog: \(left)")
+        }
+    }
+
     @Test("Long lists page in the language's digits")
     func pagination() async throws {
         let (_, admin, _, _) = try await Self.setUp(language: "fa", campaigns: CampaignPages.pageSize)
