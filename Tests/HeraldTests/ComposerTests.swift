@@ -97,7 +97,7 @@ struct ComposerTests {
         #expect(summary.contains("Running"))
         let positions = ["promo_code", "discount", "theme"].compactMap { summary.range(of: $0)?.lowerBound }
         #expect(positions.count == 3 && positions == positions.sorted())
-        #expect(summary.contains("product_id equals sku_123"))
+        #expect(summary.contains(#"<code dir="ltr">product_id</code> equals <bdi>sku_123</bdi>"#))
         let audit = try app.database.auditLog.page(offset: 0, limit: 1)
         #expect(audit.first?.action == "campaign.create")
         #expect(audit.first?.actor == "admin@example.com")
@@ -176,7 +176,7 @@ struct ComposerTests {
             #expect(!page.contains("<script>alert"))
             #expect(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; 日本語 🎉"))
         }
-        #expect(admin.get("/campaigns/\(id)").text.contains(#"<dd dir="auto">\#(persian) (#1A73E8)</dd>"#))
+        #expect(admin.get("/campaigns/\(id)").text.contains(#"<dd><bdi>\#(persian)</bdi> (<code dir="ltr">#1A73E8</code>)</dd>"#))
         #expect(admin.get("/campaigns/\(id)/edit").text.contains(#"value="\#(persian)" dir="auto""#))
     }
 
@@ -229,9 +229,9 @@ struct ComposerTests {
         #expect(page.contains("Revision 2"))
         #expect(page.contains("Revision 1"))
         #expect(page.components(separatedBy: "admin@example.com").count - 1 == 3)
-        #expect(page.contains("<code>message.title.text</code></td><td dir=\"auto\">Spring sale</td><td dir=\"auto\">Spring sale, last days</td>"))
-        #expect(page.contains("<code>data.1.key</code></td><td dir=\"auto\">discount</td><td dir=\"auto\">theme</td>"))
-        #expect(page.contains("<code>state</code></td><td dir=\"auto\">published</td><td dir=\"auto\">paused</td>"))
+        #expect(page.contains("<code dir=\"ltr\">message.title.text</code></td><td dir=\"auto\">Spring sale</td><td dir=\"auto\">Spring sale, last days</td>"))
+        #expect(page.contains("<code dir=\"ltr\">data.1.key</code></td><td dir=\"auto\">discount</td><td dir=\"auto\">theme</td>"))
+        #expect(page.contains("<code dir=\"ltr\">state</code></td><td dir=\"auto\">published</td><td dir=\"auto\">paused</td>"))
         #expect(try app.database.campaigns.revisions(id: id).count == 3)
     }
 

@@ -49,6 +49,12 @@ from selenium.webdriver.remote.webelement import WebElement
 COMPOSER = "form[data-composer]"
 ADMIN_EMAIL, ADMIN_PASSWORD = "xss-admin@example.com", "xss-passphrase-1"
 
+
+def isolated(text: str) -> str:
+    """User text inside a translated sentence, between the isolates (U+2068 … U+2069) that keep its direction apart."""
+    return "\u2068" + text + "\u2069"
+
+
 # --- payloads ------------------------------------------------------------------
 
 # Each payload kind, given a tag, gives text that would run script (setting window.__xss, or raising an
@@ -578,7 +584,7 @@ def test_payloads_in_every_field_of_a_layout_never_run(driver, signed_in, xss_he
             shown_on_summary.append(good[name])
     assert_nothing_ran(driver, f"{layout} draft page", shown_on_summary)
     assert driver.find_element(By.CSS_SELECTOR, ".lead .badge").text == "Draft"
-    assert text_of(driver, ".flash") == f"“{text['name']}” is saved as a draft."
+    assert text_of(driver, ".flash") == f"“{isolated(text['name'])}” is saved as a draft."
     assert text_of(driver, "h1") == text["name"]
     assert driver.title == f"{text['name']} · Herald"
 
@@ -604,7 +610,7 @@ def test_payloads_in_every_field_of_a_layout_never_run(driver, signed_in, xss_he
     final = {**saved, **second}
     assert driver.find_element(By.CSS_SELECTOR, ".lead .badge").text == "Running", f"{layout}: not running"
     assert_nothing_ran(driver, f"{layout} published page",
-                       [value for name, value in second.items()] + [f"“{final['name']}” is published."])
+                       [value for name, value in second.items()] + [f"“{isolated(final['name'])}” is published."])
 
     # Then its preview page and framed document draw the payloads as text, and addresses stay in attributes
     open_page(driver, server.url(page + "/preview"))
@@ -688,7 +694,7 @@ def test_reports_show_payload_names_as_text(driver, signed_in, xss_herald):
         campaign = campaigns[layout]
         open_page(driver, server.url(f"/campaigns/{campaign['id']}/report"))
         assert_nothing_ran(driver, f"{layout} report", [campaign["values"]["name"], APP_NAME])
-        assert driver.title == f"Report: {campaign['values']['name']} · Herald"
+        assert driver.title == f"Report: {isolated(campaign['values']['name'])} · Herald"
         assert driver.find_elements(By.CSS_SELECTOR, "svg.report-chart .chart-bar"), f"{layout}: no chart drawn"
         figures = driver.execute_script(
             "return Object.fromEntries([...document.querySelectorAll('.report-totals .metric')]"
@@ -799,10 +805,10 @@ def test_query_parameters_are_shown_as_text(driver, signed_in):
 
     # Report ranges echo what was typed in the error and the inputs
     open_page(driver, server.url("/reports?" + urlencode({"from": REFLECTED, "to": REFLECTED, "sort": REFLECTED, "dir": REFLECTED, "app": REFLECTED})))
-    assert_nothing_ran(driver, "reports with a payload range", [f"The start date “{REFLECTED}” is not a date"])
+    assert_nothing_ran(driver, "reports with a payload range", [f"The start date “{isolated(REFLECTED)}” is not a date"])
     assert driver.find_element(By.ID, "range-from").get_dom_attribute("value") == REFLECTED
     open_page(driver, server.url(f"/campaigns/{card}/report?" + urlencode({"from": "2026-01-01", "to": REFLECTED})))
-    assert_nothing_ran(driver, "campaign report with a payload range", [f"The end date “{REFLECTED}” is not a date"])
+    assert_nothing_ran(driver, "campaign report with a payload range", [f"The end date “{isolated(REFLECTED)}” is not a date"])
 
     # The preview pages ignore what they do not know
     open_page(driver, server.url("/preview/gallery?" + urlencode({"device": REFLECTED, "orientation": REFLECTED, "theme": REFLECTED, "lang": REFLECTED})))

@@ -123,7 +123,7 @@ public struct Localizer: Sendable {
     }
 
     /// The one `{name}` filler, shared with the English of validation problems.
-    private static func fill(_ text: String, _ arguments: [String: String]) -> String {
+    static func fill(_ text: String, _ arguments: [String: String]) -> String {
         ProblemText.fill(text, arguments)
     }
 }

@@ -128,15 +128,18 @@ struct PaginationView: Sendable {
     let pageCount: Int
     let previousHref: String?
     let nextHref: String?
+    /// "Page 2 of 5", in the page's language and digits.
+    let pageText: String
 
     /// nil when everything fits on one page.
-    static func make(page: Int, pageSize: Int, total: Int, href: (Int) -> String) -> PaginationView? {
+    static func make(page: Int, pageSize: Int, total: Int, localizer: Localizer, href: (Int) -> String) -> PaginationView? {
         let pageCount = max(1, (total + pageSize - 1) / pageSize)
         guard pageCount > 1 else { return nil }
         return PaginationView(
             page: page, pageCount: pageCount,
             previousHref: page > 1 ? href(page - 1) : nil,
-            nextHref: page < pageCount ? href(page + 1) : nil)
+            nextHref: page < pageCount ? href(page + 1) : nil,
+            pageText: localizer("common.pagination.page_of", ["page": localizer.number(page), "count": localizer.number(pageCount)]))
     }
 }
 

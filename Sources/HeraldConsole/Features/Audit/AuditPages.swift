@@ -36,7 +36,7 @@ struct AuditPages: Sendable {
         }
         let model = AuditList(
             entries: entries,
-            pagination: PaginationView.make(page: page, pageSize: Self.pageSize, total: total) { "/audit?page=\($0)" })
+            pagination: PaginationView.make(page: page, pageSize: Self.pageSize, total: total, localizer: context.localizer) { "/audit?page=\($0)" })
         return try services.page(.audit, title: localizer("audit.title"), model: model, context: context)
     }
 

@@ -19,9 +19,11 @@ struct CampaignPages: Sendable {
         let statusTitle: String
         let layout: String
         let app: String
-        let priority: Int
+        let priority: String
+        /// HTML: times in `<time>`.
         let schedule: String
         let editedBy: String
+        /// HTML: a `<time>`.
         let editedAt: String
     }
 
@@ -53,11 +55,13 @@ struct CampaignPages: Sendable {
         let (campaigns, total) = try store.list(filter, now: context.now)
         let apps = try services.database.apps.all()
         let role = context.user?.role ?? .viewer
+        let localizer = context.localizer
         let rows = campaigns.map {
             ListRow(
-                id: $0.id, name: $0.name, status: $0.status.rawValue, statusTitle: $0.status.title, layout: Message.Layout(rawValue: $0.layout)?.title ?? $0.layout,
-                app: $0.appName, priority: $0.priority, schedule: Self.scheduleText(start: $0.startAt, end: $0.endAt),
-                editedBy: $0.updatedBy, editedAt: DisplayTime.dateTime($0.updatedAt))
+                id: $0.id, name: $0.name, status: $0.status.rawValue, statusTitle: localizer.title($0.status),
+                layout: Message.Layout(rawValue: $0.layout).map(localizer.title) ?? $0.layout,
+                app: $0.appName, priority: localizer.number($0.priority), schedule: Self.scheduleText(start: $0.startAt, end: $0.endAt, localizer),
+                editedBy: $0.updatedBy, editedAt: localizer.timeMarkup($0.updatedAt))
         }
         func href(page: Int) -> String {
             var pairs = query.pairs.filter { $0.name != "page" }.map { ($0.name, $0.value) }
@@ -65,18 +69,21 @@ struct CampaignPages: Sendable {
             return "/campaigns?" + FormData(pairs).urlencoded
         }
         let model = ListView(
-            rows: rows, countText: total == 1 ? "1 campaign" : "\(total) campaigns", hasApps: !apps.isEmpty, canEdit: role.includes(.editor), canRegisterApps: role.includes(.admin),
+            rows: rows, countText: localizer.plural("campaigns.index.count", count: total), hasApps: !apps.isEmpty, canEdit: role.includes(.editor), canRegisterApps: role.includes(.admin),
             filtered: filter.appID != nil || filter.status != nil || !filter.search.isEmpty, search: filter.search,
             exportHref: "/campaigns/export?" + FormData(query.pairs.filter { ["app", "status", "q"].contains($0.name) }.map { ($0.name, $0.value) }).urlencoded,
-            apps: [SelectOption(value: "", label: "All apps", selected: filter.appID == nil)]
+            apps: [SelectOption(value: "", label: localizer("common.all_apps"), selected: filter.appID == nil)]
                 + apps.map { SelectOption(value: String($0.id), label: $0.name, selected: $0.id == filter.appID) },
-            statuses: [SelectOption(value: "", label: "Any state", selected: filter.status == nil)]
-                + CampaignStatus.allCases.map { SelectOption(value: $0.rawValue, label: $0.title, selected: $0 == filter.status) },
-            sorts: [("updated", "Last edited"), ("name", "Name"), ("priority", "Priority"), ("start", "Start")].map {
-                SelectOption(value: $0.0, label: $0.1, selected: $0.0 == filter.sort.rawValue)
+            statuses: [SelectOption(value: "", label: localizer("campaigns.index.any_state"), selected: filter.status == nil)]
+                + CampaignStatus.allCases.map { SelectOption(value: $0.rawValue, label: localizer.title($0), selected: $0 == filter.status) },
+            sorts: [
+                ("updated", "campaigns.index.sort_updated"), ("name", "common.name"), ("priority", "campaigns.index.column_priority"),
+                ("start", "campaigns.index.sort_start"),
+            ].map {
+                SelectOption(value: $0.0, label: localizer($0.1), selected: $0.0 == filter.sort.rawValue)
             },
-            pagination: PaginationView.make(page: filter.page, pageSize: Self.pageSize, total: total, href: href(page:)))
-        return try services.page(.campaigns, title: "Campaigns", model: model, context: context)
+            pagination: PaginationView.make(page: filter.page, pageSize: Self.pageSize, total: total, localizer: localizer, href: href(page:)))
+        return try services.page(.campaigns, title: localizer("campaigns.index.title"), model: model, context: context)
     }
 
     // MARK: Compose
@@ -84,7 +91,7 @@ struct CampaignPages: Sendable {
     func new(_ context: RequestContext) throws -> Response {
         let apps = try services.database.apps.all()
         guard !apps.isEmpty else {
-            try services.flash(context, .info, "Register an app first: every campaign belongs to one.")
+            try services.flash(context, .info, context.localizer("campaigns.flash.register_app_first"))
             return .redirect(to: context.user?.role.includes(.admin) == true ? "/apps/new" : "/campaigns")
         }
         var form = FormData([("message.layout", Message.Layout.card.rawValue), ("priority", "5"), ("frequency.type", "once")])
@@ -105,14 +112,15 @@ struct CampaignPages: Sendable {
         let (campaign, problems) = decode(form, app: appID, publish: publish, now: context.now)
         guard problems.isEmpty else { return try renderComposer(context, form: form, problems: problems, stored: nil, status: 422) }
         let id = try store.create(campaign, state: publish ? .published : .draft, actor: context.actor, now: context.now)
-        try services.flash(context, .success, publish ? "“\(campaign.name)” is published." : "“\(campaign.name)” is saved as a draft.")
+        try services.flash(context, .success, context.localizer(
+            publish ? "campaigns.flash.published" : "campaigns.flash.saved_draft", ["name": context.localizer.quoted(campaign.name)]))
         return .redirect(to: "/campaigns/\(id)")
     }
 
     func edit(_ context: RequestContext) throws -> Response {
         let stored = try campaign(context)
         guard stored.state != .archived else {
-            throw HTTPError(409, "Archived campaigns cannot be edited. Duplicate it to start a new one from it.")
+            throw HTTPError(409, context.localizer("campaigns.errors.archived_not_editable"))
         }
         var form = CampaignForm.encode(stored.campaign)
         form.pairs.append(("revision", String(stored.revision)))
@@ -122,7 +130,7 @@ struct CampaignPages: Sendable {
     func update(_ context: RequestContext) throws -> Response {
         let stored = try campaign(context)
         guard stored.state != .archived else {
-            throw HTTPError(409, "Archived campaigns cannot be edited. Duplicate it to start a new one from it.")
+            throw HTTPError(409, context.localizer("campaigns.errors.archived_not_editable"))
         }
         var form = context.form
         form.pairs.removeAll { $0.name == "app" }
@@ -145,7 +153,8 @@ struct CampaignPages: Sendable {
         } catch CampaignStoreError.staleRevision(_, let current) {
             return try renderConflict(context, form: form, stored: stored, base: base, current: current)
         }
-        try services.flash(context, .success, publishing ? "“\(campaign.name)” is published." : "Your changes to “\(campaign.name)” are saved.")
+        try services.flash(context, .success, context.localizer(
+            publishing ? "campaigns.flash.published" : "campaigns.flash.saved_changes", ["name": context.localizer.quoted(campaign.name)]))
         return .redirect(to: "/campaigns/\(stored.id)")
     }
 
@@ -194,36 +203,39 @@ struct CampaignPages: Sendable {
     }
 
     func publish(_ context: RequestContext) throws -> Response {
-        try perform(.publish, context, message: { "“\($0)” is published." })
+        try perform(.publish, context, message: "campaigns.flash.published")
     }
 
     func pause(_ context: RequestContext) throws -> Response {
-        try perform(.pause, context, message: { "“\($0)” is paused: devices stop showing it." })
+        try perform(.pause, context, message: "campaigns.flash.paused")
     }
 
     func resume(_ context: RequestContext) throws -> Response {
-        try perform(.resume, context, message: { "“\($0)” is live again." })
+        try perform(.resume, context, message: "campaigns.flash.resumed")
     }
 
     func stop(_ context: RequestContext) throws -> Response {
-        try perform(.stop, context, message: { "“\($0)” has ended." })
+        try perform(.stop, context, message: "campaigns.flash.ended")
     }
 
     func archive(_ context: RequestContext) throws -> Response {
-        try perform(.archive, context, message: { "“\($0)” is archived." })
+        try perform(.archive, context, message: "campaigns.flash.archived")
     }
 
-    private func perform(_ action: CampaignLifecycle.Action, _ context: RequestContext, message: (String) -> String) throws -> Response {
+    /// `message` is the key of the sentence that says it is done, with the campaign's `{name}`.
+    private func perform(_ action: CampaignLifecycle.Action, _ context: RequestContext, message: String) throws -> Response {
         let stored = try campaign(context)
+        let localizer = context.localizer
         do {
             try CampaignLifecycle(store: store).perform(action, on: stored, actor: context.actor, now: context.now)
-            try services.flash(context, .success, message(stored.campaign.name))
+            try services.flash(context, .success, localizer(message, ["name": localizer.quoted(stored.campaign.name)]))
         } catch CampaignLifecycle.Failure.invalid(let problems) {
             return try renderSummary(context, stored: stored, problems: problems, status: 422)
-        } catch CampaignLifecycle.Failure.notAllowed(let reason) {
-            try services.flash(context, .error, reason)
+        } catch CampaignLifecycle.Failure.notAllowed {
+            try services.flash(context, .error, localizer(
+                "campaigns.errors.not_allowed." + action.rawValue, ["status": localizer.title(stored.status(at: context.now))]))
         } catch CampaignLifecycle.Failure.stale {
-            try services.flash(context, .error, "Someone changed this campaign a moment ago. Review it and try again.")
+            try services.flash(context, .error, localizer("campaigns.flash.stale"))
         }
         return .redirect(to: "/campaigns/\(stored.id)")
     }
@@ -232,38 +244,43 @@ struct CampaignPages: Sendable {
         let stored = try campaign(context)
         var copy = stored.campaign
         copy.id = nil
-        copy.name = String("\(copy.name) (copy)".prefix(CampaignLimits.nameLength))
+        copy.name = String(context.localizer("campaigns.copy_name", ["name": copy.name]).prefix(CampaignLimits.nameLength))
         let id = try store.create(copy, state: .draft, actor: context.actor, now: context.now)
-        try services.flash(context, .success, "This draft is a copy of “\(stored.campaign.name)”.")
+        try services.flash(context, .success, context.localizer("campaigns.flash.duplicated", ["name": context.localizer.quoted(stored.campaign.name)]))
         return .redirect(to: "/campaigns/\(id)")
     }
 
     struct DeleteConfirmation: Sendable {
         let id: Int64
-        let name: String
+        /// HTML: the question, the name isolated.
+        let heading: String
     }
 
     func confirmDelete(_ context: RequestContext) throws -> Response {
         let stored = try campaign(context)
-        guard stored.state == .draft else { throw HTTPError(409, "Only drafts can be deleted; archive published campaigns instead.") }
-        return try services.page(.deleteCampaign, title: "Delete “\(stored.campaign.name)”?",
-                                 model: DeleteConfirmation(id: stored.id, name: stored.campaign.name), context: context)
+        let localizer = context.localizer
+        guard stored.state == .draft else { throw HTTPError(409, localizer("campaigns.errors.only_drafts_delete")) }
+        let name = stored.campaign.name
+        return try services.page(
+            .deleteCampaign, title: localizer("campaigns.delete.title", ["name": localizer.quoted(name)]),
+            model: DeleteConfirmation(id: stored.id, heading: localizer.markup("campaigns.delete.title", ["name": localizer.quotedMarkup(name)])),
+            context: context)
     }
 
     func delete(_ context: RequestContext) throws -> Response {
         let stored = try campaign(context)
         guard try store.deleteDraft(id: stored.id, actor: context.actor, now: context.now) else {
-            throw HTTPError(409, "Only drafts can be deleted; archive published campaigns instead.")
+            throw HTTPError(409, context.localizer("campaigns.errors.only_drafts_delete"))
         }
-        try services.flash(context, .success, "The draft “\(stored.campaign.name)” is deleted.")
+        try services.flash(context, .success, context.localizer("campaigns.flash.deleted", ["name": context.localizer.quoted(stored.campaign.name)]))
         return .redirect(to: "/campaigns")
     }
 
     private func renderSummary(_ context: RequestContext, stored: StoredCampaign, problems: [FieldProblem], status: Int = 200) throws -> Response {
         let app = try services.database.apps.find(id: stored.campaign.app)
         let model = CampaignSummaryView(
-            stored: stored, appName: app?.name ?? "App \(stored.campaign.app)", now: context.now,
-            canEdit: context.user?.role.includes(.editor) ?? false, problems: problems)
+            stored: stored, appName: app?.name ?? context.localizer("campaigns.show.app_number", ["id": String(stored.campaign.app)]), now: context.now,
+            canEdit: context.user?.role.includes(.editor) ?? false, problems: problems, localizer: context.localizer)
         return try services.page(.campaign, title: stored.campaign.name, model: model, context: context, status: status)
     }
 
@@ -271,8 +288,11 @@ struct CampaignPages: Sendable {
 
     struct HistoryEntry: Sendable {
         let revision: Int
-        let author: String
-        let time: String
+        /// "Revision 3", in the language's digits.
+        let heading: String
+        /// HTML: who saved it, and when.
+        let byline: String
+        let caption: String
         let state: String
         let stateTitle: String
         let changes: [ChangeRow]
@@ -281,22 +301,31 @@ struct CampaignPages: Sendable {
 
     struct HistoryView: Sendable {
         let id: Int64
-        let name: String
+        /// HTML: the heading, the name isolated.
+        let heading: String
         let entries: [HistoryEntry]
     }
 
     func history(_ context: RequestContext) throws -> Response {
         let stored = try campaign(context)
         let revisions = try store.revisions(id: stored.id)
+        let localizer = context.localizer
         let entries = revisions.enumerated().map { index, revision in
             let previous = index + 1 < revisions.count ? revisions[index + 1] : nil
+            let number = localizer.number(revision.revision)
             return HistoryEntry(
-                revision: revision.revision, author: revision.author, time: DisplayTime.dateTime(revision.createdAt),
-                state: revision.state.rawValue, stateTitle: revision.state.title, changes: previous == nil ? [] : CampaignDiff.changes(from: previous, to: revision),
+                revision: revision.revision, heading: localizer("campaigns.history.revision", ["revision": number]),
+                byline: localizer.markup("campaigns.history.by", ["name": Markup.user(revision.author), "time": localizer.timeMarkup(revision.createdAt)]),
+                caption: localizer("campaigns.history.changes", ["revision": number]),
+                state: revision.state.rawValue, stateTitle: localizer.title(revision.state),
+                changes: previous == nil ? [] : CampaignDiff.changes(from: previous, to: revision),
                 first: previous == nil)
         }
-        return try services.page(.campaignHistory, title: "History of \(stored.campaign.name)",
-                                 model: HistoryView(id: stored.id, name: stored.campaign.name, entries: entries), context: context)
+        let name = stored.campaign.name
+        return try services.page(
+            .campaignHistory, title: localizer("campaigns.history.title", ["name": Localizer.isolated(name)]),
+            model: HistoryView(id: stored.id, heading: localizer.markup("campaigns.history.title", ["name": Markup.user(name)]), entries: entries),
+            context: context)
     }
 
     private func campaign(_ context: RequestContext) throws -> StoredCampaign {
@@ -304,9 +333,17 @@ struct CampaignPages: Sendable {
         return stored
     }
 
-    static func scheduleText(start: Date?, end: Date?) -> String {
-        let from = start.map { "from \(DisplayTime.dateTime($0))" } ?? "from publishing"
-        let until = end.map { ", until \(DisplayTime.dateTime($0))" } ?? ""
-        return from + until
+    /// HTML: when a campaign of the list runs, in the user's zone.
+    static func scheduleText(start: Date?, end: Date?, _ localizer: Localizer) -> String {
+        switch (start, end) {
+        case (let start?, let end?):
+            localizer.markup("campaigns.index.from_until", ["start": localizer.timeMarkup(start), "end": localizer.timeMarkup(end)])
+        case (let start?, nil):
+            localizer.markup("campaigns.index.from", ["start": localizer.timeMarkup(start)])
+        case (nil, let end?):
+            localizer.markup("campaigns.index.publishing_until", ["end": localizer.timeMarkup(end)])
+        case (nil, nil):
+            Markup.escape(localizer("campaigns.index.from_publishing"))
+        }
     }
 }

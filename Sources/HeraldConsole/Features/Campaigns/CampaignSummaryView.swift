@@ -2,12 +2,21 @@ import Foundation
 import HeraldDomain
 import HeraldStorage
 
-/// The read-only summary of a campaign, with the actions its state allows.
+/// The read-only summary of a campaign, with the actions its state allows. Every value people typed is
+/// isolated in its own element (`<bdi>`, or `dir="ltr"` for URLs, colors, event ids and zones), so a
+/// Persian button text cannot reorder the URL beside it.
 struct CampaignSummaryView: Sendable {
     struct Row: Sendable {
+        /// HTML.
         let label: String
+        /// HTML.
         let value: String
-        let code: Bool
+    }
+
+    /// Why the campaign cannot be published: the rule's message and the field's path.
+    struct Problem: Sendable {
+        let message: String
+        let path: String
     }
 
     struct Section: Sendable {
@@ -21,9 +30,8 @@ struct CampaignSummaryView: Sendable {
     let description: String?
     let status: String
     let statusTitle: String
-    let revision: Int
-    let updatedBy: String
-    let updatedAt: String
+    /// HTML: the revision, who saved it and when.
+    let saved: String
     let sections: [Section]
     let canEdit: Bool
     let editable: Bool
@@ -33,19 +41,20 @@ struct CampaignSummaryView: Sendable {
     let canStop: Bool
     let canArchive: Bool
     let canDelete: Bool
-    let errors: [ErrorSummaryItem]
+    let errors: [Problem]
 
-    init(stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem]) {
+    init(stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem], localizer: Localizer) {
         let campaign = stored.campaign
         let status = stored.status(at: now)
+        let l = localizer
         id = stored.id
         name = campaign.name
         description = campaign.description
         self.status = status.rawValue
-        statusTitle = status.title
-        revision = stored.revision
-        updatedBy = stored.updatedBy
-        updatedAt = DisplayTime.dateTime(stored.updatedAt)
+        statusTitle = l.title(status)
+        saved = l.markup("campaigns.show.saved", [
+            "revision": Markup.escape(l.number(stored.revision)), "name": Markup.user(stored.updatedBy), "time": l.timeMarkup(stored.updatedAt),
+        ])
         self.canEdit = canEdit
         editable = stored.state != .archived
         canPublish = stored.state == .draft
@@ -54,73 +63,123 @@ struct CampaignSummaryView: Sendable {
         canStop = stored.state == .published || stored.state == .paused
         canArchive = stored.state != .archived
         canDelete = stored.state == .draft
-        errors = problems.map { ErrorSummaryItem(fieldID: FieldView.id(for: ComposerView.fieldName(for: $0.path)), message: "\($0.message) (\($0.path))") }
+        errors = problems.map { Problem(message: $0.message, path: $0.path) }
 
-        func row(_ label: String, _ value: String?, code: Bool = false) -> Row? {
+        /// A row whose label is a catalog key and whose value is HTML; nothing when there is no value.
+        func row(_ key: String, _ value: String?) -> Row? {
             guard let value, !value.isEmpty else { return nil }
-            return Row(label: label, value: value, code: code)
+            return Row(label: Markup.escape(l("campaigns.summary." + key)), value: value)
         }
+        func words(_ key: String) -> String { Markup.escape(l(key)) }
         let message = campaign.message
+        func colored(_ html: String, _ color: String?) -> String {
+            guard let color else { return html }
+            return l.markup("campaigns.summary.text_color", ["text": html, "color": Markup.ltr(color)])
+        }
         func button(_ button: Message.Button?) -> String? {
             guard let button else { return nil }
-            let colors = [button.textColor, button.buttonColor].compactMap { $0 }.joined(separator: " on ")
-            return "“\(button.text)” → \(button.url ?? "dismiss")" + (colors.isEmpty ? "" : " (\(colors))")
+            let target = button.url.map { Markup.ltr($0) } ?? words("campaigns.summary.button_dismiss")
+            // The catalogs of right-to-left languages point the arrow their way.
+            var html = l.markup("campaigns.summary.button", ["text": l.quotedMarkup(button.text), "target": target])
+            if button.textColor != nil || button.buttonColor != nil {
+                let colors = l.markup("campaigns.summary.button_colors", [
+                    "text": button.textColor.map { Markup.ltr($0) } ?? "–", "button": button.buttonColor.map { Markup.ltr($0) } ?? "–",
+                ])
+                html += " (" + colors + ")"
+            }
+            return html
         }
         func text(_ text: Message.Text?) -> String? {
-            text.map { $0.text + ($0.color.map { " (\($0))" } ?? "") }
+            text.map { colored(Markup.user($0.text), $0.color) }
         }
         let messageRows: [Row?] = [
-            row("Layout", message.layout.title),
-            row("Title", text(message.title)),
-            row("Body", text(message.body)),
-            row(message.layout == .card ? "Portrait image" : "Image", message.imageUrl, code: true),
-            row("Landscape image", message.landscapeImageUrl, code: true),
-            row("Background", message.backgroundColor, code: true),
-            row("Primary button", button(message.primaryAction)),
-            row("Secondary button", button(message.secondaryAction)),
-            row("Tap action", message.action?.url, code: true),
-            row("Hides after", message.dismiss.map { "\($0.seconds) s" }),
-            row("Slides from", message.slideFrom?.rawValue),
-            row("Orientation", message.orientation?.rawValue),
+            row("layout", words("common.layout." + message.layout.rawValue)),
+            row("title", text(message.title)),
+            row("body", text(message.body)),
+            row(message.layout == .card ? "portrait_image" : "image", message.imageUrl.map { Markup.ltr($0) }),
+            row("landscape_image", message.landscapeImageUrl.map { Markup.ltr($0) }),
+            row("background", message.backgroundColor.map { Markup.ltr($0) }),
+            row("primary_button", button(message.primaryAction)),
+            row("secondary_button", button(message.secondaryAction)),
+            row("tap_action", message.action.map { Markup.ltr($0.url) }),
+            row("hides_after", message.dismiss.map { Markup.escape(l.plural("campaigns.summary.seconds", count: $0.seconds)) }),
+            row("slides_from", message.slideFrom.map { words("campaigns.summary.edge." + $0.rawValue) }),
+            row("orientation", message.orientation.map { words("campaigns.summary.orientations." + $0.rawValue) }),
         ]
         let triggerRows = campaign.triggers.map { trigger in
-            Row(label: "When", value: trigger.event + (trigger.filters.isEmpty ? "" : " where " + trigger.filters.map(Self.describe).joined(separator: " and ")), code: false)
+            let event = Markup.ltr(trigger.event)
+            let value = trigger.filters.isEmpty ? event : l.markup("campaigns.summary.event_where", [
+                "event": event, "filters": Self.joined(trigger.filters.map { Self.describe($0, l) }, l),
+            ])
+            return Row(label: words("campaigns.summary.when"), value: value)
         }
         let targeting = campaign.targeting
+        let days = targeting.daysSinceFirstOpen.map {
+            l.markup("campaigns.summary.days_range", [
+                "min": Markup.escape(l.number($0.min ?? 0)), "max": $0.max.map { Markup.escape(l.number($0)) } ?? words("campaigns.summary.any"),
+            ])
+        }
         let targetingRows: [Row?] = [
-            row("Platforms", targeting.platforms?.map(\.title).joined(separator: ", ")),
-            row("App version", targeting.appVersion.map { "\($0.op.rawValue.replacingOccurrences(of: "_", with: " ")) \($0.value)" }),
-            row("Languages", targeting.languages?.joined(separator: ", ")),
-            row("Countries", targeting.countries?.joined(separator: ", ")),
-            row("User properties", targeting.userProperties.map { $0.map(Self.describe).joined(separator: " and ") }),
-            row("Days since first open", targeting.daysSinceFirstOpen.map { "\($0.min.map(String.init) ?? "0") to \($0.max.map(String.init) ?? "any")" }),
-            row("Rollout", targeting.percentage.map { "\($0)% of installations" }),
-            row("Test on device", campaign.testOnDevice ? "Only the app's test devices, at once" : nil),
+            row("platforms", targeting.platforms.map { $0.map { Markup.escape(l.title($0)) }.joined(separator: ", ") }),
+            row("app_version", targeting.appVersion.map { l.markup("campaigns.summary.version." + $0.op.rawValue, ["value": Markup.ltr($0.value)]) }),
+            row("languages", targeting.languages.map { $0.map { Markup.ltr($0) }.joined(separator: " ") }),
+            row("countries", targeting.countries.map { $0.map { Markup.ltr($0) }.joined(separator: " ") }),
+            row("user_properties", targeting.userProperties.map { Self.joined($0.map { Self.describe($0, l) }, l) }),
+            row("days_since_first_open", days),
+            row("rollout", targeting.percentage.map {
+                l.markup("campaigns.summary.rollout_value", ["percent": Markup.escape(l.percent(Double($0) / 100))])
+            }),
+            row("test_on_device", campaign.testOnDevice ? words("campaigns.summary.test_devices_only") : nil),
         ]
         let frequency = switch campaign.frequency.type {
-        case .once: "Once per device"
-        case .everyNDays: "At most once every \(campaign.frequency.days ?? 0) days"
-        case .always: "Every time it triggers"
+        case .once: words("campaigns.summary.once")
+        case .everyNDays: Markup.escape(l.plural("campaigns.summary.every_days", count: campaign.frequency.days ?? 0))
+        case .always: words("campaigns.summary.always")
         }
+        let zone = campaign.schedule.timeZone
+        let scheduleRows: [Row?] = [
+            row("starts", campaign.schedule.start.map { l.scheduleMarkup($0, zone: zone) } ?? words("campaigns.summary.when_published")),
+            row("ends", campaign.schedule.end.map { l.scheduleMarkup($0, zone: zone) } ?? words("campaigns.summary.never")),
+            row("time_zone", Markup.ltr(zone, code: false)),
+        ]
+        let deliveryRows: [Row?] = [
+            Row(label: words("common.app"), value: Markup.user(appName)),
+            row("priority", l.markup("campaigns.summary.priority_value", ["priority": Markup.escape(l.number(campaign.priority))])),
+            row("frequency", frequency),
+        ]
         sections = [
-            Section(title: "Message", rows: messageRows.compactMap { $0 }, empty: nil),
-            Section(title: "Custom data", rows: campaign.data.pairs.map { Row(label: $0.key, value: $0.value, code: false) }, empty: "No custom data."),
-            Section(title: "Triggers", rows: triggerRows, empty: "No trigger yet: it cannot be published without one."),
-            Section(title: "Schedule", rows: [
-                Row(label: "Starts", value: campaign.schedule.start.map { DisplayTime.dateTime($0) } ?? "When published", code: false),
-                Row(label: "Ends", value: campaign.schedule.end.map { DisplayTime.dateTime($0) } ?? "Never", code: false),
-                Row(label: "Time zone", value: campaign.schedule.timeZone, code: false),
-            ], empty: nil),
-            Section(title: "Delivery", rows: [
-                Row(label: "App", value: appName, code: false),
-                Row(label: "Priority", value: "\(campaign.priority) (1 is highest)", code: false),
-                Row(label: "Frequency", value: frequency, code: false),
-            ], empty: nil),
-            Section(title: "Targeting", rows: targetingRows.compactMap { $0 }, empty: "Everyone who uses the app."),
+            Section(title: l("campaigns.summary.message"), rows: messageRows.compactMap { $0 }, empty: nil),
+            Section(
+                title: l("campaigns.summary.custom_data"),
+                rows: campaign.data.pairs.map { Row(label: Markup.user($0.key), value: Markup.user($0.value)) },
+                empty: l("campaigns.summary.no_custom_data")),
+            Section(title: l("campaigns.summary.triggers"), rows: triggerRows, empty: l("campaigns.summary.no_trigger")),
+            Section(title: l("campaigns.summary.schedule"), rows: scheduleRows.compactMap { $0 }, empty: nil),
+            Section(title: l("campaigns.summary.delivery"), rows: deliveryRows.compactMap { $0 }, empty: nil),
+            Section(title: l("campaigns.summary.targeting"), rows: targetingRows.compactMap { $0 }, empty: l("campaigns.summary.everyone")),
         ]
     }
 
-    static func describe(_ filter: PropertyFilter) -> String {
-        "\(filter.property) \(filter.op.title)" + (filter.value.map { " \($0.text)" } ?? "")
+    /// HTML: one property filter, the property as an id and the value as the user wrote it.
+    static func describe(_ filter: PropertyFilter, _ localizer: Localizer) -> String {
+        let property = Markup.ltr(filter.property)
+        guard filter.op != .exists, let value = filter.value else {
+            return localizer.markup("campaigns.summary.filter.exists", ["property": property])
+        }
+        let written = switch value {
+        case .string(let text): Markup.user(text)
+        case .number: Markup.ltr(value.text)
+        case .bool(let flag): Markup.escape(localizer(flag ? "campaigns.summary.true" : "campaigns.summary.false"))
+        }
+        return localizer.markup("campaigns.summary.filter." + filter.op.rawValue, ["property": property, "value": written])
+    }
+
+    /// HTML: conditions that all hold ("a and b and c").
+    static func joined(_ parts: [String], _ localizer: Localizer) -> String {
+        guard var result = parts.first else { return "" }
+        for part in parts.dropFirst() {
+            result = localizer.markup("common.and", ["first": result, "second": part])
+        }
+        return result
     }
 }

@@ -39,12 +39,31 @@ public struct ImportPlan: Sendable {
         public var text: ProblemText? = nil
     }
 
+    /// Why a file could not be read at all, for the console to say in its language.
+    public enum Unreadable: Sendable, Equatable {
+        case noApp(Int64)
+        case noCampaigns
+        case newerVersion(Int)
+        /// The file is not Campaign JSON; the reason is the JSON reader's (English, as the API says it).
+        case malformed(String)
+    }
+
     public var campaigns: [Campaign]
     public var problems: [Problem]
-    /// Why the file could not be read at all.
-    public var unreadable: String?
+    public var unreadableReason: Unreadable?
 
-    public var canImport: Bool { unreadable == nil && problems.isEmpty && !campaigns.isEmpty }
+    /// Why the file could not be read at all, in English (the command line says this).
+    public var unreadable: String? {
+        switch unreadableReason {
+        case .noApp(let id): "There is no app with id \(id)."
+        case .noCampaigns: "The file holds no campaigns."
+        case .newerVersion(let version): CampaignTransfer.newerVersionMessage(version)
+        case .malformed(let message): message
+        case nil: nil
+        }
+    }
+
+    public var canImport: Bool { unreadableReason == nil && problems.isEmpty && !campaigns.isEmpty }
 }
 
 /// Export and import of Campaign JSON, shared by the console and the command line.
@@ -104,16 +123,19 @@ public struct CampaignTransfer: Sendable {
     /// Reads an export file (or one campaign, or an array of them) for `appID`, and checks every campaign.
     public func plan(_ data: Data, appID: Int64) throws -> ImportPlan {
         guard try database.apps.find(id: appID) != nil else {
-            return ImportPlan(campaigns: [], problems: [], unreadable: "There is no app with id \(appID).")
+            return ImportPlan(campaigns: [], problems: [], unreadableReason: .noApp(appID))
         }
         let campaigns: [Campaign]
         do {
             campaigns = try Self.read(data)
         } catch {
+            if case NewerVersion.found(let version) = error {
+                return ImportPlan(campaigns: [], problems: [], unreadableReason: .newerVersion(version))
+            }
             guard let refusal = HTTPError(domain: error) else { throw error }
-            return ImportPlan(campaigns: [], problems: [], unreadable: refusal.message)
+            return ImportPlan(campaigns: [], problems: [], unreadableReason: .malformed(refusal.message))
         }
-        if campaigns.isEmpty { return ImportPlan(campaigns: [], problems: [], unreadable: "The file holds no campaigns.") }
+        if campaigns.isEmpty { return ImportPlan(campaigns: [], problems: [], unreadableReason: .noCampaigns) }
         var problems: [ImportPlan.Problem] = []
         let prepared = campaigns.enumerated().map { index, original -> Campaign in
             var campaign = original.content
@@ -123,7 +145,7 @@ public struct CampaignTransfer: Sendable {
             }
             return campaign
         }
-        return ImportPlan(campaigns: prepared, problems: problems, unreadable: nil)
+        return ImportPlan(campaigns: prepared, problems: problems, unreadableReason: nil)
     }
 
     /// Creates the planned campaigns as drafts, all in one transaction; nothing when any is invalid.
@@ -132,15 +154,20 @@ public struct CampaignTransfer: Sendable {
         return try database.campaigns.createAll(plan.campaigns, state: .draft, actor: actor, now: now)
     }
 
+    /// A file written by a newer Herald, whose Campaign JSON version this one does not read.
+    private enum NewerVersion: Error { case found(Int) }
+
+    static func newerVersionMessage(_ version: Int) -> String {
+        "This file uses Campaign JSON version \(version); this Herald reads up to version \(CampaignJSON.schemaVersion). Import it with a newer Herald."
+    }
+
     private static func read(_ data: Data) throws -> [Campaign] {
         struct Versioned: Decodable { let schemaVersion: Int? }
         try JSONBody.check(Array(data))  // before any decoder sees it, the version peek included
         let trimmed = data.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if trimmed.first == UInt8(ascii: "[") { return try JSONBody.decode([Campaign].self, from: Array(data)) }
         if let version = (try? CampaignJSON.decoder().decode(Versioned.self, from: data))?.schemaVersion {
-            guard version <= CampaignJSON.schemaVersion else {
-                throw HTTPError(422, "This file uses Campaign JSON version \(version); this Herald reads up to version \(CampaignJSON.schemaVersion). Import it with a newer Herald.")
-            }
+            guard version <= CampaignJSON.schemaVersion else { throw NewerVersion.found(version) }
             return try JSONBody.decode(CampaignExport.self, from: Array(data)).campaigns
         }
         return [try JSONBody.decode(Campaign.self, from: Array(data))]

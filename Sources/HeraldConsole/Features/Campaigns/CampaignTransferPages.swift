@@ -48,8 +48,8 @@ struct CampaignTransferPages: Sendable {
         }
 
         struct CampaignProblems: Sendable {
-            let number: Int
-            let name: String
+            /// HTML: "Campaign 2: <name>".
+            let heading: String
             let problems: [FieldProblemRow]
         }
 
@@ -76,20 +76,22 @@ struct CampaignTransferPages: Sendable {
         let parts = (try? context.request.multipartParts()) ?? []
         let dryRun = context.form["dryRun"] == "true"
         let appID = context.form["app"].flatMap(Int64.init)
+        let localizer = context.localizer
         guard let appID, try services.database.apps.find(id: appID) != nil else {
-            return try render(context, appID: nil, dryRun: dryRun, plan: nil, fileError: nil, appError: "Choose the app to import into.", status: 422)
+            return try render(context, appID: nil, dryRun: dryRun, plan: nil, fileError: nil,
+                              appError: localizer("campaigns.import.choose_app"), status: 422)
         }
         guard let file = parts.first(where: { $0.name == "file" && !$0.body.isEmpty }) else {
             return try render(context, appID: appID, dryRun: dryRun, plan: nil,
-                              fileError: "Choose a JSON file exported from Herald.", appError: nil, status: 422)
+                              fileError: localizer("campaigns.import.choose_file"), appError: nil, status: 422)
         }
         let plan = try transfer.plan(Data(file.body), appID: appID)
         if dryRun || !plan.canImport {
-            return try render(context, appID: appID, dryRun: dryRun, plan: plan, fileError: plan.unreadable, appError: nil,
-                              status: plan.canImport ? 200 : 422)
+            return try render(context, appID: appID, dryRun: dryRun, plan: plan, fileError: plan.unreadableReason.map { Self.sentence($0, localizer) },
+                              appError: nil, status: plan.canImport ? 200 : 422)
         }
         let ids = try transfer.apply(plan, actor: context.actor, now: context.now)
-        try services.flash(context, .success, ids.count == 1 ? "Imported 1 campaign as a draft." : "Imported \(ids.count) campaigns as drafts.")
+        try services.flash(context, .success, localizer.plural("campaigns.import.imported", count: ids.count))
         return .redirect(to: "/campaigns?app=\(appID)&status=draft")
     }
 
@@ -97,16 +99,32 @@ struct CampaignTransferPages: Sendable {
         _ context: RequestContext, appID: Int64?, dryRun: Bool, plan: ImportPlan?, fileError: String?, appError: String?, status: Int = 200
     ) throws -> Response {
         let apps = try services.database.apps.all()
+        let localizer = context.localizer
         let failing = Dictionary(grouping: plan?.problems ?? [], by: \.campaign).sorted { $0.key < $1.key }.map { number, problems in
             ImportView.CampaignProblems(
-                number: number, name: problems.first?.name ?? "",
+                heading: localizer.markup("campaigns.import.campaign", [
+                    "number": Markup.escape(localizer.number(number)), "name": Markup.user(problems.first?.name ?? ""),
+                ]),
                 problems: problems.map { ImportView.FieldProblemRow(path: $0.path, message: $0.message) })
         }
         let model = ImportView(
             apps: apps.map { SelectOption(value: String($0.id), label: $0.name, selected: $0.id == (appID ?? apps.first?.id)) },
             dryRun: dryRun, fileError: fileError, appError: appError, checked: plan != nil,
-            planned: plan?.campaigns.map { ImportView.Planned(name: $0.name, layout: $0.message.layout.title) } ?? [],
+            planned: plan?.campaigns.map { ImportView.Planned(name: $0.name, layout: localizer.title($0.message.layout)) } ?? [],
             failing: failing, canImport: plan?.canImport ?? false)
-        return try services.page(.importCampaigns, title: "Import campaigns", model: model, context: context, status: status)
+        return try services.page(.importCampaigns, title: localizer("campaigns.import.title"), model: model, context: context, status: status)
+    }
+
+    /// Why a file could not be read, in the user's language.
+    static func sentence(_ reason: ImportPlan.Unreadable, _ localizer: Localizer) -> String {
+        switch reason {
+        case .noApp(let id): localizer("campaigns.import.no_app", ["id": String(id)])
+        case .noCampaigns: localizer("campaigns.import.no_campaigns")
+        case .newerVersion(let version):
+            localizer("campaigns.import.newer_version", [
+                "version": localizer.number(version), "supported": localizer.number(CampaignJSON.schemaVersion),
+            ])
+        case .malformed(let message): localizer("campaigns.import.unreadable", ["reason": message])
+        }
     }
 }

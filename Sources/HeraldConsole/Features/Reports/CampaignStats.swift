@@ -10,7 +10,7 @@ struct DayRange: Sendable, Equatable {
 
     static let longest = 366
 
-    /// Why a requested range cannot be read, in the words of the API and of the report pages.
+    /// Why a requested range cannot be read; `message` for the API, the report pages say it in the user's language.
     enum Problem: Error, Equatable {
         case notADay(field: String, text: String)
         case backwards(from: String, to: String)
@@ -22,18 +22,6 @@ struct DayRange: Sendable, Equatable {
             case .notADay(let field, _): "`\(field)` must be a day \(UTCTime.supportedText), such as 2026-11-21."
             case .backwards: "`from` must not be after `to`."
             case .tooLong: "A range covers at most \(DayRange.longest) days."
-            }
-        }
-
-        /// For the report pages: names the date field.
-        func sentence(example: String) -> String {
-            switch self {
-            case .notADay(let field, let text):
-                "The \(field == "from" ? "start" : "end") date “\(text)” is not a date \(UTCTime.supportedText). Pick one in the calendar, or write it like \(example)."
-            case .backwards(let from, let to):
-                "The start date (\(from)) is after the end date (\(to)). Choose a start on or before the end."
-            case .tooLong:
-                "A report covers at most \(DayRange.longest) days. Choose a shorter range, or download a year at a time."
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 
 /// A report's daily chart: impressions and clicks as bars on the left axis, CTR as a line on the right axis.
 /// The geometry is computed here and `reports/chart` only places the shapes, because the CSP allows neither
@@ -58,8 +59,11 @@ struct DailyChart: Sendable {
     let showsPoints: Bool
     /// One sentence for the chart's accessible name.
     let summary: String
+    /// The axes' titles.
+    let countsTitle: String
+    let rateTitle: String
 
-    init(daily: [CampaignStats.Day]) {
+    init(daily: [CampaignStats.Day], localizer: Localizer) {
         let left = Self.marginLeft, right = Self.width - Self.marginRight
         let top = Self.marginTop, bottom = Self.height - Self.marginBottom
         let count = max(1, daily.count)
@@ -93,7 +97,7 @@ struct DailyChart: Sendable {
                 clickX: Self.number(center - clickWidth / 2), clickWidth: Self.number(clickWidth),
                 clickY: Self.number(clickY), clickHeight: Self.number(bottom - clickY),
                 pointX: Self.number(center), pointY: Self.number(pointY),
-                title: Self.title(day)))
+                title: Self.title(day, localizer)))
         }
 
         plotLeft = Self.number(left)
@@ -107,31 +111,35 @@ struct DailyChart: Sendable {
         dayLabelY = Self.number(bottom + 20)
         axisTitleY = Self.number(top - 14)
         valueTicks = (0...intervals).map {
-            Tick(at: Self.number(y(Double($0 * valueStep), of: valueTop)), label: ReportFormat.count($0 * valueStep))
+            Tick(at: Self.number(y(Double($0 * valueStep), of: valueTop)), label: localizer.number($0 * valueStep))
         }
         rateTicks = (0...intervals).map {
-            Tick(at: Self.number(y(Double($0) * rateStep, of: rateTop)), label: Self.percentLabel(Double($0) * rateStep))
+            Tick(at: Self.number(y(Double($0) * rateStep, of: rateTop)), label: Self.percentLabel(Double($0) * rateStep, localizer))
         }
-        dayTicks = Self.dayTickIndices(daily.map(\.date)).map { index, label in
+        dayTicks = Self.dayTickIndices(daily.map(\.date), localizer).map { index, label in
             Tick(at: Self.number(left + slot * (Double(index) + 0.5)), label: label)
         }
         self.days = days
         ratePoints = points.joined(separator: " ")
         showsPoints = daily.count <= Self.mostPoints
         let first = daily.first?.date ?? "", last = daily.last?.date ?? ""
-        summary = "Impressions and clicks per day from \(first) to \(last), with the click-through rate; "
-            + "the table below the chart lists each day's figures."
+        summary = localizer("reports.chart.summary", ["from": localizer.day(first), "to": localizer.day(last)])
+        countsTitle = localizer("reports.chart.axis_counts")
+        rateTitle = localizer("reports.chart.axis_rate")
     }
 
     static func rate(_ part: Int, _ whole: Int) -> Double {
         whole == 0 ? 0 : Double(part) / Double(whole)
     }
 
-    static func title(_ day: CampaignStats.Day) -> String {
-        let clicks = day.clicks == 1 ? "1 click" : "\(ReportFormat.count(day.clicks)) clicks"
-        let impressions = day.impressions == 1 ? "1 impression" : "\(ReportFormat.count(day.impressions)) impressions"
-        let conversions = day.conversions == 1 ? "1 conversion" : "\(ReportFormat.count(day.conversions)) conversions"
-        return "\(day.date): \(impressions), \(clicks), CTR \(ReportFormat.percent(day.clicks, of: day.impressions)), \(conversions)"
+    static func title(_ day: CampaignStats.Day, _ localizer: Localizer) -> String {
+        localizer("reports.chart.day", [
+            "day": localizer.day(day.date),
+            "impressions": localizer.plural("reports.chart.impressions", count: day.impressions),
+            "clicks": localizer.plural("reports.chart.clicks", count: day.clicks),
+            "ctr": ReportFormat.percent(day.clicks, of: day.impressions, localizer),
+            "conversions": localizer.plural("reports.chart.conversions", count: day.conversions),
+        ])
     }
 
     /// 1, 2, 2.5 or 5 times a power of ten, at least `raw`.
@@ -143,31 +151,38 @@ struct DailyChart: Sendable {
         return nice * magnitude
     }
 
-    /// Which days get a label: every day, or every few days, so at most 12 labels; past three months, each month's first day.
-    static func dayTickIndices(_ dates: [String]) -> [(Int, String)] {
+    /// Which days get a label: every day, or every few days, so at most 12 labels; past three months, each
+    /// month's first day (of the language's calendar: the Persian one has its own months).
+    static func dayTickIndices(_ dates: [String], _ localizer: Localizer) -> [(Int, String)] {
+        let locale = localizer.language.locale
+        var calendar = Calendar(identifier: locale.calendar.identifier)
+        calendar.timeZone = .gmt
+        calendar.locale = locale
+        func style(_ style: Date.FormatStyle) -> Date.FormatStyle {
+            var style = style.locale(locale)
+            style.timeZone = .gmt
+            style.calendar = calendar
+            return style
+        }
+        let days = dates.map { UTCTime.date(day: $0) }
         if dates.count > 92 {
-            return dates.enumerated().compactMap { index, date in
-                guard date.hasSuffix("-01") else { return nil }
-                let month = monthName(date)
-                return (index, month == "Jan" || index < 31 ? "\(month) \(date.prefix(4))" : month)
+            let month = style(Date.FormatStyle().month(.abbreviated))
+            let monthYear = style(Date.FormatStyle().month(.abbreviated).year())
+            return days.enumerated().compactMap { index, date in
+                guard let date, calendar.component(.day, from: date) == 1 else { return nil }
+                let first = calendar.component(.month, from: date) == 1 || index < 31
+                return (index, date.formatted(first ? monthYear : month))
             }
         }
+        let dayMonth = style(Date.FormatStyle().month(.abbreviated).day())
         let step = [1, 2, 3, 7, 14].first { (dates.count + $0 - 1) / $0 <= 12 } ?? 14
-        return stride(from: 0, to: dates.count, by: step).map { ($0, "\(monthName(dates[$0])) \(Int(dates[$0].suffix(2)) ?? 0)") }
+        return stride(from: 0, to: dates.count, by: step).map { ($0, days[$0].map { $0.formatted(dayMonth) } ?? dates[$0]) }
     }
 
-    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
-    static func monthName(_ date: String) -> String {
-        let month = Int(date.dropFirst(5).prefix(2)) ?? 1
-        return months[min(max(month, 1), 12) - 1]
-    }
-
-    static func percentLabel(_ ratio: Double) -> String {
-        var text = String(format: "%.2f", ratio * 100)
-        while text.hasSuffix("0") { text.removeLast() }
-        if text.hasSuffix(".") { text.removeLast() }
-        return text + "%"
+    /// An axis label: the share with up to two decimals, in the language's digits and percent sign.
+    static func percentLabel(_ ratio: Double, _ localizer: Localizer) -> String {
+        guard ratio.isFinite else { return "–" }
+        return ratio.formatted(.percent.precision(.fractionLength(0...2)).locale(localizer.language.locale))
     }
 
     /// A coordinate with one decimal: short, and never in exponent notation.
@@ -188,7 +203,7 @@ struct Sparkline: Sendable {
     /// What the line shows, for screen readers (the SVG's `<title>`).
     let title: String
 
-    init(id: String, dates: [String], impressions: [Int]) {
+    init(id: String, dates: [String], impressions: [Int], localizer: Localizer) {
         self.id = id
         let top = Double(max(1, impressions.max() ?? 0))
         let inset = 2.0
@@ -205,31 +220,23 @@ struct Sparkline: Sendable {
         area = (["0,\(DailyChart.number(Self.height))"] + points + ["\(DailyChart.number(Self.width)),\(DailyChart.number(Self.height))"])
             .joined(separator: " ")
         let total = impressions.reduce(0, +)
+        let from = localizer.day(dates.first ?? ""), to = localizer.day(dates.last ?? "")
         if total == 0 {
-            title = "No impressions from \(dates.first ?? "") to \(dates.last ?? "")"
+            title = localizer("reports.chart.spark_none", ["from": from, "to": to])
         } else {
             let peak = impressions.max() ?? 0
             let peakDay = dates[impressions.firstIndex(of: peak) ?? 0]
-            title = "Daily impressions from \(dates.first ?? "") to \(dates.last ?? ""): busiest day \(peakDay) with \(ReportFormat.count(peak))"
+            title = localizer("reports.chart.spark", ["from": from, "to": to, "day": localizer.day(peakDay), "count": localizer.number(peak)])
         }
     }
 }
 
 /// Figures as the report pages show them.
 enum ReportFormat {
-    /// `12,345`: grouped by thousands, the same whatever the server's locale.
-    static func count(_ value: Int) -> String {
-        let digits = String(value.magnitude)
-        var grouped = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0 && (digits.count - index) % 3 == 0 { grouped.append(",") }
-            grouped.append(digit)
-        }
-        return (value < 0 ? "-" : "") + grouped
-    }
-
-    /// `part` per `whole` as a percentage with one decimal; a dash when there is no `whole`.
-    static func percent(_ part: Int, of whole: Int) -> String {
-        whole == 0 ? "—" : String(format: "%.1f%%", Double(part) / Double(whole) * 100)
+    /// `part` per `whole` as a percentage with always one decimal, so a column's figures line up, in the
+    /// language's digits and percent sign; a dash when there is no `whole`.
+    static func percent(_ part: Int, of whole: Int, _ localizer: Localizer) -> String {
+        guard whole != 0 else { return "—" }
+        return (Double(part) / Double(whole)).formatted(.percent.precision(.fractionLength(1)).locale(localizer.language.locale))
     }
 }

@@ -14,16 +14,11 @@ struct ReportPages: Sendable {
     enum Column: String, CaseIterable, Sendable {
         case name, app, impressions, clicks, ctr, dismissals, errors, conversions
 
-        var title: String {
+        func title(_ localizer: Localizer) -> String {
             switch self {
-            case .name: "Campaign"
-            case .app: "App"
-            case .impressions: "Impressions"
-            case .clicks: "Clicks"
-            case .ctr: "CTR"
-            case .dismissals: "Dismissals"
-            case .errors: "Errors"
-            case .conversions: "Conversions"
+            case .name: localizer("reports.column.campaign")
+            case .app: localizer("common.app")
+            default: localizer("reports.column." + rawValue)
             }
         }
 
@@ -55,26 +50,30 @@ struct ReportPages: Sendable {
         let errors: String
         let conversions: String
 
-        init(_ totals: CampaignStats.Totals) {
-            impressions = ReportFormat.count(totals.impressions)
-            clicks = ReportFormat.count(totals.clicks)
-            ctr = ReportFormat.percent(totals.clicks, of: totals.impressions)
-            dismissals = ReportFormat.count(totals.dismissals)
-            errors = ReportFormat.count(totals.errors)
-            conversions = ReportFormat.count(totals.conversions)
+        init(_ totals: CampaignStats.Totals, _ localizer: Localizer) {
+            impressions = localizer.number(totals.impressions)
+            clicks = localizer.number(totals.clicks)
+            ctr = ReportFormat.percent(totals.clicks, of: totals.impressions, localizer)
+            dismissals = localizer.number(totals.dismissals)
+            errors = localizer.number(totals.errors)
+            conversions = localizer.number(totals.conversions)
         }
     }
 
     struct IndexView: Sendable {
         let range: RangeView
         let problem: String?
-        let rangeText: String
+        /// The lead sentence, with the range when there is one.
+        let lead: String
+        let caption: String
         /// `from=…&to=…`, so a campaign's link keeps the range.
         let rangeQuery: String
         let ready: Bool
         let hasRows: Bool
         let filtered: Bool
-        let appName: String?
+        /// HTML: nothing delivered, from when to when (and in which app).
+        let emptyText: String
+        /// HTML: how many campaigns delivered (and in which app).
         let countText: String
         let columns: [HeaderCell]
         let rows: [IndexRow]
@@ -97,18 +96,21 @@ struct ReportPages: Sendable {
         let ascending = query["dir"].map { $0 == "asc" } ?? column.isText
         let page = max(1, query["page"].flatMap(Int.init) ?? 1)
         let requested = ReportRange.read(query, now: context.now)
+        let localizer = context.localizer
         let kept = query.pairs.filter { ["app", "sort", "dir"].contains($0.name) }.map { ($0.name, $0.value) }
         let range = RangeView(
             action: "/reports", requested: requested, now: context.now, keep: kept,
             hidden: kept.filter { $0.0 != "app" },
-            apps: [SelectOption(value: "", label: "All apps", selected: appID == nil)]
-                + apps.map { SelectOption(value: String($0.id), label: $0.name, selected: $0.id == appID) })
+            apps: [SelectOption(value: "", label: localizer("common.all_apps"), selected: appID == nil)]
+                + apps.map { SelectOption(value: String($0.id), label: $0.name, selected: $0.id == appID) },
+            localizer: localizer)
 
         guard let days = requested.range else {
             let model = IndexView(
-                range: range, problem: requested.problem, rangeText: "", rangeQuery: "", ready: false, hasRows: false, filtered: appID != nil,
-                appName: nil, countText: "", columns: [], rows: [], totals: nil, longerHref: "/reports", pagination: nil)
-            return try services.page(.reports, title: "Reports", model: model, context: context, status: 400)
+                range: range, problem: requested.problem(localizer), lead: localizer("reports.lead"), caption: "", rangeQuery: "", ready: false,
+                hasRows: false, filtered: appID != nil, emptyText: "", countText: "", columns: [], rows: [], totals: nil, longerHref: "/reports",
+                pagination: nil)
+            return try services.page(.reports, title: localizer("reports.title"), model: model, context: context, status: 400)
         }
 
         // One read of the rollups for every campaign, grouped here. Unique devices are left to each
@@ -143,29 +145,35 @@ struct ReportPages: Sendable {
             let current = candidate == column
             let direction = current ? (ascending ? "desc" : "asc") : (candidate.isText ? "asc" : "desc")
             let cell = HeaderCell(
-                label: candidate.title, href: href(base + [("sort", candidate.rawValue), ("dir", direction)]), numeric: !candidate.isText,
+                label: candidate.title(localizer), href: href(base + [("sort", candidate.rawValue), ("dir", direction)]), numeric: !candidate.isText,
                 ariaSort: current ? (ascending ? "ascending" : "descending") : nil, indicator: current ? (ascending ? "▲" : "▼") : nil)
-            let trend = HeaderCell(label: "Trend", href: nil, numeric: false, ariaSort: nil, indicator: nil)
+            let trend = HeaderCell(label: localizer("reports.column.trend"), href: nil, numeric: false, ariaSort: nil, indicator: nil)
             return candidate == .app ? [cell, trend] : [cell]
         }
         let rows = shown.map { entry in
             IndexRow(
                 id: entry.campaign.id, name: entry.campaign.name, app: entry.campaign.appName,
-                figures: Figures(entry.totals),
-                spark: Sparkline(id: "trend-\(entry.campaign.id)", dates: dates, impressions: entry.daily))
+                figures: Figures(entry.totals, localizer),
+                spark: Sparkline(id: "trend-\(entry.campaign.id)", dates: dates, impressions: entry.daily, localizer: localizer))
         }
         let appName = appID.flatMap { id in apps.first { $0.id == id }?.name }
+        let rangeText = Self.rangeText(days, localizer)
+        let from = Markup.escape(localizer.day(days.from)), to = Markup.escape(localizer.day(days.to))
+        let emptyText = appName.map { localizer.markup("reports.empty_text_app", ["app": Markup.user($0), "from": from, "to": to]) }
+            ?? localizer.markup("reports.empty_text", ["from": from, "to": to])
+        let countText = appName.map { localizer.pluralMarkup("reports.delivered_app", count: sorted.count, ["app": Markup.user($0)]) }
+            ?? Markup.escape(localizer.plural("reports.delivered", count: sorted.count))
         let model = IndexView(
-            range: range, problem: nil, rangeText: Self.rangeText(days), rangeQuery: rangeQuery, ready: true, hasRows: !rows.isEmpty,
-            filtered: appID != nil, appName: appName,
-            countText: sorted.count == 1 ? "1 campaign delivered" : "\(sorted.count) campaigns delivered",
+            range: range, problem: nil, lead: localizer("reports.lead_range", ["range": rangeText]),
+            caption: localizer("reports.caption", ["range": rangeText]), rangeQuery: rangeQuery, ready: true, hasRows: !rows.isEmpty,
+            filtered: appID != nil, emptyText: emptyText, countText: countText,
             columns: columns, rows: Array(rows),
-            totals: Figures(sum),
+            totals: Figures(sum, localizer),
             longerHref: href(ReportRange.preset(days: 90, now: context.now) + kept.filter { $0.0 == "app" }),
-            pagination: PaginationView.make(page: page, pageSize: Self.pageSize, total: sorted.count) { number in
+            pagination: PaginationView.make(page: page, pageSize: Self.pageSize, total: sorted.count, localizer: localizer) { number in
                 href(query.pairs.filter { $0.name != "page" }.map { ($0.name, $0.value) } + [("page", String(number))])
             })
-        return try services.page(.reports, title: "Reports", model: model, context: context)
+        return try services.page(.reports, title: localizer("reports.title"), model: model, context: context)
     }
 
     private static func count(_ kind: EventType, in totals: CampaignStats.Totals) -> Int {
@@ -244,6 +252,9 @@ struct ReportPages: Sendable {
     }
 
     struct DailyRow: Sendable {
+        /// The UTC day as `YYYY-MM-DD`, for `<time datetime>`.
+        let day: String
+        /// The day as the language writes it.
         let date: String
         let figures: Figures
     }
@@ -268,6 +279,7 @@ struct ReportPages: Sendable {
         let statusTitle: String
         let range: RangeView
         let problem: String?
+        /// "21 Nov 2026 to 20 Dec 2026 (30 days), UTC days".
         let rangeText: String
         let csvHref: String
         let report: CampaignReport?
@@ -276,28 +288,37 @@ struct ReportPages: Sendable {
     func campaign(_ context: RequestContext) throws -> Response {
         let stored = try campaign(id: try context.id("id"))
         let requested = ReportRange.read(context.request.query, now: context.now)
-        let appName = try services.database.apps.find(id: stored.campaign.app)?.name ?? "App \(stored.campaign.app)"
+        let localizer = context.localizer
+        let appName = try services.database.apps.find(id: stored.campaign.app)?.name
+            ?? localizer("campaigns.show.app_number", ["id": String(stored.campaign.app)])
         let status = stored.status(at: context.now)
         let path = "/campaigns/\(stored.id)/report"
         // A bad range still shows the page, with the picker and what to fix, as a 400.
         let days = requested.range
         let stats = try days.map { CampaignStats(counts: try services.database.events.counts(campaignID: stored.id, from: $0.from, to: $0.to), range: $0) }
         let model = CampaignReportView(
-            id: stored.id, name: stored.campaign.name, appName: appName, status: status.rawValue, statusTitle: status.title,
-            range: RangeView(action: path, requested: requested, now: context.now, keep: [], hidden: [], apps: []),
-            problem: requested.problem, rangeText: days.map(Self.rangeText) ?? "",
+            id: stored.id, name: stored.campaign.name, appName: appName, status: status.rawValue, statusTitle: localizer.title(status),
+            range: RangeView(action: path, requested: requested, now: context.now, keep: [], hidden: [], apps: [], localizer: localizer),
+            problem: requested.problem(localizer),
+            rangeText: days.map { localizer("times.utc_days", ["range": Self.rangeText($0, localizer)]) } ?? "",
             csvHref: days.map { "\(path).csv?" + FormData([("from", $0.from), ("to", $0.to)]).urlencoded } ?? "",
-            report: stats.map(Self.report))
-        return try services.page(.campaignReport, title: "Report: \(stored.campaign.name)", model: model, context: context, status: days == nil ? 400 : 200)
+            report: stats.map { Self.report($0, localizer) })
+        return try services.page(
+            .campaignReport, title: localizer("reports.campaign.title", ["name": Localizer.isolated(stored.campaign.name)]), model: model,
+            context: context, status: days == nil ? 400 : 200)
     }
 
-    /// `GET /campaigns/{id}/report.csv`: the daily rows of the range, test devices left out.
+    /// The CSV's columns, in order; their headers are written in the user's language.
+    static let csvColumns = ["date", "impressions", "clicks", "ctr", "dismissals", "errors", "conversions"]
+
+    /// `GET /campaigns/{id}/report.csv`: the daily rows of the range, test devices left out. The headers are
+    /// in the user's language; the figures stay as programs read them (ISO days, plain digits, CTR as a fraction).
     func csv(_ context: RequestContext) throws -> Response {
         let stored = try campaign(id: try context.id("id"))
         let requested = ReportRange.read(context.request.query, now: context.now)
-        guard let days = requested.range else { throw HTTPError(400, requested.problem ?? "Choose a valid range of days.") }
+        guard let days = requested.range else { throw HTTPError(400, requested.problem(context.localizer) ?? "") }
         let stats = CampaignStats(counts: try services.database.events.counts(campaignID: stored.id, from: days.from, to: days.to), range: days)
-        var lines = ["date,impressions,clicks,ctr,dismissals,errors,conversions"]
+        var lines = [Self.csvColumns.map { Self.csvField(context.localizer("reports.csv." + $0)) }.joined(separator: ",")]
         for day in stats.daily {
             let ctr = String(format: "%.4f", DailyChart.rate(day.clicks, day.impressions))
             lines.append("\(day.date),\(day.impressions),\(day.clicks),\(ctr),\(day.dismissals),\(day.errors),\(day.conversions)")
@@ -312,49 +333,60 @@ struct ReportPages: Sendable {
             body: Array((lines.joined(separator: "\r\n") + "\r\n").utf8))
     }
 
+    /// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
     private func campaign(id: Int64) throws -> StoredCampaign {
         guard let stored = try services.database.campaigns.find(id: id) else { throw HTTPError.notFound }
         return stored
     }
 
-    static func report(_ stats: CampaignStats) -> CampaignReport {
+    static func report(_ stats: CampaignStats, _ localizer: Localizer) -> CampaignReport {
         let totals = stats.totals
+        let l = localizer
+        func metric(_ key: String, _ value: String, note: String? = nil) -> Metric {
+            Metric(label: l("reports.metric." + key), value: value, note: note.map { l("reports.metric." + $0) })
+        }
         let metrics = [
-            Metric(label: "Impressions", value: ReportFormat.count(totals.impressions), note: nil),
-            Metric(label: "Clicks", value: ReportFormat.count(totals.clicks), note: nil),
-            Metric(label: "CTR", value: ReportFormat.percent(totals.clicks, of: totals.impressions), note: "clicks per impression"),
-            Metric(label: "Dismissals", value: ReportFormat.count(totals.dismissals), note: nil),
-            Metric(label: "Display errors", value: ReportFormat.count(totals.errors), note: nil),
-            Metric(label: "Conversions", value: ReportFormat.count(totals.conversions), note: nil),
-            Metric(label: "Conversion rate", value: ReportFormat.percent(totals.conversions, of: totals.impressions), note: "conversions per impression"),
-            Metric(label: "Unique devices", value: ReportFormat.count(totals.uniqueDevices), note: "installations that sent an ID"),
+            metric("impressions", l.number(totals.impressions)),
+            metric("clicks", l.number(totals.clicks)),
+            metric("ctr", ReportFormat.percent(totals.clicks, of: totals.impressions, l), note: "ctr_note"),
+            metric("dismissals", l.number(totals.dismissals)),
+            metric("display_errors", l.number(totals.errors)),
+            metric("conversions", l.number(totals.conversions)),
+            metric("conversion_rate", ReportFormat.percent(totals.conversions, of: totals.impressions, l), note: "conversion_rate_note"),
+            metric("unique_devices", l.number(totals.uniqueDevices), note: "unique_devices_note"),
         ]
         let test = stats.test
         let testMetrics = [
-            Metric(label: "Impressions", value: ReportFormat.count(test.impressions), note: nil),
-            Metric(label: "Clicks", value: ReportFormat.count(test.clicks), note: nil),
-            Metric(label: "CTR", value: ReportFormat.percent(test.clicks, of: test.impressions), note: nil),
-            Metric(label: "Dismissals", value: ReportFormat.count(test.dismissals), note: nil),
-            Metric(label: "Display errors", value: ReportFormat.count(test.errors), note: nil),
-            Metric(label: "Conversions", value: ReportFormat.count(test.conversions), note: nil),
-            Metric(label: "Test devices", value: ReportFormat.count(test.uniqueDevices), note: nil),
+            metric("impressions", l.number(test.impressions)),
+            metric("clicks", l.number(test.clicks)),
+            metric("ctr", ReportFormat.percent(test.clicks, of: test.impressions, l)),
+            metric("dismissals", l.number(test.dismissals)),
+            metric("display_errors", l.number(test.errors)),
+            metric("conversions", l.number(test.conversions)),
+            metric("test_devices", l.number(test.uniqueDevices)),
         ]
         let platforms = stats.byPlatform.sorted { ($0.value.impressions, $1.key) > ($1.value.impressions, $0.key) }.map { name, figures in
             PlatformRow(
-                name: Self.platformNames[name] ?? name, share: ReportFormat.percent(figures.impressions, of: totals.impressions),
-                figures: Figures(figures))
+                name: l.platformTitle(name), share: ReportFormat.percent(figures.impressions, of: totals.impressions, l),
+                figures: Figures(figures, l))
         }
         let conversions = stats.conversionsByEvent.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.key) }
+        func known(_ codes: [String]) -> [(String, String)] { codes.map { ($0, l("reports.breakdown." + $0)) } }
         let breakdowns = [
-            breakdown("clicks", "Clicks by button", item: "Button", stats.clicksByAction, known: Self.buttons, empty: ""),
-            breakdown("dismissals", "Dismissals by type", item: "How", stats.dismissalsByType, known: Self.dismissTypes, empty: ""),
-            breakdown("errors", "Display errors by code", item: "Error", stats.errorsByCode, known: Self.errorCodes, empty: ""),
-            breakdown("conversions", "Conversions by event", item: "Event", stats.conversionsByEvent, known: conversions,
-                      other: stats.otherConversions, empty: "No conversions in this range."),
+            breakdown("clicks", item: "button", stats.clicksByAction, known: known(ClickAction.allCases.map(\.rawValue)), empty: "", l),
+            breakdown("dismissals", item: "how", stats.dismissalsByType, known: known(DismissType.allCases.map(\.rawValue)), empty: "", l),
+            breakdown("errors", item: "error", stats.errorsByCode, known: known(DisplayErrorCode.allCases.map(\.rawValue)), empty: "", l),
+            breakdown("conversions", item: "event", stats.conversionsByEvent, known: conversions,
+                      other: stats.otherConversions, empty: l("reports.breakdown.no_conversions"), l),
         ]
         return CampaignReport(
             delivered: totals.impressions + totals.clicks + totals.dismissals + totals.errors + totals.conversions > 0,
-            metrics: metrics, chart: DailyChart(daily: stats.daily),
+            metrics: metrics, chart: DailyChart(daily: stats.daily, localizer: l),
             daily: stats.daily.map { day in
                 var figures = CampaignStats.Totals()
                 figures.add(.impression, day.impressions)
@@ -362,65 +394,38 @@ struct ReportPages: Sendable {
                 figures.add(.dismiss, day.dismissals)
                 figures.add(.error, day.errors)
                 figures.add(.conversion, day.conversions)
-                return DailyRow(date: day.date, figures: Figures(figures))
+                return DailyRow(day: day.date, date: l.day(day.date), figures: Figures(figures, l))
             },
             breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty,
             test: testMetrics, hasTest: test.impressions + test.clicks + test.dismissals + test.errors + test.conversions > 0)
     }
 
     /// The known values first, each shown even at zero, then anything else the events carried, then
-    /// `other` (what the counts did not name one by one) as a last row.
+    /// `other` (what the counts did not name one by one) as a last row. `id` and `item` name the catalog's
+    /// heading and column (`reports.breakdown.<id>`, `reports.breakdown.<item>`).
     private static func breakdown(
-        _ id: String, _ heading: String, item: String, _ counts: [String: Int], known: [(String, String)], other: Int = 0, empty: String
+        _ id: String, item: String, _ counts: [String: Int], known: [(String, String)], other: Int = 0, empty: String, _ localizer: Localizer
     ) -> Breakdown {
         let knownCodes = Set(known.map(\.0))
         let others = counts.keys.filter { !knownCodes.contains($0) }.sorted().map { ($0, $0) }
         let total = counts.values.reduce(0, +) + other
         func share(label: String, code: String, count: Int) -> Share {
             Share(
-                label: label, code: code, showsCode: label != code && !code.isEmpty, count: ReportFormat.count(count),
-                share: ReportFormat.percent(count, of: total), barWidth: DailyChart.number(total == 0 ? 0 : 100 * Double(count) / Double(total)))
+                label: label, code: code, showsCode: label != code && !code.isEmpty, count: localizer.number(count),
+                share: ReportFormat.percent(count, of: total, localizer),
+                barWidth: DailyChart.number(total == 0 ? 0 : 100 * Double(count) / Double(total)))
         }
         var rows = (known + others).map { code, label in share(label: label, code: code, count: counts[code] ?? 0) }
-        if other > 0 { rows.append(share(label: "All other events", code: "", count: other)) }
-        return Breakdown(id: id, heading: heading, itemHeading: item, rows: rows, total: ReportFormat.count(total), hasRows: !rows.isEmpty, emptyText: empty)
+        if other > 0 { rows.append(share(label: localizer("reports.breakdown.other_events"), code: "", count: other)) }
+        return Breakdown(
+            id: id, heading: localizer("reports.breakdown." + id), itemHeading: localizer("reports.breakdown." + item), rows: rows,
+            total: localizer.number(total), hasRows: !rows.isEmpty, emptyText: empty)
     }
 
-    static let buttons = ClickAction.allCases.map { ($0.rawValue, label($0)) }
-    static let dismissTypes = DismissType.allCases.map { ($0.rawValue, label($0)) }
-    static let errorCodes = DisplayErrorCode.allCases.map { ($0.rawValue, label($0)) }
-
-    private static func label(_ action: ClickAction) -> String {
-        switch action {
-        case .primary: "Primary button"
-        case .secondary: "Secondary button"
-        case .body: "Message body"
-        }
-    }
-
-    private static func label(_ type: DismissType) -> String {
-        switch type {
-        case .auto: "Timed out"
-        case .click: "Close button"
-        case .swipe: "Swiped away"
-        case .unknown: "Unknown"
-        }
-    }
-
-    private static func label(_ code: DisplayErrorCode) -> String {
-        switch code {
-        case .imageFetch: "Image did not download"
-        case .imageDisplay: "Image could not be shown"
-        case .imageFormat: "Image format not supported"
-        case .unspecified: "Unspecified"
-        }
-    }
-
-    static let platformNames = ["ios": "iOS", "android": "Android", "web": "Web"]
-
-    static func rangeText(_ range: DayRange) -> String {
-        let count = range.days.count
-        return range.from == range.to ? range.from : "\(range.from) to \(range.to) (\(count) days)"
+    /// "21 Nov 2026 to 20 Dec 2026 (30 days)", or the one day.
+    static func rangeText(_ range: DayRange, _ localizer: Localizer) -> String {
+        guard range.from != range.to else { return localizer.day(range.from) }
+        return localizer.plural("reports.range_days", count: range.days.count, ["from": localizer.day(range.from), "to": localizer.day(range.to)])
     }
 }
 
@@ -430,21 +435,38 @@ struct ReportRange: Sendable {
     /// What the inputs show: the range read, or what was typed when it could not be read.
     let from: String
     let to: String
-    let problem: String?
+    let failure: DayRange.Problem?
+    /// An example of a day as the date fields take it, for the message.
+    let example: String
 
     static let defaultDays = 30
+
+    /// What is wrong with the range, in the user's language; nil when it is fine.
+    func problem(_ localizer: Localizer) -> String? {
+        switch failure {
+        case nil: nil
+        case .notADay(let field, let text):
+            localizer(field == "from" ? "reports.range.not_a_day_start" : "reports.range.not_a_day_end", [
+                "text": localizer.quoted(text), "example": example,
+            ])
+        case .backwards(let from, let to):
+            localizer("reports.range.backwards", ["from": localizer.day(from), "to": localizer.day(to)])
+        case .tooLong:
+            localizer("reports.range.too_long", ["days": localizer.number(DayRange.longest)])
+        }
+    }
 
     static func read(_ query: FormData, now: Date) -> ReportRange {
         func given(_ name: String) -> String? {
             query[name].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
         }
         let from = given("from"), to = given("to")
-        func failed(_ problem: String) -> ReportRange { ReportRange(range: nil, from: from ?? "", to: to ?? "", problem: problem) }
+        let example = UTCTime.day(now)
         do {
             let range = try DayRange.parse(from: from, to: to, now: now, defaultDays: defaultDays)
-            return ReportRange(range: range, from: range.from, to: range.to, problem: nil)
+            return ReportRange(range: range, from: range.from, to: range.to, failure: nil, example: example)
         } catch {
-            return failed(error.sentence(example: UTCTime.day(now)))
+            return ReportRange(range: nil, from: from ?? "", to: to ?? "", failure: error, example: example)
         }
     }
 
@@ -476,15 +498,18 @@ struct RangeView: Sendable {
     let apps: [SelectOption]
     let hasApps: Bool
 
-    init(action: String, requested: ReportRange, now: Date, keep: [(String, String)], hidden: [(String, String)], apps: [SelectOption]) {
+    init(
+        action: String, requested: ReportRange, now: Date, keep: [(String, String)], hidden: [(String, String)], apps: [SelectOption],
+        localizer: Localizer
+    ) {
         self.action = action
         from = requested.from
         to = requested.to
-        rangeError = requested.problem
+        rangeError = requested.problem(localizer)
         presets = [7, 30, 90].map { days in
             let pairs = ReportRange.preset(days: days, now: now)
             return Preset(
-                label: "Last \(days) days", href: action + "?" + FormData(pairs + keep).urlencoded,
+                label: localizer.plural("reports.range.last_days", count: days), href: action + "?" + FormData(pairs + keep).urlencoded,
                 current: requested.range?.from == pairs[0].1 && requested.range?.to == pairs[1].1)
         }
         self.hidden = hidden.map { Hidden(name: $0.0, value: $0.1) }

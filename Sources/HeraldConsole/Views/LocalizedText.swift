@@ -1,0 +1,112 @@
+import Foundation
+import HeraldDomain
+import HeraldStorage
+
+/// Small pieces of HTML for values inside translated sentences. Every function escapes what it is given;
+/// the result is safe to put in a template with `{{{…}}}`.
+enum Markup {
+    static func escape(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// User text (a name, a title, a button's text): isolated, its direction taken from its own letters.
+    static func user(_ text: String) -> String {
+        "<bdi>" + escape(text) + "</bdi>"
+    }
+
+    /// A value that reads left to right in every language (a URL, a color, an event id, a time zone, a path):
+    /// isolated and never mirrored.
+    static func ltr(_ text: String, code: Bool = true) -> String {
+        code ? "<code dir=\"ltr\">" + escape(text) + "</code>" : "<span dir=\"ltr\">" + escape(text) + "</span>"
+    }
+
+    /// A time as shown (`text`), with the instant in `datetime` for machines.
+    static func time(_ date: Date, _ text: String) -> String {
+        "<time datetime=\"" + UTCTime.rfc3339(date) + "\">" + escape(text) + "</time>"
+    }
+
+    /// Fills `{name}` in already escaped `html` with the markup in `arguments`, in one pass: markup put in
+    /// is never read again, so braces in user text stay text.
+    static func fill(_ html: String, _ arguments: [String: String]) -> String {
+        Localizer.fill(html, arguments)
+    }
+}
+
+/// The words the console's pages share (`common.*`, `times.*`) and sentences made as HTML.
+extension Localizer {
+    /// The sentence `key` as HTML: its words escaped, each `{argument}` replaced by markup made with `Markup`.
+    func markup(_ key: String, _ arguments: [String: String]) -> String {
+        Markup.fill(Markup.escape(self(key)), arguments)
+    }
+
+    /// The plural sentence `key` for `count` as HTML (`{count}` in the language's digits).
+    func pluralMarkup(_ key: String, count: Int, _ arguments: [String: String]) -> String {
+        Markup.fill(Markup.escape(plural(key, count: count)), arguments)
+    }
+
+    /// User text in the language's quotation marks, isolated, for plain-text sentences (flash messages, titles).
+    func quoted(_ text: String) -> String {
+        self("common.quoted", ["text": Localizer.isolated(text)])
+    }
+
+    /// User text in the language's quotation marks, as HTML.
+    func quotedMarkup(_ text: String) -> String {
+        markup("common.quoted", ["text": Markup.user(text)])
+    }
+
+    func title(_ status: CampaignStatus) -> String { self("common.status." + status.rawValue) }
+    func title(_ state: CampaignState) -> String { self("common.state." + state.rawValue) }
+    func title(_ layout: Message.Layout) -> String { self("common.layout." + layout.rawValue) }
+    func title(_ platform: Platform) -> String { self("common.platform." + platform.rawValue) }
+
+    /// A platform as reports name it (`ios`), translated when known, else as sent.
+    func platformTitle(_ name: String) -> String {
+        Platform(rawValue: name).map(title) ?? name
+    }
+
+    /// A time in the user's zone, as `<time>`.
+    func timeMarkup(_ date: Date) -> String {
+        Markup.time(date, dateTime(date))
+    }
+
+    /// The clock time alone ("09:00") in the user's zone (or `zone`).
+    func clockTime(_ date: Date, in zone: TimeZone? = nil) -> String {
+        var style = Date.FormatStyle(date: .omitted, time: .shortened).locale(language.locale)
+        style.timeZone = zone ?? timeZone
+        return date.formatted(style)
+    }
+
+    /// A scheduled time: in the campaign's own zone with its name, and in the user's zone when that is
+    /// another one, e.g. "21 Sept 2026, 09:00 (Asia/Tehran) · 10:30 your time". A zone that is not
+    /// known (a stored campaign from an older Herald) leaves the user's time alone.
+    func scheduleMarkup(_ date: Date, zone identifier: String) -> String {
+        guard let zone = TimeZone(identifier: identifier) else { return timeMarkup(date) }
+        let there = markup("times.in_zone", [
+            "time": Markup.time(date, dateTime(date, in: zone)), "zone": Markup.ltr(identifier, code: false),
+        ])
+        guard zone.secondsFromGMT(for: date) != timeZone.secondsFromGMT(for: date) || zone.identifier != timeZone.identifier else {
+            return there
+        }
+        // The user's clock time alone reads best; the whole date when the day differs there.
+        let sameDay = self.date(date, in: zone) == self.date(date)
+        let here = Markup.time(date, sameDay ? clockTime(date) : dateTime(date))
+        return there + " · " + markup("times.your_time", ["time": here])
+    }
+
+    /// A UTC day (`2026-11-21`, as reports count days) written in the language, or as given when unreadable.
+    func day(_ day: String) -> String {
+        UTCTime.date(day: day).map { date($0, in: .gmt) } ?? day
+    }
+}
