@@ -103,9 +103,22 @@ public struct MessageTranslation: Codable, Sendable, Equatable {
 /// BCP 47 language tags as Herald takes them: a language, then optional script and region subtags
 /// (`fa`, `pt-BR`, `zh-Hant-TW`), compared without regard to case.
 public enum LanguageTag {
+    /// The longest tag of the accepted shape, in characters (all ASCII): `yue-Hant-419`.
+    public static let maxLength = 12
+
     /// Whether `tag` is a language tag of the accepted shape.
     public static func isValid(_ tag: String) -> Bool {
-        tag.wholeMatch(of: /[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?/) != nil
+        tag.utf8.count <= maxLength && tag.wholeMatch(of: /[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?/) != nil
+    }
+
+    /// A valid tag in the case BCP 47 recommends, so one language counts once however a campaign or a
+    /// device wrote it: language lower case, script title case, region upper case (`zh-hant-tw` → `zh-Hant-TW`).
+    public static func canonical(_ tag: String) -> String {
+        tag.split(separator: "-").enumerated().map { index, part in
+            if index == 0 { return part.lowercased() }
+            if part.count == 4 { return part.prefix(1).uppercased() + part.dropFirst().lowercased() }
+            return part.uppercased()
+        }.joined(separator: "-")
     }
 
     /// The tags to try for a device's language, most specific first: `pt-BR` → `pt-br`, `pt`.

@@ -243,6 +243,15 @@ struct ReportPages: Sendable {
         let figures: Figures
     }
 
+    /// A language version shown: its tag, or a label for the default version and for all other languages together.
+    struct LanguageRow: Sendable {
+        let label: String
+        let tag: String
+        let hasTag: Bool
+        let share: String
+        let figures: Figures
+    }
+
     struct DailyRow: Sendable {
         let date: String
         let figures: Figures
@@ -256,6 +265,8 @@ struct ReportPages: Sendable {
         let breakdowns: [Breakdown]
         let platforms: [PlatformRow]
         let hasPlatforms: Bool
+        let languages: [LanguageRow]
+        let hasLanguages: Bool
         let test: [Metric]
         let hasTest: Bool
     }
@@ -291,28 +302,7 @@ struct ReportPages: Sendable {
         return try services.page(.campaignReport, title: "Report: \(stored.campaign.name)", model: model, context: context, status: days == nil ? 400 : 200)
     }
 
-    /// `GET /campaigns/{id}/report.csv`: the daily rows of the range, test devices left out.
-    func csv(_ context: RequestContext) throws -> Response {
-        let stored = try campaign(id: try context.id("id"))
-        let requested = ReportRange.read(context.request.query, now: context.now)
-        guard let days = requested.range else { throw HTTPError(400, requested.problem ?? "Choose a valid range of days.") }
-        let stats = CampaignStats(counts: try services.database.events.counts(campaignID: stored.id, from: days.from, to: days.to), range: days)
-        var lines = ["date,impressions,clicks,ctr,dismissals,errors,conversions"]
-        for day in stats.daily {
-            let ctr = String(format: "%.4f", DailyChart.rate(day.clicks, day.impressions))
-            lines.append("\(day.date),\(day.impressions),\(day.clicks),\(ctr),\(day.dismissals),\(day.errors),\(day.conversions)")
-        }
-        let filename = "campaign-\(stored.id)-report-\(days.from)-to-\(days.to).csv"
-        return Response(
-            status: 200,
-            headers: HTTPHeaders([
-                ("Content-Type", "text/csv; charset=utf-8"),
-                ("Content-Disposition", "attachment; filename=\"\(filename)\""),
-            ]),
-            body: Array((lines.joined(separator: "\r\n") + "\r\n").utf8))
-    }
-
-    private func campaign(id: Int64) throws -> StoredCampaign {
+    func campaign(id: Int64) throws -> StoredCampaign {
         guard let stored = try services.database.campaigns.find(id: id) else { throw HTTPError.notFound }
         return stored
     }
@@ -344,6 +334,16 @@ struct ReportPages: Sendable {
                 name: Self.platformNames[name] ?? name, share: ReportFormat.percent(figures.impressions, of: totals.impressions),
                 figures: Figures(figures))
         }
+        var languages = stats.byLanguage.map { version in
+            LanguageRow(
+                label: version.language == nil ? "Default version" : "", tag: version.language ?? "", hasTag: version.language != nil,
+                share: ReportFormat.percent(version.totals.impressions, of: totals.impressions), figures: Figures(version.totals))
+        }
+        let other = stats.otherLanguages.totals
+        if other != CampaignStats.Totals() {
+            languages.append(LanguageRow(
+                label: "Other languages", tag: "", hasTag: false, share: ReportFormat.percent(other.impressions, of: totals.impressions), figures: Figures(other)))
+        }
         let conversions = stats.conversionsByEvent.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.key) }
         let breakdowns = [
             breakdown("clicks", "Clicks by button", item: "Button", stats.clicksByAction, known: Self.buttons, empty: ""),
@@ -364,7 +364,7 @@ struct ReportPages: Sendable {
                 figures.add(.conversion, day.conversions)
                 return DailyRow(date: day.date, figures: Figures(figures))
             },
-            breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty,
+            breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty, languages: languages, hasLanguages: !languages.isEmpty,
             test: testMetrics, hasTest: test.impressions + test.clicks + test.dismissals + test.errors + test.conversions > 0)
     }
 
