@@ -164,17 +164,24 @@ struct CommandLineTests {
         #expect(server.process.terminationStatus == 0)
     }
 
+    /// `source.sqlite` in `folder` with an app made by `herald app create` and `campaigns` of that app stored in
+    /// `state`; returns the database's path and the app's id as printed.
+    static func database(in folder: TemporaryFolder, state: CampaignState, campaigns: (Int64) -> [Campaign]) throws -> (path: String, app: String) {
+        let source = folder.url.appendingPathComponent("source.sqlite").path
+        let app = try run(["app", "create", "--db", source, "--name", "Shop", "--platform", "ios"]).lastWord
+        let database = try AppDatabase(path: source, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        try database.migrate()
+        for campaign in campaigns(Int64(app) ?? 0) {
+            _ = try database.campaigns.create(campaign, state: state, actor: .commandLine, now: Date())
+        }
+        try database.close()
+        return (source, app)
+    }
+
     @Test("herald export then herald import into a fresh database gives the same messages and data")
     func exportImport() throws {
         let folder = try TemporaryFolder()
-        let source = folder.url.appendingPathComponent("source.sqlite").path
-        let app = try Self.run(["app", "create", "--db", source, "--name", "Shop", "--platform", "ios"]).lastWord
-        let database = try AppDatabase(path: source, migrations: repositoryRoot.appendingPathComponent("migrations"))
-        try database.migrate()
-        for campaign in TransferTests.samples(app: Int64(app)!) {
-            _ = try database.campaigns.create(campaign, state: .published, actor: .commandLine, now: Date())
-        }
-        try database.close()
+        let (source, app) = try Self.database(in: folder, state: .published, campaigns: TransferTests.samples)
 
         let file = folder.url.appendingPathComponent("campaigns.json").path
         let export = try Self.run(["export", "--db", source, "--app", app, "--out", file])
@@ -200,6 +207,28 @@ struct CommandLineTests {
         let refused = try Self.run(["import", broken, "--db", target, "--app", targetApp])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("campaign 1 (x): message.backgroundColor"))
+    }
+
+    @Test("herald export, import into a fresh database and export again keep a campaign with language versions byte for byte")
+    func versionsByteForByte() throws {
+        // Given a draft with versions in six languages
+        let folder = try TemporaryFolder()
+        let (source, app) = try Self.database(in: folder, state: .draft) { [TransferTests.versioned(app: $0)] }
+
+        // When it is exported, imported into a fresh database's app, and exported from there
+        let file = folder.url.appendingPathComponent("campaigns.json").path
+        #expect(try Self.run(["export", "--db", source, "--app", app, "--out", file]).status == 0)
+        let target = folder.url.appendingPathComponent("target.sqlite").path
+        let targetApp = try Self.run(["app", "create", "--db", target, "--name", "Shop", "--platform", "ios"]).lastWord
+        let imported = try Self.run(["import", file, "--db", target, "--app", targetApp])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let again = try Self.run(["export", "--db", target, "--app", targetApp])
+
+        // Then the campaigns are the same bytes; only the export time differs
+        func campaigns(_ text: String) -> Substring { text[(text.range(of: #""campaigns":["#)?.lowerBound ?? text.endIndex)...] }
+        let before = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(!campaigns(before).isEmpty && campaigns(before).contains("حراج بهاره"))
+        #expect(Array(campaigns(again.stdout).utf8) == Array(campaigns(before).utf8))
     }
 
     @Test("herald demo seeds a published campaign of every layout with days of events")
