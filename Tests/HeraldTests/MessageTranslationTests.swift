@@ -52,6 +52,16 @@ struct MessageTranslationTests {
         ])
     }
 
+    @Test("A version that adds a button the default lacks hears of the button's missing part at its own path")
+    func versionAddsButton() {
+        var campaign = Campaign(app: 1, name: "x", triggers: [Trigger(event: "app_launch")], message: Message(
+            layout: .modal, title: .init(text: "Hi"), secondaryAction: .init(text: "Later"),
+            translations: ["fa": .init(primaryAction: .init(url: "https://example.com/fa")), "de": .init(secondaryAction: .init(url: "https://example.com/de"))]))
+        #expect(Set(campaign.problems(for: .publish).map(\.path)) == ["message.translations.fa.primaryAction.text"])
+        campaign.message.translations?["fa"]?.primaryAction?.text = "خرید"
+        #expect(campaign.problems(for: .publish).isEmpty)
+    }
+
     @Test("Versions survive Campaign JSON byte for byte, refuse unknown keys, and lose only what the layout does not use")
     func json() throws {
         let campaign = Campaign(app: 1, name: "x", message: Self.card)
