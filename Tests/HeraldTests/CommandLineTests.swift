@@ -239,14 +239,20 @@ struct CommandLineTests {
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.contains("6 published campaigns"))
         let queue = try DatabaseQueue(path: db)
-        let (layouts, types, days) = try queue.read { db in
+        let (layouts, types, days, languages) = try queue.read { db in
             (Set(try String.fetchAll(db, sql: "SELECT layout FROM campaigns WHERE state = 'published'")),
              Set(try String.fetchAll(db, sql: "SELECT DISTINCT type FROM event_rollups")),
-             try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT day) FROM event_rollups") ?? 0)
+             try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT day) FROM event_rollups") ?? 0,
+             try Row.fetchAll(db, sql: """
+                SELECT c.layout, r.language FROM event_language_rollups r JOIN campaigns c ON c.id = r.campaign_id
+                WHERE r.type = 'impression' GROUP BY 1, 2
+                """).map { "\($0["layout"] as String) \($0["language"] as String)" })
         }
         #expect(layouts == Set(Message.Layout.allCases.map(\.rawValue)))
         #expect(types == ["impression", "click", "dismiss", "error", "conversion"])
         #expect(days >= 3)
+        // The card has Persian, Arabic, German and Japanese versions; its other devices (and every other campaign's) see the default
+        #expect(Set(languages) == Set(["card ", "card ar", "card de", "card fa", "card ja"] + Message.Layout.allCases.filter { $0 != .card }.map { "\($0.rawValue) " }))
     }
 
     @Test("herald simulate: devices use the library against a server, whose stats equal the simulator's summary")
@@ -260,7 +266,8 @@ struct CommandLineTests {
         try setup.migrate()
         let once = try setup.campaigns.create(
             Campaign(app: Int64(app)!, name: "Welcome", triggers: [Trigger(event: "app_launch")], frequency: Frequency(type: .once),
-                     message: Message(layout: .banner, title: .init(text: "Welcome"))),
+                     message: Message(layout: .banner, title: .init(text: "Welcome"),
+                                      translations: ["fa": .init(title: .init(text: "خوش آمدید")), "ja": .init(title: .init(text: "ようこそ"))])),
             state: .published, actor: .commandLine, now: Date())
         let always = try setup.campaigns.create(
             Campaign(app: Int64(app)!, name: "Big spender", priority: 2,
@@ -293,6 +300,11 @@ struct CommandLineTests {
             try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM events WHERE campaign_id = ? AND type = 'impression' GROUP BY installation_id", arguments: [once])
         }
         #expect(perDevice.allSatisfy { $0 <= 1 })
+        // And its devices in Persian and Japanese reported those versions; the others, in languages it has no version for, the default
+        let languages = try database.pool.read { db in
+            Set(try String?.fetchAll(db, sql: "SELECT DISTINCT language FROM events WHERE campaign_id = ?", arguments: [once]))
+        }
+        #expect(languages == [nil, "fa", "ja"])
         #expect(counts.rows.contains { $0.campaignID == always })
         try database.close()
     }
