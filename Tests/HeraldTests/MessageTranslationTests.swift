@@ -77,6 +77,20 @@ struct MessageTranslationTests {
         #expect(imageOnly.keepingLayoutFields.translations?["fa"] == .init())
     }
 
+    @Test("Tags are checked by hand exactly as the documented pattern reads them, and written in canonical case")
+    func tagShape() {
+        let pattern = /[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?/
+        let pieces = ["a", "Z", "q", "0", "9", "-", "-", "é", "e\u{301}", "٣", "_", " ", "@", "[", "`", "{", "\u{0}", "Ａ"]
+        var generator = SystemRandomNumberGenerator()
+        var samples = ["fa", "pt-BR", "zh-Hant-TW", "es-419", "yue-Hant-419", "fa-", "-fa", "pt--BR", "aaaa", "a", "", "zh-Hant-Hant", "fa-IR-x"]
+        samples += (0..<20_000).map { _ in (0..<Int.random(in: 0...14, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined() }
+        for tag in samples {
+            #expect(LanguageTag.isValid(tag) == (tag.wholeMatch(of: pattern) != nil), "\(tag.unicodeScalars.map(\.value))")
+        }
+        #expect(["fa", "PT-br", "zh-hant-tw", "YUE-HANT-419"].map(LanguageTag.canonical) == ["fa", "pt-BR", "zh-Hant-TW", "yue-Hant-419"])
+        #expect(!LanguageTag.isValid(String(repeating: "a", count: 1_000_000)))
+    }
+
     @Test("Right-to-left versions are known by their language", arguments: [("fa", true), ("ar-EG", true), ("he", true), ("de", false), ("ja", false), ("ur-PK", true)])
     func rightToLeft(tag: String, rtl: Bool) {
         #expect(LanguageTag.isRightToLeft(tag) == rtl)
