@@ -33,6 +33,26 @@ from common import BINARY, LOG_LINE, ROOT, Client, cli, ensure_binary, percentil
 BATCH = 1000
 EVENT_KINDS = [("impression", "")] * 6 + [("click", ',"action":"primary"'), ("dismiss", ',"dismissType":"auto"'),
                                           ("error", ',"errorCode":"image_fetch"'), ("conversion", ',"event":"purchase"')]
+# Language versions installations are shown, in turn; a third of them see the default version (None), which reports
+# no `language` (`--languages N` uses the first N).
+LANGUAGES = ["fa", "de", "ja", "ar", "pt-BR", "zh-Hant", "es-419", "he", "ko", "ru"]
+
+
+def shown_languages(count: int) -> list:
+    versions = LANGUAGES[:max(0, min(count, len(LANGUAGES)))]
+    return [None] * max(1, len(versions) // 2) + versions
+
+
+# EventStore's query for a campaign's split by language shown (the top 20 and the rest).
+LANGUAGE_SPLIT = """
+    WITH shown AS (
+        SELECT language, type, SUM(count) AS count FROM event_language_rollups
+        WHERE campaign_id = ? AND day BETWEEN ? AND ? AND test = 0 GROUP BY language, type),
+    top AS (
+        SELECT language FROM shown GROUP BY language
+        ORDER BY SUM(CASE WHEN type = 'impression' THEN count ELSE 0 END) DESC, SUM(count) DESC, language LIMIT ?)
+    SELECT CASE WHEN language IN (SELECT language FROM top) THEN language END AS named, type, SUM(count) AS count
+    FROM shown GROUP BY named, type"""
 
 
 def event_id(generator: random.Random, random_ids: bool) -> str:
@@ -46,8 +66,9 @@ def event_id(generator: random.Random, random_ids: bool) -> str:
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
-def event_rows(batch: int, batches: int, campaigns: list[int], now: float, days: int, generator: random.Random, random_ids: bool):
-    """The events of one batch as (id, type, campaign, occurredAt, platform, installation, detail field) tuples.
+def event_rows(batch: int, batches: int, campaigns: list[int], now: float, days: int, generator: random.Random, random_ids: bool,
+               languages: list):
+    """The events of one batch as (id, type, campaign, occurredAt, platform, installation, detail field, language) tuples.
     Batches follow time as live traffic does: batch k of n was sent k/n of the way through the last `days`
     days, with events that happened up to an hour before it, so the load leaves a history of `days` days."""
     rows = []
@@ -56,21 +77,23 @@ def event_rows(batch: int, batches: int, campaigns: list[int], now: float, days:
         counter = batch * BATCH + index
         kind, extra = EVENT_KINDS[counter * 7919 % len(EVENT_KINDS)]
         occurred = datetime.fromtimestamp(sent - generator.randrange(3600), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        installation = generator.randrange(50_000)
         rows.append((event_id(generator, random_ids), kind, campaigns[counter % len(campaigns)], occurred,
-                     "ios" if counter % 3 else "android", f"iid-{generator.randrange(50_000)}", extra))
+                     "ios" if counter % 3 else "android", f"iid-{installation}", extra, languages[installation % len(languages)]))
     return rows
 
 
-def post_batches(base: str, key: str, campaigns: list[int], share: range, batches: int, now: float, days: int, random_ids: bool):
+def post_batches(base: str, key: str, campaigns: list[int], share: range, batches: int, now: float, days: int, random_ids: bool,
+                 languages: list):
     """One client process: posts its share of the batches; returns (accepted, batch latencies in ms)."""
     client = Client(base, key=key)
     generator = random.Random(share.start)
     accepted, latencies = 0, []
     for batch in share:
         items = ",".join(f'{{"id":"{id}","type":"{kind}","campaignId":{campaign},"occurredAt":"{occurred}","platform":"{platform}",'
-                         f'"installationId":"{installation}"{extra}}}'
-                         for id, kind, campaign, occurred, platform, installation, extra in
-                         event_rows(batch, batches, campaigns, now, days, generator, random_ids))
+                         f'"installationId":"{installation}"{extra}' + (f',"language":"{language}"}}' if language else "}")
+                         for id, kind, campaign, occurred, platform, installation, extra, language in
+                         event_rows(batch, batches, campaigns, now, days, generator, random_ids, languages))
         started = time.perf_counter()
         status, _, reply = client.request("POST", "/api/v1/events", f'{{"events":[{items}]}}'.encode())
         latencies.append((time.perf_counter() - started) * 1000)
@@ -80,7 +103,7 @@ def post_batches(base: str, key: str, campaigns: list[int], share: range, batche
     return accepted, latencies
 
 
-def raw_sqlite_rate(workdir: Path, events: int, campaigns: list[int], now: float, days: int, random_ids: bool) -> float:
+def raw_sqlite_rate(workdir: Path, events: int, campaigns: list[int], now: float, days: int, random_ids: bool, languages: list) -> float:
     """Events/s for plain inserts of the same rows into Herald's own `events` table (created by `herald
     migrate`), with Herald's pragmas (WAL, synchronous=FULL, 32 MB cache), one commit per batch; only
     the inserts and commits are timed, not the making of the rows."""
@@ -97,12 +120,13 @@ def raw_sqlite_rate(workdir: Path, events: int, campaigns: list[int], now: float
     for batch in range(batches):
         received = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000")
         rows = [(id, 1, campaign, kind, occurred.replace("T", " ").replace("Z", ".000"), occurred[:10], platform, installation,
-                 details[extra], None, 0, received)
-                for id, kind, campaign, occurred, platform, installation, extra in event_rows(batch, batches, campaigns, now, days, generator, random_ids)]
+                 details[extra], None, 0, received, language)
+                for id, kind, campaign, occurred, platform, installation, extra, language
+                in event_rows(batch, batches, campaigns, now, days, generator, random_ids, languages)]
         started = time.perf_counter()
         connection.execute("BEGIN")
         connection.executemany("INSERT OR IGNORE INTO events (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, "
-                               "detail, url, test, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                               "detail, url, test, received_at, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         connection.execute("COMMIT")
         timed += time.perf_counter() - started
     connection.close()
@@ -118,6 +142,7 @@ def main() -> None:
     parser.add_argument("--random-ids", action="store_true", help="random (v4) event ids instead of time-ordered (v7)")
     parser.add_argument("--raw-events", type=int, help="events for the raw SQLite comparison (default: as many as --events)")
     parser.add_argument("--repeat", type=int, default=30, help="requests per timed page")
+    parser.add_argument("--languages", type=int, default=5, help="language versions shown besides the default (0: every event the default's)")
     options = parser.parse_args()
 
     ensure_binary()
@@ -151,8 +176,8 @@ def main() -> None:
         shares = [range(client, batches, options.clients) for client in range(options.clients)]
         started = time.perf_counter()
         with multiprocessing.Pool(options.clients) as pool:
-            results = pool.starmap(post_batches, [(base, key, campaigns, share, batches, now.timestamp(), options.days, options.random_ids)
-                                                  for share in shares])
+            results = pool.starmap(post_batches, [(base, key, campaigns, share, batches, now.timestamp(), options.days, options.random_ids,
+                                                   shown_languages(options.languages)) for share in shares])
         duration = time.perf_counter() - started
         accepted = sum(result[0] for result in results)
         latencies = [latency for result in results for latency in result[1]]
@@ -162,7 +187,8 @@ def main() -> None:
             stored = check.execute("SELECT COUNT(*) FROM events").fetchone()[0]
         print(f"machine: {os.cpu_count()} cores; database {database} ({database.stat().st_size / 1e6:.0f} MB after load)")
         print(f"ingestion: {accepted:,} events in {duration:.1f} s = {herald_rate:,.0f} events/s "
-              f"({options.clients} clients, {BATCH}-event batches, {'random' if options.random_ids else 'time-ordered'} ids; "
+              f"({options.clients} clients, {BATCH}-event batches, {'random' if options.random_ids else 'time-ordered'} ids, "
+              f"{options.languages} languages besides the default; "
               f"batch p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, client-side)")
         print(f"durability: {stored:,} events stored for {accepted:,} accepted" + ("" if stored == accepted else "  <-- MISMATCH"))
         if stored != accepted:
@@ -170,7 +196,7 @@ def main() -> None:
 
         # Raw SQLite: the same rows into the same table, one process, one commit per batch.
         raw_rate = raw_sqlite_rate(workdir, options.raw_events or options.events, campaigns, now.timestamp(), options.days,
-                                   options.random_ids)
+                                   options.random_ids, shown_languages(options.languages))
         print(f"raw SQLite, same rows and schema: {raw_rate:,.0f} events/s; Herald / raw = {herald_rate / raw_rate:.2f} (target >= 0.3)")
 
         # Reads: stats endpoint and report pages, server time from the request log.
@@ -195,6 +221,17 @@ def main() -> None:
             recent = times[-options.repeat:]
             print(f"{label}: status {status}, server time p50 {percentile(recent, 0.5):.1f} ms, p99 {percentile(recent, 0.99):.1f} ms "
                   f"over {len(recent)} requests")
+
+        # The split by language shown alone: the stats' query over its own rollup table, in SQLite.
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as check:
+            rows = {table: check.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in ("event_rollups", "event_language_rollups")}
+            times = []
+            for _ in range(options.repeat):
+                started = time.perf_counter()
+                check.execute(LANGUAGE_SPLIT, (campaigns[0], start_day, end_day, 20)).fetchall()
+                times.append((time.perf_counter() - started) * 1000)
+        print(f"language split query ({options.days} days, one campaign): p50 {percentile(times, 0.5):.2f} ms, p99 {percentile(times, 0.99):.2f} ms; "
+              f"rollup rows: {rows['event_rollups']:,} by platform and detail, {rows['event_language_rollups']:,} by language")
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -31,14 +31,24 @@ public struct DeliveryConfiguration: Sendable {
     }
 }
 
-/// A message the app should render now.
+/// A message the app should render now, in the language version for the device.
 public struct InAppMessage: Sendable, Equatable {
     public let campaign: Campaign
     /// The event that fired it.
     public let trigger: String
+    /// The language version shown: the tag of the campaign's version as the campaign writes it
+    /// (`message.translations`), or nil for the default version. Every event reported for this display carries it.
+    public let language: String?
+    /// What to draw: the version for the device's language (`Message.version(for:)`), with no versions of its own.
+    public let message: Message
+
+    init(campaign: Campaign, trigger: String, deviceLanguage: String) {
+        self.campaign = campaign
+        self.trigger = trigger
+        (language, message) = campaign.message.version(for: deviceLanguage)
+    }
 
     public var campaignID: Int64 { campaign.id ?? 0 }
-    public var message: Message { campaign.message }
     public var data: CustomData { campaign.data }
     /// Sent to a test device; not real traffic.
     public var isTest: Bool { campaign.test == true }
@@ -188,7 +198,7 @@ public actor DeliveryClient {
             delegate?.noMatchingTrigger(name)
             return .noMatch
         }
-        let message = InAppMessage(campaign: chosen, trigger: name)
+        let message = InAppMessage(campaign: chosen, trigger: name, deviceLanguage: device.language)
         if showing != nil || !inForeground {
             push(message)
             return .stacked(message.campaignID)
@@ -219,8 +229,7 @@ public actor DeliveryClient {
         let now = configuration.clock()
         while let message = stack.popLast() {
             guard eligibleNow(message.campaign, now: now) else { continue }
-            show(message, now: now)
-            return message
+            return show(message, now: now)
         }
         return nil
     }
@@ -246,11 +255,15 @@ public actor DeliveryClient {
         stack.append(message)
     }
 
-    private func show(_ message: InAppMessage, now: Date) {
+    @discardableResult
+    private func show(_ waiting: InAppMessage, now: Date) -> InAppMessage {
+        // The device's language may have changed while the message waited on the stack.
+        let message = InAppMessage(campaign: waiting.campaign, trigger: waiting.trigger, deviceLanguage: device.language)
         showing = message
         state.lastDisplay = now
         try? store.save(state)
         delegate?.display(message)
+        return message
     }
 
     // MARK: What the app reports
@@ -293,7 +306,8 @@ public actor DeliveryClient {
     private func record(_ message: InAppMessage, type: EventType, now: Date, detail: (inout OutgoingEvent) -> Void = { _ in }) {
         var event = OutgoingEvent(
             id: TimeOrderedUUID.make(at: now).uuidString.lowercased(), type: type, campaignId: message.campaignID, occurredAt: now,
-            platform: device.platform.rawValue, installationId: state.automaticDataCollectionEnabled ? state.installationID : nil)
+            platform: device.platform.rawValue, installationId: state.automaticDataCollectionEnabled ? state.installationID : nil,
+            language: message.language)
         detail(&event)
         queue.append(event)
         try? store.save(queue)

@@ -65,4 +65,6 @@ public struct OutgoingEvent: Codable, Sendable, Equatable {
     public var dismissType: DismissType?
     public var errorCode: DisplayErrorCode?
     public var event: String?
+    /// The language version the display showed (`InAppMessage.language`); absent for the default version.
+    public var language: String?
 }

@@ -254,7 +254,7 @@ extension Message {
                 problems.append(FieldProblem(path: path, key: "language_version_duplicate", arguments: ["tag": .text(tag)]))
             }
             for problem in applying(version).defaultVersionProblems(for: mode) {
-                guard let part = problem.path.dropPrefix("message."), version.sets(part) else { continue }
+                guard let part = problem.path.dropPrefix("message."), version.sets(part, over: self) else { continue }
                 problems.append(problem.at("\(path).\(part)"))
             }
         }
@@ -408,18 +408,20 @@ extension Targeting {
 }
 
 extension MessageTranslation {
-    /// Whether this version sets the message part at `path` (`title.text`, `primaryAction.url`, `imageUrl`).
-    func sets(_ path: String) -> Bool {
+    /// Whether this version sets the message part at `path` (`title.text`, `primaryAction.url`, `imageUrl`) over
+    /// `message`, the default version. A button the default lacks is the version's own, each of its parts: a
+    /// version that gives a modal a button with an action and no text must hear of the text at its path.
+    func sets(_ path: String, over message: Message) -> Bool {
         let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
         switch (parts.first, parts.count > 1 ? parts[1] : nil) {
         case ("title", "text"): return title != nil
         case ("body", "text"): return body != nil
         case ("imageUrl", nil): return imageUrl != nil
         case ("landscapeImageUrl", nil): return landscapeImageUrl != nil
-        case ("primaryAction", "text"): return primaryAction?.text != nil
-        case ("primaryAction", "url"): return primaryAction?.url != nil
-        case ("secondaryAction", "text"): return secondaryAction?.text != nil
-        case ("secondaryAction", "url"): return secondaryAction?.url != nil
+        case ("primaryAction", "text"): return primaryAction?.text != nil || (primaryAction != nil && message.primaryAction == nil)
+        case ("primaryAction", "url"): return primaryAction?.url != nil || (primaryAction != nil && message.primaryAction == nil)
+        case ("secondaryAction", "text"): return secondaryAction?.text != nil || (secondaryAction != nil && message.secondaryAction == nil)
+        case ("secondaryAction", "url"): return secondaryAction?.url != nil || (secondaryAction != nil && message.secondaryAction == nil)
         case ("action", "url"): return action != nil
         default: return false
         }

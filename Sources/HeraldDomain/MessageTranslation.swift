@@ -103,9 +103,35 @@ public struct MessageTranslation: Codable, Sendable, Equatable {
 /// BCP 47 language tags as Herald takes them: a language, then optional script and region subtags
 /// (`fa`, `pt-BR`, `zh-Hant-TW`), compared without regard to case.
 public enum LanguageTag {
-    /// Whether `tag` is a language tag of the accepted shape.
+    /// The longest tag of the accepted shape, in characters (all ASCII): `yue-Hant-419`.
+    public static let maxLength = 12
+
+    /// Whether `tag` is a language tag of the accepted shape, `[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?`.
+    /// By hand, over its bytes: ingestion checks every event's tag, and a Swift `Regex` match cost more than storing the event.
     public static func isValid(_ tag: String) -> Bool {
-        tag.wholeMatch(of: /[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?/) != nil
+        let utf8 = tag.utf8
+        guard utf8.count <= maxLength else { return false }
+        func letters(_ part: Substring.UTF8View.SubSequence) -> Bool {
+            part.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0 | 0x20) }
+        }
+        func digits(_ part: Substring.UTF8View.SubSequence) -> Bool {
+            part.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        }
+        var parts = Substring(tag).utf8.split(separator: UInt8(ascii: "-"), maxSplits: 3, omittingEmptySubsequences: false)[...]
+        guard let language = parts.popFirst(), (2...3).contains(language.count), letters(language) else { return false }
+        if let script = parts.first, script.count == 4, letters(script) { parts.removeFirst() }
+        if let region = parts.popFirst(), !(region.count == 2 && letters(region)) && !(region.count == 3 && digits(region)) { return false }
+        return parts.isEmpty
+    }
+
+    /// A valid tag in the case BCP 47 recommends, so one language counts once however a campaign or a
+    /// device wrote it: language lower case, script title case, region upper case (`zh-hant-tw` → `zh-Hant-TW`).
+    public static func canonical(_ tag: String) -> String {
+        tag.split(separator: "-").enumerated().map { index, part in
+            if index == 0 { return part.lowercased() }
+            if part.count == 4 { return part.prefix(1).uppercased() + part.dropFirst().lowercased() }
+            return part.uppercased()
+        }.joined(separator: "-")
     }
 
     /// The tags to try for a device's language, most specific first: `pt-BR` → `pt-br`, `pt`.

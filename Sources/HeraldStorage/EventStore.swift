@@ -17,10 +17,12 @@ public struct Event: Sendable, Equatable {
     public var url: String?
     /// From one of the app's test devices: counted apart from real traffic.
     public var test: Bool
+    /// The language version shown, its tag in canonical case (`LanguageTag.canonical`); nil for the default version.
+    public var language: String?
 
     public init(
         id: String, appID: Int64, campaignID: Int64, type: EventType, occurredAt: Date, platform: String,
-        installationID: String?, detail: String, url: String?, test: Bool
+        installationID: String?, detail: String, url: String?, test: Bool, language: String? = nil
     ) {
         self.id = id
         self.appID = appID
@@ -32,6 +34,7 @@ public struct Event: Sendable, Equatable {
         self.detail = detail
         self.url = url
         self.test = test
+        self.language = language
     }
 
     /// The UTC day, `YYYY-MM-DD`, that reports count the event in.
@@ -66,6 +69,23 @@ public struct EventCounts: Sendable, Equatable {
     public var topConversions: [Conversion] = []
     /// Conversions of every other event name.
     public var otherConversions = 0
+    /// One campaign's counts (real traffic) per language version shown, most impressions first, at most
+    /// `EventStore.topLanguages`; empty for counts across campaigns.
+    public var topLanguages: [LanguageCounts] = []
+    /// The counts of every other language shown, by type.
+    public var otherLanguages: [EventType: Int] = [:]
+
+    /// What devices reported for one language version of a campaign.
+    public struct LanguageCounts: Sendable, Equatable {
+        /// The version's tag; nil for the default version.
+        public var language: String?
+        public var counts: [EventType: Int]
+
+        public init(language: String?, counts: [EventType: Int]) {
+            self.language = language
+            self.counts = counts
+        }
+    }
 }
 
 /// The `events`, `event_rollups` and `campaign_devices` tables.
@@ -94,6 +114,11 @@ public struct EventStore: Sendable {
         let campaignID: Int64, day: String, platform: String, test: Bool, type: EventType, detail: String
     }
 
+    /// The language rollup a stored event adds one to; `language` is '' for the default version.
+    private struct LanguageRollupKey: Hashable {
+        let campaignID: Int64, day: String, test: Bool, language: String, type: EventType
+    }
+
     /// A row of `campaign_devices`.
     private struct DeviceDay: Hashable {
         let campaignID: Int64, day: String, test: Bool, installationID: String
@@ -105,12 +130,13 @@ public struct EventStore: Sendable {
     private static func write(_ group: [IngestBatch], _ db: Database) throws -> [IngestCounts] {
         let insert = try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO events
-                (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, detail, url, test, received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, detail, url, test, received_at, language)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let statement = insert.sqliteStatement
         defer { sqlite3_reset(statement) }
         var rollups: [RollupKey: Int] = [:]
+        var languageRollups: [LanguageRollupKey: Int] = [:]
         var devices: Set<DeviceDay> = []
         var counts: [IngestCounts] = []
         for batch in group {
@@ -131,6 +157,7 @@ public struct EventStore: Sendable {
                 bind(statement, 10, event.url)
                 sqlite3_bind_int(statement, 11, event.test ? 1 : 0)
                 bind(statement, 12, receivedAt)
+                bind(statement, 13, event.language)
                 let code = sqlite3_step(statement)
                 guard code == SQLITE_DONE else {
                     throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
@@ -140,6 +167,8 @@ public struct EventStore: Sendable {
                 rollups[RollupKey(
                     campaignID: event.campaignID, day: day, platform: event.platform, test: event.test, type: event.type,
                     detail: event.detail), default: 0] += 1
+                languageRollups[LanguageRollupKey(
+                    campaignID: event.campaignID, day: day, test: event.test, language: event.language ?? "", type: event.type), default: 0] += 1
                 if let installation = event.installationID {
                     devices.insert(DeviceDay(campaignID: event.campaignID, day: day, test: event.test, installationID: installation))
                 }
@@ -153,6 +182,13 @@ public struct EventStore: Sendable {
             """)
         for (key, count) in rollups {
             try rollup.execute(arguments: [key.campaignID, key.day, key.platform, key.test, key.type.rawValue, key.detail, count])
+        }
+        let languageRollup = try db.cachedStatement(sql: """
+            INSERT INTO event_language_rollups (campaign_id, day, test, language, type, count) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (campaign_id, day, test, language, type) DO UPDATE SET count = count + excluded.count
+            """)
+        for (key, count) in languageRollups {
+            try languageRollup.execute(arguments: [key.campaignID, key.day, key.test, key.language, key.type.rawValue, count])
         }
         let device = try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO campaign_devices (campaign_id, day, test, installation_id) VALUES (?, ?, ?, ?)
@@ -176,6 +212,8 @@ public struct EventStore: Sendable {
 
     /// How many conversion events a campaign's counts name one by one; the rest are counted together.
     public static let topConversionEvents = 20
+    /// How many languages shown a campaign's counts name one by one; the rest are counted together.
+    public static let topLanguages = 20
 
     /// Rollup rows for `campaignID` (or every campaign when nil) from `from` to `to`, inclusive UTC days.
     /// `devices: false` skips the distinct-installation counts, which scan the device rows of the range.
@@ -217,9 +255,46 @@ public struct EventStore: Sendable {
                 ).map { EventCounts.Conversion(event: $0["detail"], count: $0["total"]) }
                 let all = rows.filter { !$0.test && $0.type == .conversion }.reduce(0) { $0 + $1.count }
                 counts.otherConversions = all - counts.topConversions.reduce(0) { $0 + $1.count }
+                (counts.topLanguages, counts.otherLanguages) = try Self.languages(db, arguments: arguments)
             }
             return counts
         }
+    }
+
+    /// One campaign's real traffic per language shown over a range (`arguments`: the campaign, first and
+    /// last day): the `topLanguages` with the most impressions (then the most events, then by tag), and
+    /// the rest summed by type. At most `(topLanguages + 1) × 5` rows come back, whatever tags devices sent.
+    private static func languages(_ db: Database, arguments: StatementArguments) throws -> ([EventCounts.LanguageCounts], [EventType: Int]) {
+        let rows = try Row.fetchAll(
+            db, sql: """
+                WITH shown AS (
+                    SELECT language, type, SUM(count) AS count FROM event_language_rollups
+                    WHERE campaign_id = ? AND day BETWEEN ? AND ? AND test = 0
+                    GROUP BY language, type),
+                top AS (
+                    SELECT language FROM shown GROUP BY language
+                    ORDER BY SUM(CASE WHEN type = 'impression' THEN count ELSE 0 END) DESC, SUM(count) DESC, language
+                    LIMIT ?)
+                SELECT CASE WHEN language IN (SELECT language FROM top) THEN language END AS named, type, SUM(count) AS count
+                FROM shown GROUP BY named, type
+                """, arguments: arguments + [topLanguages])
+        var named: [String: [EventType: Int]] = [:]
+        var other: [EventType: Int] = [:]
+        for row in rows {
+            guard let type = EventType(rawValue: row["type"]) else { continue }
+            let language: String? = row["named"]
+            if let language { named[language, default: [:]][type, default: 0] += row["count"] } else { other[type, default: 0] += row["count"] }
+        }
+        let top = named.map { language, counts in
+            EventCounts.LanguageCounts(language: language.isEmpty ? nil : language, counts: counts)
+        }.sorted { a, b in
+            let (aImpressions, bImpressions) = (a.counts[.impression] ?? 0, b.counts[.impression] ?? 0)
+            if aImpressions != bImpressions { return aImpressions > bImpressions }
+            let (aTotal, bTotal) = (a.counts.values.reduce(0, +), b.counts.values.reduce(0, +))
+            if aTotal != bTotal { return aTotal > bTotal }
+            return (a.language ?? "") < (b.language ?? "")
+        }
+        return (top, other)
     }
 
     /// Erases an installation's raw events and its device rows (a data-subject request);

@@ -97,14 +97,17 @@ struct SimulatedDevice {
 
     init(index: Int, seed: UInt64, server: URL, key: String, folder: URL, tally: Tally) throws {
         let platform: Platform = index.isMultiple(of: 3) ? .android : .ios
+        // Devices speak six languages in turn, so campaigns with language versions report several.
+        let (language, country) = Self.locales[index % Self.locales.count]
         let device = DeviceContext(
-            platform: platform, appVersion: index.isMultiple(of: 4) ? "2.3.1" : "2.4.0", language: ["en", "fa", "ja", "pt-BR"][index % 4],
-            country: ["US", "IR", "JP", "BR"][index % 4])
+            platform: platform, appVersion: index.isMultiple(of: 4) ? "2.3.1" : "2.4.0", language: language, country: country)
         client = try DeliveryClient(configuration: DeliveryConfiguration(
             serverURL: server, apiKey: key, storageFolder: folder, device: device))
         user = SimulatedUser(seed: seed)
         self.tally = tally
     }
+
+    static let locales = [("en", "US"), ("fa", "IR"), ("ar", "EG"), ("de", "DE"), ("ja", "JP"), ("pt-BR", "BR")]
 
     func use(until deadline: Date) async throws {
         await client.setDisplayDelegate(user)

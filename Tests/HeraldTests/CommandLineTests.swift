@@ -164,17 +164,24 @@ struct CommandLineTests {
         #expect(server.process.terminationStatus == 0)
     }
 
+    /// `source.sqlite` in `folder` with an app made by `herald app create` and `campaigns` of that app stored in
+    /// `state`; returns the database's path and the app's id as printed.
+    static func database(in folder: TemporaryFolder, state: CampaignState, campaigns: (Int64) -> [Campaign]) throws -> (path: String, app: String) {
+        let source = folder.url.appendingPathComponent("source.sqlite").path
+        let app = try run(["app", "create", "--db", source, "--name", "Shop", "--platform", "ios"]).lastWord
+        let database = try AppDatabase(path: source, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        try database.migrate()
+        for campaign in campaigns(Int64(app) ?? 0) {
+            _ = try database.campaigns.create(campaign, state: state, actor: .commandLine, now: Date())
+        }
+        try database.close()
+        return (source, app)
+    }
+
     @Test("herald export then herald import into a fresh database gives the same messages and data")
     func exportImport() throws {
         let folder = try TemporaryFolder()
-        let source = folder.url.appendingPathComponent("source.sqlite").path
-        let app = try Self.run(["app", "create", "--db", source, "--name", "Shop", "--platform", "ios"]).lastWord
-        let database = try AppDatabase(path: source, migrations: repositoryRoot.appendingPathComponent("migrations"))
-        try database.migrate()
-        for campaign in TransferTests.samples(app: Int64(app)!) {
-            _ = try database.campaigns.create(campaign, state: .published, actor: .commandLine, now: Date())
-        }
-        try database.close()
+        let (source, app) = try Self.database(in: folder, state: .published, campaigns: TransferTests.samples)
 
         let file = folder.url.appendingPathComponent("campaigns.json").path
         let export = try Self.run(["export", "--db", source, "--app", app, "--out", file])
@@ -202,6 +209,28 @@ struct CommandLineTests {
         #expect(refused.stderr.contains("campaign 1 (x): message.backgroundColor"))
     }
 
+    @Test("herald export, import into a fresh database and export again keep a campaign with language versions byte for byte")
+    func versionsByteForByte() throws {
+        // Given a draft with versions in six languages
+        let folder = try TemporaryFolder()
+        let (source, app) = try Self.database(in: folder, state: .draft) { [TransferTests.versioned(app: $0)] }
+
+        // When it is exported, imported into a fresh database's app, and exported from there
+        let file = folder.url.appendingPathComponent("campaigns.json").path
+        #expect(try Self.run(["export", "--db", source, "--app", app, "--out", file]).status == 0)
+        let target = folder.url.appendingPathComponent("target.sqlite").path
+        let targetApp = try Self.run(["app", "create", "--db", target, "--name", "Shop", "--platform", "ios"]).lastWord
+        let imported = try Self.run(["import", file, "--db", target, "--app", targetApp])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let again = try Self.run(["export", "--db", target, "--app", targetApp])
+
+        // Then the campaigns are the same bytes; only the export time differs
+        func campaigns(_ text: String) -> Substring { text[(text.range(of: #""campaigns":["#)?.lowerBound ?? text.endIndex)...] }
+        let before = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(!campaigns(before).isEmpty && campaigns(before).contains("حراج بهاره"))
+        #expect(Array(campaigns(again.stdout).utf8) == Array(campaigns(before).utf8))
+    }
+
     @Test("herald demo seeds a published campaign of every layout with days of events")
     func demo() throws {
         let folder = try TemporaryFolder()
@@ -210,14 +239,20 @@ struct CommandLineTests {
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.contains("6 published campaigns"))
         let queue = try DatabaseQueue(path: db)
-        let (layouts, types, days) = try queue.read { db in
+        let (layouts, types, days, languages) = try queue.read { db in
             (Set(try String.fetchAll(db, sql: "SELECT layout FROM campaigns WHERE state = 'published'")),
              Set(try String.fetchAll(db, sql: "SELECT DISTINCT type FROM event_rollups")),
-             try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT day) FROM event_rollups") ?? 0)
+             try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT day) FROM event_rollups") ?? 0,
+             try Row.fetchAll(db, sql: """
+                SELECT c.layout, r.language FROM event_language_rollups r JOIN campaigns c ON c.id = r.campaign_id
+                WHERE r.type = 'impression' GROUP BY 1, 2
+                """).map { "\($0["layout"] as String) \($0["language"] as String)" })
         }
         #expect(layouts == Set(Message.Layout.allCases.map(\.rawValue)))
         #expect(types == ["impression", "click", "dismiss", "error", "conversion"])
         #expect(days >= 3)
+        // The card has Persian, Arabic, German and Japanese versions; its other devices (and every other campaign's) see the default
+        #expect(Set(languages) == Set(["card ", "card ar", "card de", "card fa", "card ja"] + Message.Layout.allCases.filter { $0 != .card }.map { "\($0.rawValue) " }))
     }
 
     @Test("herald simulate: devices use the library against a server, whose stats equal the simulator's summary")
@@ -231,7 +266,8 @@ struct CommandLineTests {
         try setup.migrate()
         let once = try setup.campaigns.create(
             Campaign(app: Int64(app)!, name: "Welcome", triggers: [Trigger(event: "app_launch")], frequency: Frequency(type: .once),
-                     message: Message(layout: .banner, title: .init(text: "Welcome"))),
+                     message: Message(layout: .banner, title: .init(text: "Welcome"),
+                                      translations: ["fa": .init(title: .init(text: "خوش آمدید")), "ja": .init(title: .init(text: "ようこそ"))])),
             state: .published, actor: .commandLine, now: Date())
         let always = try setup.campaigns.create(
             Campaign(app: Int64(app)!, name: "Big spender", priority: 2,
@@ -264,6 +300,11 @@ struct CommandLineTests {
             try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM events WHERE campaign_id = ? AND type = 'impression' GROUP BY installation_id", arguments: [once])
         }
         #expect(perDevice.allSatisfy { $0 <= 1 })
+        // And its devices in Persian and Japanese reported those versions; the others, in languages it has no version for, the default
+        let languages = try database.pool.read { db in
+            Set(try String?.fetchAll(db, sql: "SELECT DISTINCT language FROM events WHERE campaign_id = ?", arguments: [once]))
+        }
+        #expect(languages == [nil, "fa", "ja"])
         #expect(counts.rows.contains { $0.campaignID == always })
         try database.close()
     }

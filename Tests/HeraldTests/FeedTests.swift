@@ -162,6 +162,34 @@ struct FeedTests {
         #expect(try fixture.names(fixture.feed(key: otherKey.secret, headers: [("X-Installation-Id", "iid-tester")])).isEmpty)
     }
 
+    @Test("The feed carries each campaign's language versions as stored, byte for byte, to everyone and to test devices")
+    func languageVersions() async throws {
+        // Given a published card with versions in five languages and a test campaign with one
+        let fixture = try await Self.fixture()
+        _ = try fixture.app.database.apps.addTestDevice(
+            appID: fixture.shop, installationID: "iid-tester", name: "QA", actor: .commandLine, now: fixture.app.clock.now)
+        let card = DeliveryLanguageTests.versionedCard(app: fixture.shop)
+        _ = try fixture.app.database.campaigns.create(card, state: .published, actor: .commandLine, now: fixture.app.clock.now)
+        var trial = Campaign(app: fixture.shop, name: "Trial", triggers: [Trigger(event: "app_launch")], testOnDevice: true,
+                             message: Message(layout: .modal, title: .init(text: "Hi"), translations: ["ar": .init(title: .init(text: "مرحبا"))]))
+        trial.frequency = Frequency(type: .once)
+        _ = try fixture.app.database.campaigns.create(trial, state: .draft, actor: .commandLine, now: fixture.app.clock.now)
+
+        // When devices read the feed
+        let everyone = fixture.feed()
+        let tester = fixture.feed(headers: [("X-Installation-Id", "iid-tester")])
+
+        // Then `message.translations` is there unchanged: the same values, and the same bytes Campaign JSON writes for them
+        let feed = try CampaignJSON.decoder().decode(Feed.self, from: Data(everyone.body))
+        #expect(feed.campaigns.map(\.message.translations) == [card.message.translations])
+        let written = String(decoding: try CampaignJSON.encoder().encode(card.message.translations), as: UTF8.self)
+        #expect(everyone.text.contains(#""translations":\#(written)"#))
+        #expect(everyone.text.contains("Fru\u{308}hlingsangebot") && everyone.text.contains("春のセール 🌸"))
+        let forTester = try CampaignJSON.decoder().decode(Feed.self, from: Data(tester.body))
+        #expect(forTester.campaigns.map(\.name).sorted() == ["Spring sale", "Trial"])
+        #expect(forTester.campaigns.allSatisfy { $0.message.translations == ($0.name == "Trial" ? trial : card).message.translations })
+    }
+
     @Test("A revoked key stops reading the feed at once")
     func revokedKey() async throws {
         let fixture = try await Self.fixture()

@@ -52,6 +52,16 @@ struct MessageTranslationTests {
         ])
     }
 
+    @Test("A version that adds a button the default lacks hears of the button's missing part at its own path")
+    func versionAddsButton() {
+        var campaign = Campaign(app: 1, name: "x", triggers: [Trigger(event: "app_launch")], message: Message(
+            layout: .modal, title: .init(text: "Hi"), secondaryAction: .init(text: "Later"),
+            translations: ["fa": .init(primaryAction: .init(url: "https://example.com/fa")), "de": .init(secondaryAction: .init(url: "https://example.com/de"))]))
+        #expect(Set(campaign.problems(for: .publish).map(\.path)) == ["message.translations.fa.primaryAction.text"])
+        campaign.message.translations?["fa"]?.primaryAction?.text = "خرید"
+        #expect(campaign.problems(for: .publish).isEmpty)
+    }
+
     @Test("Versions survive Campaign JSON byte for byte, refuse unknown keys, and lose only what the layout does not use")
     func json() throws {
         let campaign = Campaign(app: 1, name: "x", message: Self.card)
@@ -65,6 +75,20 @@ struct MessageTranslationTests {
         imageOnly.layout = .imageOnly
         #expect(imageOnly.keepingLayoutFields.translations?["pt-BR"] == .init(imageUrl: "https://example.com/br.png"))
         #expect(imageOnly.keepingLayoutFields.translations?["fa"] == .init())
+    }
+
+    @Test("Tags are checked by hand exactly as the documented pattern reads them, and written in canonical case")
+    func tagShape() {
+        let pattern = /[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?/
+        let pieces = ["a", "Z", "q", "0", "9", "-", "-", "é", "e\u{301}", "٣", "_", " ", "@", "[", "`", "{", "\u{0}", "Ａ"]
+        var generator = SystemRandomNumberGenerator()
+        var samples = ["fa", "pt-BR", "zh-Hant-TW", "es-419", "yue-Hant-419", "fa-", "-fa", "pt--BR", "aaaa", "a", "", "zh-Hant-Hant", "fa-IR-x"]
+        samples += (0..<20_000).map { _ in (0..<Int.random(in: 0...14, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined() }
+        for tag in samples {
+            #expect(LanguageTag.isValid(tag) == (tag.wholeMatch(of: pattern) != nil), "\(tag.unicodeScalars.map(\.value))")
+        }
+        #expect(["fa", "PT-br", "zh-hant-tw", "YUE-HANT-419"].map(LanguageTag.canonical) == ["fa", "pt-BR", "zh-Hant-TW", "yue-Hant-419"])
+        #expect(!LanguageTag.isValid(String(repeating: "a", count: 1_000_000)))
     }
 
     @Test("Right-to-left versions are known by their language", arguments: [("fa", true), ("ar-EG", true), ("he", true), ("de", false), ("ja", false), ("ur-PK", true)])

@@ -47,22 +47,23 @@ struct ReportTests {
         let day2 = day1.addingTimeInterval(86_400), day3 = day2.addingTimeInterval(86_400)
         var events: [Event] = []
         func add(_ type: EventType, _ campaign: Int64, _ at: Date, app: Int64 = shop.id, platform: String = "ios", device: String? = "a",
-                 detail: String = "", test: Bool = false) {
+                 detail: String = "", test: Bool = false, language: String? = nil) {
             events.append(Event(
                 id: UUID().uuidString, appID: app, campaignID: campaign, type: type, occurredAt: at, platform: platform,
-                installationID: device, detail: detail, url: nil, test: test))
+                installationID: device, detail: detail, url: nil, test: test, language: language))
         }
-        add(.impression, sale, day1, device: "a")
+        // Device a reads Persian, b the default version, c Arabic.
+        add(.impression, sale, day1, device: "a", language: "fa")
         add(.impression, sale, day1, device: "b")
-        add(.impression, sale, day1, platform: "android", device: nil)
-        add(.click, sale, day1, device: "a", detail: "primary")
-        add(.impression, sale, day3, device: "a")
-        add(.click, sale, day3, device: "a", detail: "secondary")
+        add(.impression, sale, day1, platform: "android", device: nil, language: "fa")
+        add(.click, sale, day1, device: "a", detail: "primary", language: "fa")
+        add(.impression, sale, day3, device: "a", language: "fa")
+        add(.click, sale, day3, device: "a", detail: "secondary", language: "fa")
         add(.dismiss, sale, day3, device: "b", detail: "swipe")
         add(.dismiss, sale, day3, device: "b", detail: "auto")
-        add(.error, sale, day3, platform: "android", device: "c", detail: "image_fetch")
-        add(.conversion, sale, day3, device: "a", detail: "purchase")
-        add(.impression, sale, day2, device: "iid-qa", test: true)
+        add(.error, sale, day3, platform: "android", device: "c", detail: "image_fetch", language: "ar")
+        add(.conversion, sale, day3, device: "a", detail: "purchase", language: "fa")
+        add(.impression, sale, day2, device: "iid-qa", test: true, language: "fa")
         add(.click, sale, day2, device: "iid-qa", detail: "body", test: true)
         for device in ["w1", "w2", "w3", "w4", "w5"] { add(.impression, welcome, day2, device: device) }
         add(.click, welcome, day2, device: "w1", detail: "primary")
@@ -106,7 +107,7 @@ struct ReportTests {
 
     // MARK: One campaign
 
-    @Test("A campaign's report shows the exact totals, breakdowns, platform split, devices, a day-by-day chart and test figures apart")
+    @Test("A campaign's report shows the exact totals, breakdowns, platform and language splits, devices, a day-by-day chart and test figures apart")
     func campaignReport() async throws {
         let fixture = try await Self.fixture()
         let response = fixture.browser.get("/campaigns/\(fixture.sale)/report?\(Self.range)")
@@ -140,6 +141,13 @@ struct ReportTests {
         // share of impressions, impressions, clicks, CTR, dismissals, errors, conversions
         #expect(Self.cells(platforms, row: "iOS") == ["75.0%", "3", "2", "66.7%", "2", "0", "1"])
         #expect(Self.cells(platforms, row: "Android") == ["25.0%", "1", "0", "0.0%", "0", "1", "0"])
+
+        // The language split, like the platforms', the default version labelled and each tag isolated from the text around it
+        let languages = Self.section(html, #"class="panel report-languages""#)
+        #expect(Self.cells(languages, row: "<code dir=\"ltr\">fa</code>") == ["75.0%", "3", "2", "66.7%", "0", "0", "1"])
+        #expect(Self.cells(languages, row: "Default version") == ["25.0%", "1", "0", "0.0%", "2", "0", "0"])
+        #expect(Self.cells(languages, row: "<code dir=\"ltr\">ar</code>") == ["0.0%", "0", "0", "—", "0", "1", "0"])
+        #expect(languages.range(of: "ltr\">fa<")!.lowerBound < languages.range(of: "Default version")!.lowerBound, "most impressions first")
 
         // The chart: one bar per day, the empty middle day drawn at zero, each day's figures in a title.
         let chart = Self.section(html, #"class="panel report-daily""#)
@@ -182,7 +190,7 @@ struct ReportTests {
         #expect(empty.text.matches(of: /class="chart-bar chart-impressions" x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="0"/).count == 7)
     }
 
-    @Test("The CSV has a header and one row per day, test devices left out, and sums to the stats totals")
+    @Test("The CSV has a header and one row per day, then one per language shown, test devices left out, and sums to the stats totals")
     func csv() async throws {
         let fixture = try await Self.fixture()
         let response = fixture.browser.get("/campaigns/\(fixture.sale)/report.csv?\(Self.range)")
@@ -191,7 +199,10 @@ struct ReportTests {
         let disposition = try #require(response.headers["Content-Disposition"])
         #expect(disposition.hasPrefix("attachment;"))
         #expect(disposition.contains("campaign-\(fixture.sale)-report-2026-09-20-to-2026-09-22.csv"))
-        let lines = response.text.split(separator: "\r\n").map(String.init)
+        // Two sections: the days, then after an empty line the languages shown
+        let sections = response.text.components(separatedBy: "\r\n\r\n")
+        #expect(sections.count == 2)
+        let lines = sections[0].split(separator: "\r\n").map(String.init)
         #expect(lines.first == "date,impressions,clicks,ctr,dismissals,errors,conversions")
         #expect(lines.count == 4)
         #expect(lines.dropFirst().map { $0.split(separator: ",")[0] } == ["2026-09-20", "2026-09-21", "2026-09-22"])
@@ -206,6 +217,12 @@ struct ReportTests {
         #expect(sum(5) == totals["errors"] as? Int)
         #expect(sum(6) == totals["conversions"] as? Int)
         #expect(sum(1) == 4 && sum(2) == 2)
+
+        // The same columns per language, the default version labelled in the reader's words; they sum to the totals too
+        #expect(sections.last?.split(separator: "\r\n") == [
+            "language,impressions,clicks,ctr,dismissals,errors,conversions",
+            "fa,3,2,0.6667,0,0,1", "Default version,1,0,0.0000,2,0,0", "ar,0,0,0.0000,0,1,0",
+        ])
     }
 
     // MARK: All campaigns

@@ -71,6 +71,75 @@ struct TransferTests {
         #expect(card.campaign.data.pairs.map(\.key) == ["کد", "絵文字", "a"])
     }
 
+    /// A card with versions in six languages besides the default: right-to-left text with marks, emoji
+    /// sequences, combining marks (not precomposed), each version overriding different parts.
+    static func versioned(app: Int64) -> Campaign {
+        Campaign(
+            app: app, name: "Spring sale 🌸 حراج", description: "Versions: en, fa, ar, de, ja, pt-BR", priority: 3,
+            triggers: [Trigger(event: "app_launch")], frequency: Frequency(type: .once),
+            targeting: Targeting(languages: ["en", "fa", "ar", "de", "ja", "pt-BR"]),
+            message: Message(
+                layout: .card, title: .init(text: "Spring sale", color: "#1A73E8"), body: .init(text: "20% off everything 👩🏽‍💻"),
+                imageUrl: "https://example.com/en.png", landscapeImageUrl: "https://example.com/en-wide.png", backgroundColor: "#FFFFFF",
+                primaryAction: .init(text: "Shop now", buttonColor: "#CC1A73E8", url: "https://example.com/shop"),
+                secondaryAction: .init(text: "Later"),
+                translations: [
+                    "fa": .init(title: .init(text: "حراج بهاره"), body: .init(text: "۲۰٪ تخفیف روی «همه چیز» — Herald 2.4 🎉"),
+                                primaryAction: .init(text: "خرید", url: "https://example.com/fa/shop")),
+                    "ar": .init(title: .init(text: "تخفيضات الربيع"), body: .init(text: "خصم ٢٠٪ على كلّ شيء\u{200F}!"),
+                                imageUrl: "https://example.com/ar.png", secondaryAction: .init(text: "لاحقًا")),
+                    "de": .init(title: .init(text: "Fru\u{308}hlingsangebot"), body: .init(text: "20 % Rabatt auf alles\nnur diese Woche"),
+                                secondaryAction: .init(text: "Spa\u{308}ter")),
+                    "ja": .init(title: .init(text: "春のセール 🌸"), body: .init(text: "全品20%オフ"), landscapeImageUrl: "https://example.com/ja-wide.png"),
+                    "pt-BR": .init(title: .init(text: "Promoc\u{327}a\u{303}o de primavera"), primaryAction: .init(text: "Comprar")),
+                ]),
+            data: CustomData([.init(key: "promo", value: "SPRING")]))
+    }
+
+    @Test("A campaign with language versions survives export, import into a fresh database, and export again byte for byte: console and API")
+    func versionsByteForByte() async throws {
+        // Given a draft with versions in six languages, in a database and its app
+        let (source, sourceBrowser) = try await TestApp.withAdmin()
+        let shop = try source.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: source.clock.now)
+        let id = try source.database.campaigns.create(Self.versioned(app: shop.id), state: .draft, actor: .commandLine, now: source.clock.now)
+        let exported = sourceBrowser.get("/campaigns/\(id)/export")
+        let listed = sourceBrowser.get("/campaigns/export")
+        #expect(exported.status == 200 && listed.status == 200)
+
+        // When the console's export is imported by the console into a fresh database, then exported again
+        let (target, targetBrowser) = try await TestApp.withAdmin()
+        let fresh = try target.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: target.clock.now)
+        #expect(fresh.id == shop.id)
+        let imported = try targetBrowser.upload("/campaigns/import", from: "/campaigns/import", fields: [("app", String(fresh.id))], file: exported.body)
+        #expect(imported.status == 303, "\(imported.text.prefix(2000))")
+
+        // Then both exports, one campaign's and the list's, are the same bytes as before
+        #expect(targetBrowser.get("/campaigns/\(id)/export").body == exported.body)
+        #expect(targetBrowser.get("/campaigns/export").body == listed.body)
+        let file = try CampaignJSON.decoder().decode(CampaignExport.self, from: Data(exported.body))
+        #expect(file.campaigns.first?.message.translations == Self.versioned(app: shop.id).message.translations)
+        let bytes = Data(exported.body)
+        #expect(bytes.range(of: Data("Promoc\u{327}a\u{303}o".utf8)) != nil && bytes.range(of: Data("Promo\u{E7}\u{E3}o".utf8)) == nil,
+                "combining marks are not composed")
+
+        // And the same through the API: GET, POST into another fresh database, GET again
+        func key(_ app: TestApp, _ appID: Int64) throws -> String {
+            try app.database.apiKeys.create(appID: appID, name: "ci", scopes: [.campaignsRead, .campaignsWrite], actor: .commandLine, now: app.clock.now).secret
+        }
+        let (third, _) = try await TestApp.withAdmin()
+        let thirdShop = try third.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: third.clock.now)
+        let sourceKey = try key(source, shop.id), thirdKey = try key(third, thirdShop.id)
+        let got = source.respond(Request(method: "GET", target: "/api/v1/campaigns/\(id)", headers: HTTPHeaders([("Authorization", "Bearer \(sourceKey)")])))
+        #expect(got.status == 200)
+        let created = third.respond(Request(
+            method: "POST", target: "/api/v1/campaigns",
+            headers: HTTPHeaders([("Authorization", "Bearer \(thirdKey)"), ("Content-Type", "application/json")]), body: got.body))
+        #expect(created.status == 201, "\(created.text.prefix(2000))")
+        #expect(created.body == got.body)
+        let again = third.respond(Request(method: "GET", target: "/api/v1/campaigns/\(id)", headers: HTTPHeaders([("Authorization", "Bearer \(thirdKey)")])))
+        #expect(again.body == got.body)
+    }
+
     @Test("An import with any invalid campaign imports nothing and names every problem by campaign and path")
     func invalidImport() async throws {
         let app = try await TestApp()

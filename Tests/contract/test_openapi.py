@@ -148,7 +148,9 @@ def card(app_id: int, title: str = "Spring sale", **extra) -> dict:
         "app": app_id, "name": title, "priority": 2,
         "triggers": [{"event": "purchase", "filters": [{"property": "product_id", "op": "eq", "value": "sku_1"}]}],
         "message": {"layout": "card", "title": {"text": title, "color": "#1A73E8"}, "imageUrl": "https://example.com/p.png",
-                    "backgroundColor": "#FFFFFF", "primaryAction": {"text": "Shop", "url": "https://example.com/shop"}},
+                    "backgroundColor": "#FFFFFF", "primaryAction": {"text": "Shop", "url": "https://example.com/shop"},
+                    "translations": {"fa": {"title": {"text": "حراج بهاره"}, "primaryAction": {"text": "خرید"}},
+                                     "pt-BR": {"imageUrl": "https://example.com/br.png"}}},
         "data": [{"key": "promo", "value": "SPRING"}],
     }
     campaign.update(extra)
@@ -194,6 +196,7 @@ def test_every_endpoint_answers_as_documented(api: Api):
     feed = api.call("GET", "/api/v1/feed", key="feed")
     assert feed.status == 200
     assert [c["name"] for c in feed.json()["campaigns"]] == ["Second"]
+    assert feed.json()["campaigns"][0]["message"]["translations"] == card(api.app_id)["message"]["translations"]
     assert api.call("GET", "/api/v1/feed", key="feed", headers={"If-None-Match": feed.headers["ETag"]}).status == 304
     tester = api.call("GET", "/api/v1/feed", key="feed", headers={"X-Installation-Id": "iid-test"})
     assert [c.get("test") for c in tester.json()["campaigns"]] == [True, None] or [c.get("test") for c in tester.json()["campaigns"]] == [None, True]
@@ -202,7 +205,7 @@ def test_every_endpoint_answers_as_documented(api: Api):
 
     now = __import__("datetime").datetime.now(__import__("datetime").timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     events = [{"id": str(__import__("uuid").uuid4()), "type": "impression", "campaignId": campaign_id, "occurredAt": now,
-               "platform": "ios", "installationId": "iid-1"},
+               "platform": "ios", "installationId": "iid-1", "language": "fa"},
               {"id": str(__import__("uuid").uuid4()), "type": "click", "campaignId": campaign_id, "occurredAt": now,
                "platform": "ios", "action": "primary", "url": "https://example.com"},
               {"id": "not-a-uuid", "type": "impression", "campaignId": campaign_id, "occurredAt": now, "platform": "ios"}]
@@ -213,6 +216,7 @@ def test_every_endpoint_answers_as_documented(api: Api):
     assert api.call("POST", "/api/v1/events", key="feed", body={"events": []}).status == 403
     stats = api.call("GET", f"/api/v1/campaigns/{campaign_id}/stats")
     assert stats.status == 200 and stats.json()["totals"]["impressions"] == 1
+    assert [(row.get("language"), row["impressions"]) for row in stats.json()["byLanguage"]] == [("fa", 1), (None, 0)]
     assert api.call("GET", f"/api/v1/campaigns/{campaign_id}/stats?from=2026-02-30").status == 400
     assert api.call("DELETE", "/api/v1/installations/iid-1", key="privacy").json()["erasedEvents"] == 1
     assert api.call("DELETE", "/api/v1/installations/iid-1", key="events").status == 403

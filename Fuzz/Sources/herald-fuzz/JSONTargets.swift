@@ -87,6 +87,13 @@ enum EventBatchTarget {
         for (item, event) in zip(items, events) where !(event is [String: Any]) {
             require(item.fields == nil && item.wrongType != nil, "a non-object event was read as an event")
         }
+        // A language tag that ingestion would keep is stored in canonical case: still valid, the same tag
+        // but for case, and canonical once and for all.
+        for tag in items.compactMap({ $0.fields?.language }) where LanguageTag.isValid(tag) {
+            let canonical = LanguageTag.canonical(tag)
+            require(LanguageTag.isValid(canonical) && canonical.lowercased() == tag.lowercased() && LanguageTag.canonical(canonical) == canonical,
+                    "\(tag) in canonical case is \(canonical)")
+        }
     }
 
     private static func occurrences(of needle: String, in bytes: [UInt8]) -> Int {

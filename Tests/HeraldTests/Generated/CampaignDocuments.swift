@@ -240,13 +240,8 @@ enum ValidCampaign {
         var message = SentAndStored()
         let layout = draw.pick(Message.Layout.allCases)
         message.both("layout", .string(layout.rawValue))
-        // The layout's own fields, and now and then one it does not use, which is dropped when saved.
         func field(_ field: Message.Field, _ make: (inout Draw) -> (sent: JSONValue, stored: JSONValue)) {
-            if layout.fields.contains(field) {
-                message.optional(field.rawValue, &draw, rate: 0.7, make)
-            } else if draw.chance(0.05) {
-                message.sent.append((field.rawValue, make(&draw).sent))
-            }
+            part(field, of: layout, in: &message, &draw, rate: 0.7, make)
         }
         field(.title) { text(&$0, characters: 40) }
         field(.body) { text(&$0, characters: 200) }
@@ -267,7 +262,64 @@ enum ValidCampaign {
         }
         field(.slideFrom) { JSONValue.string($0.pick(Message.SlideEdge.allCases).rawValue).twice }
         field(.orientation) { JSONValue.string($0.pick(Message.Orientation.allCases).rawValue).twice }
+        if draw.chance(0.3) {
+            var versions = SentAndStored()
+            var tags = versionTags
+            for _ in 0..<draw.int(0...4) {
+                versions.both(tags.remove(at: draw.int(0...(tags.count - 1))), version(&draw, layout: layout))
+            }
+            // No versions (`{}`) is the same as none: left out when saved.
+            let objects = versions.objects(&draw)
+            if versions.sent.isEmpty { message.sent.append(("translations", objects.sent)) } else { message.both("translations", objects) }
+        } else if draw.chance(0.2) {
+            message.sent.append(("translations", .null))
+        }
         return message.objects(&draw)
+    }
+
+    /// An object's member for a message part: often when the layout uses it, now and then when it does not
+    /// (sent, and dropped when saved).
+    static func part(_ field: Message.Field, of layout: Message.Layout, in object: inout SentAndStored, _ draw: inout Draw, rate: Double,
+                     _ make: (inout Draw) -> (sent: JSONValue, stored: JSONValue)) {
+        if layout.fields.contains(field) {
+            object.optional(field.rawValue, &draw, rate: rate, make)
+        } else if draw.chance(0.05) {
+            object.sent.append((field.rawValue, make(&draw).sent))
+        }
+    }
+
+    /// Language version tags, no two the same but for case; kept as written.
+    static let versionTags = ["fa", "ar", "de", "ja", "pt-BR", "pt", "zh-Hant-TW", "es-419", "he", "FIL", "en-gb"]
+
+    /// A language version: any of the translatable parts, each as Campaign JSON writes it.
+    static func version(_ draw: inout Draw, layout: Message.Layout) -> (sent: JSONValue, stored: JSONValue) {
+        var version = SentAndStored()
+        func field(_ field: Message.Field, _ make: (inout Draw) -> (sent: JSONValue, stored: JSONValue)) {
+            part(field, of: layout, in: &version, &draw, rate: 0.5, make)
+        }
+        for (name, characters) in [(Message.Field.title, 40), (.body, 200)] {
+            field(name) { draw in
+                var text = SentAndStored()
+                text.both("text", .string(GeneratedText.valid(&draw, maxPieces: characters / 10, multiline: true)))
+                return text.objects(&draw)
+            }
+        }
+        field(.imageUrl) { JSONValue.string(https(&$0)).twice }
+        field(.landscapeImageUrl) { JSONValue.string(https(&$0)).twice }
+        for name in [Message.Field.primaryAction, .secondaryAction] {
+            field(name) { draw in
+                var button = SentAndStored()
+                button.optional("text", &draw, rate: 0.7) { JSONValue.string(GeneratedText.valid(&$0, maxPieces: 3, maxCharacters: 60)).twice }
+                button.optional("url", &draw, rate: 0.5) { JSONValue.string(link(&$0)).twice }
+                return button.objects(&draw)
+            }
+        }
+        field(.action) { draw in
+            var action = SentAndStored()
+            action.both("url", .string(link(&draw)))
+            return action.objects(&draw)
+        }
+        return version.objects(&draw)
     }
 
     static func text(_ draw: inout Draw, characters: Int) -> (sent: JSONValue, stored: JSONValue) {

@@ -15,6 +15,8 @@ struct GeneratedEvent: Sendable {
         let installation: [UInt8]?
         let test: Bool
         let detail: String
+        /// The version shown, in canonical case; nil for the default.
+        let language: String?
     }
 
     let json: JSONValue
@@ -43,6 +45,9 @@ enum EventBatches {
     static let details = ["click": ["primary", "secondary", "body"], "dismiss": ["auto", "click", "swipe", "unknown"],
                           "error": ["image_fetch", "image_display", "image_format", "unspecified"]]
     static let detailKeys = ["click": "action", "dismiss": "dismissType", "error": "errorCode", "conversion": "event"]
+    /// Tags as devices may write them, and as Herald stores them.
+    static let languages = [("fa", "fa"), ("ar", "ar"), ("de", "de"), ("ja", "ja"), ("pt-BR", "pt-BR"), ("pt-br", "pt-BR"), ("PT", "pt"),
+                            ("zh-hant-tw", "zh-Hant-TW"), ("es-419", "es-419")]
     /// 2020-01-01T00:00:00Z, the earliest time an event may claim.
     static let earliest: Int64 = 1_577_836_800_000
 
@@ -89,7 +94,7 @@ enum EventBatches {
         let json = JSONValue.object([("id", .string(id)), ("type", .string("impression")), ("campaignId", .number(Double(campaign))),
                                      ("occurredAt", .string(GeneratedTime.written(time))), ("platform", .string("ios"))])
         return GeneratedEvent(json: json, kept: .init(id: id.lowercased(), campaign: Int(campaign), type: "impression", day: day(time), platform: "ios",
-                                                      installation: nil, test: false, detail: ""), reason: "")
+                                                      installation: nil, test: false, detail: "", language: nil), reason: "")
     }
 
     /// An event, valid or broken in one documented way.
@@ -109,6 +114,16 @@ enum EventBatches {
         }
         var detail = ""
         var members: [(key: String, value: JSONValue)] = []
+        // Absent, null, or a tag in any case; each event of a display says which version it showed.
+        var language: String?
+        switch draw.int(0...4) {
+        case 0: break
+        case 1: members.append(("language", .null))
+        default:
+            let (written, canonical) = draw.pick(languages)
+            members.append(("language", .string(written)))
+            language = canonical
+        }
         if let key = detailKeys[type] {
             detail = type == "conversion" ? draw.pick(ValidCampaign.customEvents + ["purchase"]) : draw.pick(details[type]!)
             members.append((key, .string(detail)))
@@ -139,6 +154,11 @@ enum EventBatches {
                 reason = "url"
             }
         case 8: members.append(("platform", .number(1))); reason = "a number for platform"
+        case 9:
+            members.removeAll { $0.key == "language" }
+            members.append(("language", draw.pick([.string(""), .string("english"), .string("fa_IR"), .string("pt-BR-x"), .string("e\u{301}n"),
+                                                   .string(String(repeating: "a", count: 13)), .string(GeneratedText.characters(40)), .number(1), .bool(true)])))
+            reason = "language"
         default: break
         }
         if let installation { members.append(("installationId", .string(installation))) } else if draw.chance(0.3) { members.append(("installationId", .null)) }
@@ -155,7 +175,7 @@ enum EventBatches {
         let canonical = id.lowercased()
         return GeneratedEvent(json: .object(members), kept: .init(
             id: canonical, campaign: Int(campaignID), type: type, day: day(time), platform: platform,
-            installation: installation.map { Array($0.utf8) }, test: installation == testDevice, detail: detail), reason: "")
+            installation: installation.map { Array($0.utf8) }, test: installation == testDevice, detail: detail, language: language), reason: "")
     }
 
     static func uuid(_ draw: inout Draw) -> String {
@@ -252,6 +272,7 @@ struct GeneratedEventProperty {
                     run.fail("\(field) of campaign \(campaign) differs at \(difference)", input: first)
                 }
             }
+            expectLanguages(stats, live, campaign: campaign, from: first, &run)
             if case .array(let daily)? = stats["daily"] {
                 run.expect(daily.count == 366, "\(daily.count) days in the daily series of a 366-day range", input: first)
                 for day in daily {
@@ -261,5 +282,27 @@ struct GeneratedEventProperty {
                 }
             }
         }
+    }
+
+    /// `byLanguage` lists every language shown (the run sends fewer than `EventStore.topLanguages`), most
+    /// impressions first, the default version without `language`, each with exactly its events' counts.
+    static func expectLanguages(_ stats: JSONValue, _ live: [GeneratedEvent.Kept], campaign: Int64, from first: String, _ run: inout GeneratedRun) {
+        guard case .array(let rows)? = stats["byLanguage"] else {
+            run.fail("no byLanguage array in the stats of campaign \(campaign)", input: first)
+            return
+        }
+        let fields = [("impressions", "impression"), ("clicks", "click"), ("dismissals", "dismiss"), ("errors", "error"), ("conversions", "conversion")]
+        let expected = Dictionary(grouping: live, by: \.language).mapValues { events in
+            fields.map { _, type in Double(events.count { $0.type == type }) }
+        }
+        var seen: [String?: [Double]] = [:]
+        for row in rows {
+            let language: String? = if case .string(let tag)? = row["language"] { tag } else { nil }
+            seen[language] = fields.map { row[$0.0]?.numberValue ?? -1 }
+        }
+        run.expect(seen == expected, "byLanguage of campaign \(campaign) from \(first) is \(seen), not \(expected)", input: first)
+        let impressions = rows.map { $0["impressions"]?.numberValue ?? 0 }
+        run.expect(impressions == impressions.sorted(by: >), "byLanguage is not in order of impressions: \(impressions)", input: first)
+        run.expect(stats.at("otherLanguages.impressions")?.numberValue == 0, "otherLanguages is not empty", input: first)
     }
 }

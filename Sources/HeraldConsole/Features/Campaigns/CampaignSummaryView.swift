@@ -63,7 +63,7 @@ struct CampaignSummaryView: Sendable {
         canStop = stored.state == .published || stored.state == .paused
         canArchive = stored.state != .archived
         canDelete = stored.state == .draft
-        errors = problems.map { Problem(message: $0.message, path: $0.path) }
+        errors = problems.map { Problem(message: l.message(for: $0), path: $0.path) }
 
         /// A row whose label is a catalog key and whose value is HTML; nothing when there is no value.
         func row(_ key: String, _ value: String?) -> Row? {

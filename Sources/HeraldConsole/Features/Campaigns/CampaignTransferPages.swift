@@ -105,7 +105,9 @@ struct CampaignTransferPages: Sendable {
                 heading: localizer.markup("campaigns.import.campaign", [
                     "number": Markup.escape(localizer.number(number)), "name": Markup.user(problems.first?.name ?? ""),
                 ]),
-                problems: problems.map { ImportView.FieldProblemRow(path: $0.path, message: $0.message) })
+                problems: problems.map {
+                    ImportView.FieldProblemRow(path: $0.path, message: $0.text.flatMap(localizer.message(for:)) ?? $0.message)
+                })
         }
         let model = ImportView(
             apps: apps.map { SelectOption(value: String($0.id), label: $0.name, selected: $0.id == (appID ?? apps.first?.id)) },

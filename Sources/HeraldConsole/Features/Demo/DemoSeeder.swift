@@ -4,7 +4,9 @@ import HeraldStorage
 
 /// Seeds a demo app with a published campaign of every layout and days of realistic events
 /// (a weekday rhythm, different click-through by layout, a few display errors), so a new
-/// installation shows living reports. The same seed gives the same data.
+/// installation shows living reports. The card has Persian, Arabic, German and Japanese versions, and
+/// its devices speak those languages and others, so its report splits by language shown. The same
+/// seed gives the same data.
 public struct DemoSeeder: Sendable {
     public struct Summary: Sendable {
         public let appID: Int64
@@ -24,18 +26,22 @@ public struct DemoSeeder: Sendable {
         (.banner, 1.4, 0.03, 0.002), (.slideup, 1.2, 0.05, 0.002), (.fullscreen, 0.5, 0.15, 0.01),
     ]
 
+    /// The demo's devices' languages, by share of installations (English most; pt-BR has no version, so it sees the default).
+    private static let deviceLanguages: [(String, count: Int)] = [("en-US", 8), ("de-DE", 4), ("fa-IR", 3), ("ar-EG", 2), ("ja-JP", 2), ("pt-BR", 1)]
+
     public func seed(days: Int = 30, dailyImpressions: Int = 400, now: Date = Date(), seed: UInt64 = 42) throws -> Summary {
         var random = SeededRandom(seed: seed)
         let name = "Demo shop \(UTCTime.day(now))"
         let app = try AppRegistry(database: database).createApp(name: name, platforms: [.ios, .android, .web], actor: .commandLine, now: now)
         let start = now.addingTimeInterval(-Double(days) * 86_400)
-        var campaigns: [(id: Int64, layout: Message.Layout, weight: Double, ctr: Double, errors: Double)] = []
+        var campaigns: [(id: Int64, message: Message, weight: Double, ctr: Double, errors: Double)] = []
         for (index, profile) in Self.profiles.enumerated() {
             var campaign = Self.campaign(for: profile.0, app: app.id)
             campaign.priority = index + 1
             let id = try database.campaigns.create(campaign, state: .published, actor: .commandLine, now: start)
-            campaigns.append((id, profile.0, profile.weight, profile.ctr, profile.errors))
+            campaigns.append((id, campaign.message, profile.weight, profile.ctr, profile.errors))
         }
+        let languages = Self.deviceLanguages.flatMap { Array(repeating: $0.0, count: $0.count) }
 
         var events: [Event] = []
         var total = 0
@@ -50,24 +56,29 @@ public struct DemoSeeder: Sendable {
                     let at = dayStart.addingTimeInterval(random.uniform(0, 86_399))
                     guard at < now else { continue }
                     let platform = platforms[random.index(platforms.count)]
-                    let installation = "demo-\(random.index(5_000))"
+                    let device = random.index(5_000)
+                    let installation = "demo-\(device)"
+                    // What the delivery client does: the version for the device's language, reported with each event.
+                    let shown = campaign.message.version(for: languages[device % languages.count]).tag.map(LanguageTag.canonical)
                     func event(_ type: EventType, _ detail: String, after seconds: Double) -> Event {
                         Event(id: random.uuid(), appID: app.id, campaignID: campaign.id, type: type,
                               occurredAt: min(at.addingTimeInterval(seconds), now), platform: platform,
-                              installationID: random.chance(0.85) ? installation : nil, detail: detail, url: nil, test: false)
+                              installationID: random.chance(0.85) ? installation : nil, detail: detail, url: nil, test: false,
+                              language: shown)
                     }
+                    let layout = campaign.message.layout
                     if random.chance(campaign.errors) {
                         events.append(event(.error, (random.chance(0.7) ? DisplayErrorCode.imageFetch : .imageDisplay).rawValue, after: 0))
                         continue
                     }
                     events.append(event(.impression, "", after: 0))
                     if random.chance(campaign.ctr) {
-                        let action: ClickAction = campaign.layout == .card || campaign.layout == .fullscreen
-                            ? (random.chance(0.8) ? .primary : .secondary) : (campaign.layout == .modal ? .primary : .body)
+                        let action: ClickAction = layout == .card || layout == .fullscreen
+                            ? (random.chance(0.8) ? .primary : .secondary) : (layout == .modal ? .primary : .body)
                         events.append(event(.click, action.rawValue, after: random.uniform(1, 8)))
                         if random.chance(0.25) { events.append(event(.conversion, "purchase", after: random.uniform(30, 600))) }
                     } else {
-                        let kind: DismissType = campaign.layout == .banner || campaign.layout == .slideup
+                        let kind: DismissType = layout == .banner || layout == .slideup
                             ? (random.chance(0.7) ? .auto : .swipe) : .click
                         events.append(event(.dismiss, kind.rawValue, after: random.uniform(2, 12)))
                     }
@@ -88,7 +99,16 @@ public struct DemoSeeder: Sendable {
         case .card:
             Message(layout: .card, title: .init(text: "Spring sale: 20% off"), body: .init(text: "Everything in the shop, until Sunday."),
                     imageUrl: image, backgroundColor: "#FFFFFF", primaryAction: .init(text: "Shop now", url: "https://example.com/sale"),
-                    secondaryAction: .init(text: "Later"))
+                    secondaryAction: .init(text: "Later"), translations: [
+                        "fa": .init(title: .init(text: "حراج بهاره: ۲۰٪ تخفیف"), body: .init(text: "همه چیز در فروشگاه، تا یکشنبه."),
+                                    primaryAction: .init(text: "خرید کنید"), secondaryAction: .init(text: "بعداً")),
+                        "ar": .init(title: .init(text: "تخفيضات الربيع: خصم ٢٠٪"), body: .init(text: "على كل شيء في المتجر، حتى الأحد."),
+                                    primaryAction: .init(text: "تسوّق الآن"), secondaryAction: .init(text: "لاحقًا")),
+                        "de": .init(title: .init(text: "Frühlingsangebot: 20 % Rabatt"), body: .init(text: "Auf alles im Shop, bis Sonntag."),
+                                    primaryAction: .init(text: "Jetzt shoppen", url: "https://example.com/de/sale"), secondaryAction: .init(text: "Später")),
+                        "ja": .init(title: .init(text: "春のセール：20%オフ"), body: .init(text: "日曜日まで、ショップの全商品が対象。"),
+                                    primaryAction: .init(text: "今すぐ購入"), secondaryAction: .init(text: "あとで")),
+                    ])
         case .modal:
             Message(layout: .modal, title: .init(text: "New: dark mode"), body: .init(text: "Easier on the eyes at night."),
                     imageUrl: image, primaryAction: .init(text: "Try it", url: "demoapp://settings/appearance"))

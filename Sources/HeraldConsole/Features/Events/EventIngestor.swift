@@ -84,6 +84,13 @@ struct EventIngestor: Sendable {
         if let installation, installation.isEmpty || installation.count > 200 || ControlCharacters.first(in: installation, multiline: false) != nil {
             return .failure(Problem(reason: "`installationId` must be 1 to 200 characters without control characters, or absent when the user has not opted in."))
         }
+        var language: String?
+        if let tag = item.language {
+            guard LanguageTag.isValid(tag) else {
+                return .failure(Problem(reason: "`language` must be the language tag of the version shown, such as fa, de or pt-BR (at most \(LanguageTag.maxLength) characters), or absent for the default version."))
+            }
+            language = LanguageTag.canonical(tag)
+        }
         let detail: String
         var url: String?
         switch type {
@@ -114,7 +121,8 @@ struct EventIngestor: Sendable {
         }
         return .success(Event(
             id: id, appID: appID, campaignID: campaignID, type: type, occurredAt: occurredAt, platform: platform,
-            installationID: installation, detail: detail, url: url, test: installation.map(testDevices.contains) ?? false))
+            installationID: installation, detail: detail, url: url, test: installation.map(testDevices.contains) ?? false,
+            language: language))
     }
 
     /// `text` in lower case if it is a UUID in the 8-4-4-4-12 hex form, else nil. By hand: this runs for
@@ -159,14 +167,14 @@ struct EventIngestor: Sendable {
 
             /// Every field an event may carry, all optional: which are required depends on `type`.
             struct Fields {
-                var id, type, occurredAt, platform, installationId, action, url, dismissType, errorCode, event: String?
+                var id, type, occurredAt, platform, installationId, action, url, dismissType, errorCode, event, language: String?
                 var campaignId: Int64?
 
                 /// The text fields by their JSON name.
                 static let text: [String: WritableKeyPath<Fields, String?> & Sendable] = [
                     "id": \.id, "type": \.type, "occurredAt": \.occurredAt, "platform": \.platform,
                     "installationId": \.installationId, "action": \.action, "url": \.url, "dismissType": \.dismissType,
-                    "errorCode": \.errorCode, "event": \.event,
+                    "errorCode": \.errorCode, "event": \.event, "language": \.language,
                 ]
             }
         }

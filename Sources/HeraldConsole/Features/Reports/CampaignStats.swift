@@ -82,6 +82,33 @@ struct CampaignStats: Encodable, Sendable, Equatable {
         }
     }
 
+    /// Real traffic for one language version shown.
+    struct LanguageTotals: Encodable, Sendable, Equatable {
+        /// The version's tag; absent for the default version (and in `otherLanguages`).
+        var language: String?
+        /// Written beside `language`, without `uniqueDevices`: devices are not counted per language.
+        var totals = Totals()
+
+        init(language: String?, counts: [EventType: Int]) {
+            self.language = language
+            for (type, count) in counts { totals.add(type, count) }
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case language, impressions, clicks, dismissals, errors, conversions, ctr
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(language, forKey: .language)
+            for (key, count) in [(CodingKeys.impressions, totals.impressions), (.clicks, totals.clicks), (.dismissals, totals.dismissals),
+                                 (.errors, totals.errors), (.conversions, totals.conversions)] {
+                try container.encode(count, forKey: key)
+            }
+            try container.encode(totals.ctr, forKey: .ctr)
+        }
+    }
+
     struct Day: Encodable, Sendable, Equatable {
         let date: String
         var impressions = 0
@@ -103,6 +130,10 @@ struct CampaignStats: Encodable, Sendable, Equatable {
     /// ...and the conversions of all the others, so the answer stays small whatever names an app records.
     var otherConversions = 0
     var byPlatform: [String: Totals] = [:]
+    /// The languages shown most (at most `EventStore.topLanguages`), most impressions first...
+    var byLanguage: [LanguageTotals] = []
+    /// ...and every other language shown, summed.
+    var otherLanguages = LanguageTotals(language: nil, counts: [:])
     var daily: [Day] = []
     /// Test devices' events, kept apart.
     var test = Totals()
@@ -129,6 +160,8 @@ struct CampaignStats: Encodable, Sendable, Equatable {
         }
         conversionsByEvent = Dictionary(counts.topConversions.map { ($0.event, $0.count) }, uniquingKeysWith: +)
         otherConversions = counts.otherConversions
+        byLanguage = counts.topLanguages.map { LanguageTotals(language: $0.language, counts: $0.counts) }
+        otherLanguages = LanguageTotals(language: nil, counts: counts.otherLanguages)
         totals.uniqueDevices = counts.uniqueDevices
         test.uniqueDevices = counts.uniqueTestDevices
         daily = range.days.map { date in

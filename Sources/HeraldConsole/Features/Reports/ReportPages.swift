@@ -251,6 +251,15 @@ struct ReportPages: Sendable {
         let figures: Figures
     }
 
+    /// A language version shown: its tag, or a label for the default version and for all other languages together.
+    struct LanguageRow: Sendable {
+        let label: String
+        let tag: String
+        let hasTag: Bool
+        let share: String
+        let figures: Figures
+    }
+
     struct DailyRow: Sendable {
         /// The UTC day as `YYYY-MM-DD`, for `<time datetime>`.
         let day: String
@@ -267,6 +276,8 @@ struct ReportPages: Sendable {
         let breakdowns: [Breakdown]
         let platforms: [PlatformRow]
         let hasPlatforms: Bool
+        let languages: [LanguageRow]
+        let hasLanguages: Bool
         let test: [Metric]
         let hasTest: Bool
     }
@@ -311,35 +322,13 @@ struct ReportPages: Sendable {
     /// The CSV's columns, in order; their headers are written in the user's language.
     static let csvColumns = ["date", "impressions", "clicks", "ctr", "dismissals", "errors", "conversions"]
 
-    /// `GET /campaigns/{id}/report.csv`: the daily rows of the range, test devices left out. The headers are
-    /// in the user's language; the figures stay as programs read them (ISO days, plain digits, CTR as a fraction).
-    func csv(_ context: RequestContext) throws -> Response {
-        let stored = try campaign(id: try context.id("id"))
-        let requested = ReportRange.read(context.request.query, now: context.now)
-        guard let days = requested.range else { throw HTTPError(400, requested.problem(context.localizer) ?? "") }
-        let stats = CampaignStats(counts: try services.database.events.counts(campaignID: stored.id, from: days.from, to: days.to), range: days)
-        var lines = [Self.csvColumns.map { Self.csvField(context.localizer("reports.csv." + $0)) }.joined(separator: ",")]
-        for day in stats.daily {
-            let ctr = String(format: "%.4f", DailyChart.rate(day.clicks, day.impressions))
-            lines.append("\(day.date),\(day.impressions),\(day.clicks),\(ctr),\(day.dismissals),\(day.errors),\(day.conversions)")
-        }
-        let filename = "campaign-\(stored.id)-report-\(days.from)-to-\(days.to).csv"
-        return Response(
-            status: 200,
-            headers: HTTPHeaders([
-                ("Content-Type", "text/csv; charset=utf-8"),
-                ("Content-Disposition", "attachment; filename=\"\(filename)\""),
-            ]),
-            body: Array((lines.joined(separator: "\r\n") + "\r\n").utf8))
-    }
-
     /// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
     static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    private func campaign(id: Int64) throws -> StoredCampaign {
+    func campaign(id: Int64) throws -> StoredCampaign {
         guard let stored = try services.database.campaigns.find(id: id) else { throw HTTPError.notFound }
         return stored
     }
@@ -375,6 +364,18 @@ struct ReportPages: Sendable {
                 name: l.platformTitle(name), share: ReportFormat.percent(figures.impressions, of: totals.impressions, l),
                 figures: Figures(figures, l))
         }
+        var languages = stats.byLanguage.map { version in
+            LanguageRow(
+                label: version.language == nil ? l("reports.languages.default_version") : "", tag: version.language ?? "",
+                hasTag: version.language != nil,
+                share: ReportFormat.percent(version.totals.impressions, of: totals.impressions, l), figures: Figures(version.totals, l))
+        }
+        let other = stats.otherLanguages.totals
+        if other != CampaignStats.Totals() {
+            languages.append(LanguageRow(
+                label: l("reports.languages.other_languages"), tag: "", hasTag: false,
+                share: ReportFormat.percent(other.impressions, of: totals.impressions, l), figures: Figures(other, l)))
+        }
         let conversions = stats.conversionsByEvent.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.key) }
         func known(_ codes: [String]) -> [(String, String)] { codes.map { ($0, l("reports.breakdown." + $0)) } }
         let breakdowns = [
@@ -396,7 +397,7 @@ struct ReportPages: Sendable {
                 figures.add(.conversion, day.conversions)
                 return DailyRow(day: day.date, date: l.day(day.date), figures: Figures(figures, l))
             },
-            breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty,
+            breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty, languages: languages, hasLanguages: !languages.isEmpty,
             test: testMetrics, hasTest: test.impressions + test.clicks + test.dismissals + test.errors + test.conversions > 0)
     }
 
