@@ -103,9 +103,14 @@ public struct MessageTranslation: Codable, Sendable, Equatable {
 /// BCP 47 language tags as Herald takes them: a language, then optional script and region subtags
 /// (`fa`, `pt-BR`, `zh-Hant-TW`), compared without regard to case.
 public enum LanguageTag {
+    /// The accepted shape as a regular expression matching a whole tag (also an HTML `pattern`, so a
+    /// browser checks a typed tag the same way).
+    public static let pattern = "[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?"
+
     /// Whether `tag` is a language tag of the accepted shape.
     public static func isValid(_ tag: String) -> Bool {
-        tag.wholeMatch(of: /[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?/) != nil
+        guard tag.utf8.count <= 16, let shape = try? Regex(pattern) else { return false }
+        return tag.wholeMatch(of: shape) != nil
     }
 
     /// The tags to try for a device's language, most specific first: `pt-BR` → `pt-br`, `pt`.
