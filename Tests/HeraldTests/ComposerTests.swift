@@ -230,7 +230,7 @@ struct ComposerTests {
         #expect(page.contains("Revision 1"))
         #expect(page.components(separatedBy: "admin@example.com").count - 1 == 3)
         #expect(page.contains("<bdi>Title</bdi></td><td dir=\"auto\">Spring sale</td><td dir=\"auto\">Spring sale, last days</td>"))
-        #expect(page.contains("<bdi>Key</bdi></td><td dir=\"auto\">discount</td><td dir=\"auto\">theme</td>"))
+        #expect(page.contains("<bdi>Pair 2 — Key</bdi></td><td dir=\"auto\">discount</td><td dir=\"auto\">theme</td>"))
         #expect(page.contains("<bdi>State</bdi></td><td dir=\"auto\">published</td><td dir=\"auto\">paused</td>"))
         #expect(try app.database.campaigns.revisions(id: id).count == 3)
     }

@@ -186,7 +186,7 @@ struct ComposerVersionTests {
         let page = try admin.submit("/campaigns", from: "/campaigns/new", pairs: fields).text
         #expect(page.contains(##"<a href="#field-message-title-color">Title color: Use a color like #1A73E8"##))
         #expect(page.contains(##"<a href="#field-frequency-days">Days between showings: Enter the days as a whole number.</a>"##))
-        #expect(page.contains(##"<a href="#field-triggers-1-filters-1-value">Value: Enter a number"##))
+        #expect(page.contains(##"<a href="#field-triggers-1-filters-1-value">Trigger 2 — Property filter 2 — Value: Enter a number"##))
     }
 
     // MARK: The catalogue
@@ -228,6 +228,8 @@ struct ComposerVersionTests {
         }
         #expect(ComposerFields.label(for: "message.translations.fa.title.text", Self.english) == "Persian (fa) — Title")
         #expect(ComposerFields.label(for: "targeting.languages.2", Self.english) == "Languages")
+        #expect(ComposerFields.label(for: "data.0.value", Self.english) == "Pair 1 — Value")
+        #expect(ComposerFields.label(for: "targeting.userProperties.1.op", Self.english) == "Condition 2 — Comparison")
         #expect(ComposerFields.label(for: "message.translations.pt-BR", Self.english) == "Portuguese (Brazil) (pt-BR)")
         #expect(ComposerFields.label(for: "unknown.path", Self.english) == nil)
     }

@@ -227,15 +227,32 @@ enum ComposerFields {
         return (tag, parts.count > 1 ? "message.\(parts[1])" : "")
     }
 
-    /// How a person reads the field at `path`: its label, and the language version's name first for a
-    /// version's field ("Persian (fa) — Title").
+    /// How a person reads the field at `path`: its label, after the language version's name for a
+    /// version's field ("Persian (fa) — Title") and the rows' for a row's ("Trigger 2 — Property filter 1 — Value").
     static func label(for path: String, _ localizer: Localizer) -> String? {
         if let (tag, inner) = version(of: path) {
             let language = LanguageNames.name(of: tag, in: localizer)
             guard !inner.isEmpty, let field = field(for: inner) else { return language }
             return localizer("composer.versions.field_label", ["language": language, "field": field.label(localizer)])
         }
-        return field(for: path)?.label(localizer)
+        guard let field = field(for: path) else { return nil }
+        return rowNames(in: path, localizer).reversed().reduce(field.label(localizer)) { label, row in
+            localizer("composer.row_label", ["row": row, "field": label])
+        }
+    }
+
+    /// The rows a path passes through, as people count them: `triggers.1.filters.0.value` → "Trigger 2", "Property filter 1".
+    private static let rowKeys = [
+        "data": "composer.data.row", "triggers": "composer.triggers.legend", "filters": "composer.triggers.filter_row",
+        "userProperties": "composer.targeting.condition_row",
+    ]
+
+    static func rowNames(in path: String, _ localizer: Localizer) -> [String] {
+        let parts = path.split(separator: ".").map(String.init)
+        return parts.indices.dropFirst().compactMap { index in
+            guard let number = Int(parts[index]), number >= 0, number < 10_000, let key = rowKeys[parts[index - 1]] else { return nil }
+            return localizer(key, ["number": localizer.number(number + 1)])
+        }
     }
 }
 
