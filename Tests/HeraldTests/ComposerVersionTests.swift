@@ -288,3 +288,58 @@ struct ComposerVersionTests {
         #expect(frame.text.contains("20% off everything"))
     }
 }
+
+/// The composer and preview pages in the pseudo-language: any English word left is text the catalog does not hold.
+@Suite("Composer and preview: every word from the catalog")
+struct ComposerTranslationTests {
+    /// Words of four or more Latin letters outside the pseudo-language's marks, in the page's text (not in
+    /// attributes), leaving out what is not the composer's or preview's to translate: user text and domain
+    /// messages (elements with `dir="auto"`), product, app and user names, codes, language names from the
+    /// system's locale data, the time zones and event IDs lists, and the layout's parts other sections own
+    /// (flash messages, badges, the shared error summary's heading).
+    static func untranslatedWords(_ html: String) -> Set<String> {
+        var text = html
+        for pattern in [#"<datalist[\s\S]*?</datalist>"#, #"<style[\s\S]*?</style>"#, #"<script[\s\S]*?</script>"#, #"<select id="field-composer-language"[\s\S]*?</select>"#,
+                        #"<code>[\s\S]*?</code>"#, #"<(\w+)[^>]*dir="auto"[^>]*>[^<]*</\1>"#, #"<div class="flash[^"]*"[^>]*>[\s\S]*?</div>"#,
+                        #"<span class="badge[^"]*">[^<]*</span>"#, #"<div class="error-summary"[^>]*>\s*<h2>[^<]*</h2>"#,
+                        #"⟦[^⟧]*⟧"#, #"<[^>]*>"#, #"&[a-z#0-9]+;"#] {
+            text = text.replacingOccurrences(of: pattern, with: " ", options: .regularExpression)
+        }
+        let allowed: Set<String> = ["Herald", "Shop", "Android", "Admin", "English", "Firebase", "Messaging", "Braze", "LANGNAME"]
+        return Set(text.split(whereSeparator: { !$0.isLetter }).map(String.init).filter {
+            $0.count >= 4 && $0.allSatisfy { $0.isASCII } && !allowed.contains($0)
+        })
+    }
+
+    @Test("The composer, its preview frame, the preview page, the gallery and the history have no word outside the catalog")
+    func pseudoLanguage() async throws {
+        let (app, admin) = try await TestApp.withAdmin(configure: { $0.pseudoLocale = true })
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: app.clock.now)
+        let pseudo = [("Accept-Language", "en-XA")]
+        let id = try app.database.campaigns.create(ComposerVersionTests.translatedCard(app: shop.id), state: .draft, actor: .commandLine, now: app.clock.now)
+        let pages = [
+            "/campaigns/new", "/campaigns/\(id)/edit", "/campaigns/\(id)/preview", "/campaigns/\(id)/preview/frame?language=fa",
+            "/campaigns/\(id)/history", "/preview/gallery", "/preview/blank",
+        ]
+        for page in pages {
+            let response = admin.get(page, headers: pseudo)
+            #expect(response.status == 200, "\(page)")
+            #expect(Self.untranslatedWords(response.text).isEmpty, "\(page): \(Self.untranslatedWords(response.text).sorted())")
+        }
+        // A refused save: the error summary and the messages beside the fields
+        let form = admin.get("/campaigns/new", headers: pseudo).text
+        let token = try #require(TestBrowser.csrfToken(in: form))
+        func post(_ fields: [(String, String)]) -> Response {
+            admin.send(Request(
+                method: "POST", target: "/campaigns",
+                headers: HTTPHeaders([("Content-Type", "application/x-www-form-urlencoded"), ("Accept-Language", "en-XA")]),
+                body: Array(FormData([("csrf_token", token), ("app", String(shop.id)), ("name", "N")] + fields).urlencoded.utf8)))
+        }
+        for refused in [post([("composer.otherLanguage", "not a tag"), ("intent", "add-language")]),
+                        post([("frequency.type", "every_n_days"), ("frequency.days", "x"), ("intent", "draft")])] {
+            #expect(refused.status == 422)
+            #expect(refused.text.contains("error-summary"))
+            #expect(Self.untranslatedWords(refused.text).isEmpty, "\(Self.untranslatedWords(refused.text).sorted())")
+        }
+    }
+}

@@ -286,7 +286,7 @@ struct Swatch {
 /// a `<script type="application/json">` block: the script holds no text of its own.
 enum ComposerScriptStrings {
     static let keys = [
-        "chose", "row_added", "row_cleared", "row_removed", "row_moved", "version_added", "version_removed", "version_shown",
+        "chose", "row_added", "row_cleared", "row_removed", "row_moved", "version_added", "version_removed",
     ]
 
     static func json(_ localizer: Localizer) -> String {
