@@ -411,6 +411,8 @@ function setUpVersions(form, { say, announce }) {
   const other = form.querySelector("[data-version-other]");
   const template = form.querySelector("template[data-version-template]");
   const addButton = form.querySelector("[data-version-add]");
+  // The list's options of versions added here, to offer again when such a version is removed.
+  const takenOptions = new Map();
   const addVersion = (event) => {
     // A typed tag, or none chosen, goes to the server, which checks it and says what is wrong.
     if (!choice || !template || (other && other.value.trim() !== "")) return;
@@ -439,6 +441,7 @@ function setUpVersions(form, { say, announce }) {
     panel.querySelectorAll("[data-layouts]").forEach((element) => {
       element.hidden = layout ? !element.dataset.layouts.split(/\s+/).includes(layout.value) : false;
     });
+    takenOptions.set(values.LANGTAG, option);
     option.remove();
     choice.selectedIndex = 0;
     select(tab, false);
@@ -457,8 +460,13 @@ function setUpVersions(form, { say, announce }) {
     const panel = button.closest("[data-version-panel]");
     const tab = panel && document.getElementById(panel.getAttribute("aria-labelledby"));
     const name = nameOf(panel);
+    const tag = panel && panel.dataset.versionPanel;
     if (tab) tab.remove();
     if (panel) panel.remove();
+    if (choice && takenOptions.has(tag)) {
+      choice.add(takenOptions.get(tag));
+      takenOptions.delete(tag);
+    }
     const first = tabs()[0];
     if (first) select(first, true);
     announce(say("version_removed", { language: name }));

@@ -155,6 +155,8 @@ def test_compose_versions_preview_each_and_publish(driver, versions_herald):
     alert.accept()
     wait(driver).until(lambda d: not d.find_elements(By.ID, "version-tab-tr"), message="the Turkish version stayed")
     assert driver.find_element(By.ID, "version-tab-default").get_attribute("aria-selected") == "true"
+    # (and Turkish is offered again)
+    assert driver.find_elements(By.CSS_SELECTOR, '[data-version-choice] option[value="tr"]')
 
     # And the campaign is published
     publish = [b for b in driver.find_elements(By.CSS_SELECTOR, 'button[name="intent"][value="publish"]')][0]

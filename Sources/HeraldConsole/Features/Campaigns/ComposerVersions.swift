@@ -37,12 +37,12 @@ struct ComposerVersions: Sendable {
         let id: String
         let tabID: String
         let name: String
-        let versionLang: String
         let direction: String
         let selected: Bool
         let fields: [FieldInput]
         /// The problem with the version itself (a tag that is not one, a repeated tag). (Names here and in
         /// `FieldInput` differ from the page's: Mustache looks a missing value up in the enclosing ones.)
+        /// The panel's labels are in the console's language: only the version's text inputs carry its `lang`.
         let versionError: String?
         let removeLabel: String
         let removeConfirmation: String
@@ -96,7 +96,7 @@ struct ComposerVersions: Sendable {
         func panel(_ tag: String, name: String, direction: String, selected: Bool) -> Panel {
             let id = Self.panelID(tag)
             return Panel(
-                tag: tag, id: id, tabID: Self.tabID(tag), name: name, versionLang: tag, direction: direction, selected: selected,
+                tag: tag, id: id, tabID: Self.tabID(tag), name: name, direction: direction, selected: selected,
                 fields: ComposerFields.translatable.compactMap { field in
                     field.versionPath(tag).map { inputs.field(field, name: $0, version: (tag, direction)) }
                 },
