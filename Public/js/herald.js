@@ -76,10 +76,10 @@ function setUpComposer(form) {
     });
     // Cards have a portrait and a landscape image; the other layouts have one image. (The label's
     // first text only: a language version's label also holds its "own text" mark.)
-    form.querySelectorAll('label[for$="-imageUrl"]').forEach((label) => {
+    form.querySelectorAll("label[data-card-label]").forEach((label) => {
       if (label.firstChild && label.firstChild.nodeType === Node.TEXT_NODE) {
-        const words = layout === "card" ? strings.image_url_card : strings.image_url;
-        if (words) label.firstChild.nodeValue = label.firstChild.nodeValue.replace(/^.*?(\s*)$/, words + "$1");
+        const words = layout === "card" ? label.dataset.cardLabel : label.dataset.otherLabel;
+        label.firstChild.nodeValue = label.firstChild.nodeValue.replace(/^.*?(\s*)$/, words + "$1");
       }
     });
   };

@@ -222,6 +222,7 @@ struct ComposerVersionTests {
         for field in ComposerFields.all {
             #expect(english.entries[field.labelKey] != nil, "\(field.labelKey)")
             if let hint = field.hintKey { #expect(english.entries[hint] != nil, "\(hint)") }
+            if field.hasCardLabel { #expect(english.entries["fields.\(field.key).label_card"] != nil, "\(field.key)") }
             for option in field.options { #expect(english.entries[field.optionKey(option)] != nil, "\(field.optionKey(option))") }
             let concrete = field.path.replacingOccurrences(of: "*", with: "3")
             #expect(ComposerFields.field(for: concrete)?.key == field.key, "\(concrete)")

@@ -15,6 +15,8 @@ struct ComposerField: Sendable {
     let key: String
     let kind: Kind
     let hasHint: Bool
+    /// Whether a card calls it otherwise (`fields.<key>.label_card`): a card's image is its portrait one.
+    let hasCardLabel: Bool
     let placeholder: String?
     /// The message part it is (nil: not part of the message); decides which layouts show it.
     let part: Message.Field?
@@ -37,13 +39,14 @@ struct ComposerField: Sendable {
     }
 
     init(
-        _ path: String, _ key: String, _ kind: Kind = .text, hint: Bool = false, placeholder: String? = nil,
+        _ path: String, _ key: String, _ kind: Kind = .text, hint: Bool = false, cardLabel: Bool = false, placeholder: String? = nil,
         part: Message.Field? = nil, options: [String] = [], access: Access? = nil, versionAccess: VersionAccess? = nil
     ) {
         self.path = path
         self.key = key
         self.kind = kind
         self.hasHint = hint
+        self.hasCardLabel = cardLabel
         self.placeholder = placeholder
         self.part = part
         self.options = options
@@ -77,8 +80,7 @@ struct ComposerField: Sendable {
 
     /// The label, as the composer shows it for `layout` (a card has a portrait and a landscape image).
     func label(_ localizer: Localizer, layout: Message.Layout? = nil) -> String {
-        if path == "message.imageUrl" && layout == .card { return localizer("fields.image_url.label_card") }
-        return localizer(labelKey)
+        hasCardLabel && layout == .card ? localizer("fields.\(key).label_card") : localizer(labelKey)
     }
 }
 
@@ -99,7 +101,7 @@ enum ComposerFields {
                       versionAccess: .init(read: { $0.body?.text }, write: { $0.body = .init(text: $1) })),
         ComposerField("message.body.color", "body_color", .color, placeholder: "#000000", part: .body,
                       access: .init(read: { $0.body?.color }, write: { $0.body = .init(text: $0.body?.text ?? "", color: $1) })),
-        ComposerField("message.imageUrl", "image_url", .url, hint: true, placeholder: "https://", part: .imageUrl,
+        ComposerField("message.imageUrl", "image_url", .url, hint: true, cardLabel: true, placeholder: "https://", part: .imageUrl,
                       access: .init(read: { $0.imageUrl }, write: { $0.imageUrl = $1 }),
                       versionAccess: .init(read: { $0.imageUrl }, write: { $0.imageUrl = $1 })),
         ComposerField("message.landscapeImageUrl", "landscape_image_url", .url, hint: true, placeholder: "https://", part: .landscapeImageUrl,

@@ -51,7 +51,9 @@ struct ComposerInputs {
         let fallback = version == nil ? nil : (form[field.path] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let isText = field.kind == .text
         return FieldInput(
-            id: id, name: path, label: field.label(localizer, layout: layout), type: type, value: current, hint: version == nil ? hint : nil,
+            id: id, name: path, label: field.label(localizer, layout: layout),
+            cardLabel: field.hasCardLabel ? field.label(localizer, layout: .card) : nil,
+            otherLabel: field.hasCardLabel ? field.label(localizer) : nil, type: type, value: current, hint: version == nil ? hint : nil,
             error: problem, placeholder: fallback.flatMap { $0.isEmpty ? nil : $0 } ?? field.placeholder, datalist: datalist,
             inputMode: field.kind == .number ? "numeric" : nil, isColor: field.kind == .color,
             swatchFill: swatch?.fill, swatchOpacity: swatch?.opacity ?? "1",

@@ -10,6 +10,9 @@ struct FieldInput: Sendable {
     let id: String
     let name: String
     let label: String
+    /// A field a card calls otherwise: both labels, for the script to switch as the layout changes.
+    let cardLabel: String?
+    let otherLabel: String?
     let type: String
     let value: String
     let hint: String?
@@ -282,7 +285,7 @@ struct Swatch {
     }
 }
 
-/// The words the composer's script says (announcements, the image field's label per layout), as JSON for
+/// The words the composer's script says (its announcements), as JSON for
 /// a `<script type="application/json">` block: the script holds no text of its own.
 enum ComposerScriptStrings {
     static let keys = [
@@ -292,8 +295,6 @@ enum ComposerScriptStrings {
     static func json(_ localizer: Localizer) -> String {
         var strings: [String: String] = [:]
         for key in keys { strings[key] = localizer("composer.script.\(key)") }
-        strings["image_url"] = localizer(ComposerFields.message.first { $0.path == "message.imageUrl" }?.labelKey ?? "")
-        strings["image_url_card"] = localizer("fields.image_url.label_card")
         guard let data = try? JSONSerialization.data(withJSONObject: strings, options: [.sortedKeys]),
               let text = String(data: data, encoding: .utf8) else { return "{}" }
         // Inside a script element only `</` could end it early; `<` and `&` are escaped all the same.
