@@ -111,6 +111,13 @@ struct ComposerVersionTests {
         // And the default version's fields are in a hidden panel, still sent
         #expect(page.contains(#"id="field-message-translations-fa" aria-labelledby="version-tab-fa" data-version-panel="fa">"#))
 
+        // And the tabs, buttons without script, switch back to the default version and to Persian again
+        let backToDefault = try admin.submit("/campaigns", from: "/campaigns/new", pairs: Self.formFields(page).filter { $0.0 != "csrf_token" } + [("intent", "language:")])
+        #expect(backToDefault.text.contains(#"aria-controls="version-panel-default" aria-selected="true""#))
+        #expect(backToDefault.text.contains(#"id="field-message-translations-fa" aria-labelledby="version-tab-fa" data-version-panel="fa" hidden>"#))
+        let persianAgain = try admin.submit("/campaigns", from: "/campaigns/new", pairs: Self.formFields(backToDefault.text).filter { $0.0 != "csrf_token" } + [("intent", "language:fa")])
+        #expect(persianAgain.text.contains(#"aria-controls="field-message-translations-fa" aria-selected="true""#))
+
         // When the marketer types the Persian title and saves
         var fields = Self.formFields(page).filter { $0.0 != "csrf_token" && $0.0 != "message.translations.fa.title.text" }
         fields += [("message.translations.fa.title.text", "حراج بهاره"), ("intent", "draft")]
@@ -214,6 +221,16 @@ struct ComposerVersionTests {
             }
             #expect(CampaignForm.decode(encoded, app: 1, localizer: Self.english).campaign.message == campaign.message, "\(layout)")
         }
+    }
+
+    @Test("The script's words are a JSON object in the page's language, with nothing that could end the script element")
+    func scriptStrings() throws {
+        let german = Self.localization.localizer(.de)
+        let json = ComposerScriptStrings.json(german)
+        let strings = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String])
+        #expect(Set(strings.keys) == Set(ComposerScriptStrings.keys))
+        #expect(strings["row_added"] == "{noun} {number} hinzugefügt.")
+        #expect(!json.contains("<") && !json.contains(">") && !json.contains("&"))
     }
 
     @Test("Every field of the catalogue has its label (and hint, and options) in the catalog, and is found by its paths")
