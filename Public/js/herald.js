@@ -385,7 +385,11 @@ function setUpVersions(form, { say, announce }) {
 
   // A version's empty field shows the default's value it falls back to; a filled one is marked as its own.
   const fallbacksOf = (source) => Array.from(form.querySelectorAll("[data-falls-back-to]")).filter((input) => input.dataset.fallsBackTo === source.id);
-  const showFallback = (input, source) => { input.placeholder = source.value.trim() || source.placeholder; };
+  // (Isolated, U+2068 … U+2069, so the default's text reads in its own direction in a right-to-left input.)
+  const showFallback = (input, source) => {
+    const value = source.value.trim();
+    input.placeholder = value ? "\u2068" + value + "\u2069" : source.placeholder;
+  };
   const markOverride = (input) => {
     const field = input.closest(".field");
     const mark = field && field.querySelector("[data-override-mark]");

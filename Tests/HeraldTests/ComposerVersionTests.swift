@@ -103,8 +103,8 @@ struct ComposerVersionTests {
         // Then its tab is selected, its panel shows, and its text inputs are Persian, right to left, falling back to the default
         #expect(page.contains(#"role="tab" id="version-tab-fa" aria-controls="field-message-translations-fa" aria-selected="true""#))
         #expect(page.contains(#"<input type="hidden" name="message.translations" value="fa">"#))
-        #expect(page.contains(#"name="message.translations.fa.title.text" type="text" value="" dir="rtl" lang="fa" placeholder="Spring sale""#))
-        #expect(page.contains(#"name="message.translations.fa.imageUrl" type="url" value="" dir="ltr" placeholder="https://example.com/portrait.png""#))
+        #expect(page.contains(#"name="message.translations.fa.title.text" type="text" value="" dir="rtl" lang="fa" placeholder="\#u{2068}Spring sale\#u{2069}""#))
+        #expect(page.contains(#"name="message.translations.fa.imageUrl" type="url" value="" dir="ltr" placeholder="\#u{2068}https://example.com/portrait.png\#u{2069}""#))
         #expect(page.contains(#"<input type="hidden" name="preview.language" value="fa" data-version-current>"#))
         #expect(page.contains("Persian (fa)"))
         #expect(!page.contains(#"name="message.translations.fa.landscapeImageUrl" type="url" value="" dir="ltr" placeholder="https://example.com/landscape.png" data-falls-back-to="field-message-landscapeImageUrl" hidden"#))

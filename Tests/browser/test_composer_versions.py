@@ -119,7 +119,7 @@ def test_compose_versions_preview_each_and_publish(driver, versions_herald):
         field = by_name(driver, f"message.translations.{tag}.title.text")
         # Then the version's inputs are in its language and direction, the default's value shown as the fallback
         assert field.get_attribute("lang") == tag and field.get_attribute("dir") == direction
-        assert field.get_attribute("placeholder") == TITLE
+        assert field.get_attribute("placeholder") == "\u2068" + TITLE + "\u2069"
         assert field == driver.switch_to.active_element, "the new version's first field has the focus"
         field.send_keys(title)
         # And the live preview follows the version being edited: its title, the default's body, its direction

@@ -47,14 +47,15 @@ struct ComposerInputs {
         case .datetime: "datetime-local"
         default: "text"
         }
-        // A version's empty field shows the default version's value it falls back to.
+        // A version's empty field shows the default version's value it falls back to, isolated so that it
+        // reads in its own direction inside a right-to-left input (and the other way round).
         let fallback = version == nil ? nil : (form[field.path] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let isText = field.kind == .text
         return FieldInput(
             id: id, name: path, label: field.label(localizer, layout: layout),
             cardLabel: field.hasCardLabel ? field.label(localizer, layout: .card) : nil,
             otherLabel: field.hasCardLabel ? field.label(localizer) : nil, type: type, value: current, hint: version == nil ? hint : nil,
-            error: problem, placeholder: fallback.flatMap { $0.isEmpty ? nil : $0 } ?? field.placeholder, datalist: datalist,
+            error: problem, placeholder: fallback.flatMap { $0.isEmpty ? nil : Localizer.isolated($0) } ?? field.placeholder, datalist: datalist,
             inputMode: field.kind == .number ? "numeric" : nil, isColor: field.kind == .color,
             swatchFill: swatch?.fill, swatchOpacity: swatch?.opacity ?? "1",
             usedByLayouts: field.layoutNames, hidden: isHidden(field),
