@@ -42,15 +42,27 @@ document.addEventListener("DOMContentLoaded", () => {
 });
 
 // ---- Campaign composer -------------------------------------------------------
-// Without script the composer still works: its row buttons and "Show this layout's
-// fields" are submit buttons the server answers by re-rendering the form (nothing is
+// Without script the composer still works: its row, language-version and "Show this layout's
+// fields" buttons are submit buttons the server answers by re-rendering the form (nothing is
 // saved). With script, the same changes happen in the page.
 //
-// Field names are JSON paths (`data.0.key`, `triggers.1.filters.0.op`) and ids are
-// derived from them ("field-" + the path, each character that is not a letter or digit
-// replaced by "-", as FieldView.id(for:) does), so moving rows means renaming.
+// Field names are JSON paths (`data.0.key`, `triggers.1.filters.0.op`) and ids are derived
+// from them ("field-" + the path, each character that is not a letter or digit replaced by
+// "-", as FieldView.id(for:) does), so moving rows means renaming. New rows and language
+// versions are copies of the server's <template> elements, and every word this script says
+// comes from the server's JSON block: the script holds no markup, field paths or text.
 
 function setUpComposer(form) {
+  let strings = {};
+  try {
+    strings = JSON.parse((document.getElementById("composer-strings") || {}).textContent || "{}");
+  } catch (error) {
+    strings = {};
+  }
+  const say = (key, values) => String(strings[key] || "").replace(/\{(\w+)\}/g, (whole, name) => (name in values ? values[name] : whole));
+  const numberFormat = new Intl.NumberFormat(document.documentElement.lang || undefined);
+  const number = (value) => numberFormat.format(value);
+
   form.querySelectorAll("[data-no-js-only]").forEach((element) => { element.hidden = true; });
   // Enter in a text field submits with the form's first submit button, which is the hidden
   // "Show this layout's fields": the page already shows them, so don't reload it.
@@ -73,14 +85,19 @@ function setUpComposer(form) {
   };
 
   // ---- Layout: show only the fields the chosen layout uses ----
-  const imageLabel = form.querySelector('label[for="field-message-imageUrl"]');
   const showLayout = (layout) => {
     form.querySelectorAll("[data-layouts]").forEach((element) => {
       const layouts = element.dataset.layouts.split(/\s+/).filter(Boolean);
       if (layouts.length > 0) element.hidden = !layouts.includes(layout); // none listed: every layout
     });
-    // Cards have a portrait and a landscape image; the other layouts have one image.
-    if (imageLabel) imageLabel.textContent = layout === "card" ? "Portrait image URL" : "Image URL";
+    // Cards have a portrait and a landscape image; the other layouts have one image. (The label's
+    // first text only: a language version's label also holds its "own text" mark.)
+    form.querySelectorAll("label[data-card-label]").forEach((label) => {
+      if (label.firstChild && label.firstChild.nodeType === Node.TEXT_NODE) {
+        const words = layout === "card" ? label.dataset.cardLabel : label.dataset.otherLabel;
+        label.firstChild.nodeValue = label.firstChild.nodeValue.replace(/^.*?(\s*)$/, words + "$1");
+      }
+    });
   };
   const chosenLayout = form.querySelector("[data-layout-choice]:checked");
   if (chosenLayout) showLayout(chosenLayout.value);
@@ -96,7 +113,7 @@ function setUpComposer(form) {
     const radio = event.target.dataset && event.target.dataset.chooses && document.getElementById(event.target.dataset.chooses);
     if (radio && event.target.value !== "" && !radio.checked) {
       radio.checked = true;
-      announce("Chose “" + (radio.labels[0] ? radio.labels[0].textContent : radio.value) + "”.");
+      announce(say("chose", { option: radio.labels[0] ? radio.labels[0].textContent : radio.value }));
     }
   });
   form.addEventListener("formdata", (event) => {
@@ -129,6 +146,8 @@ function setUpComposer(form) {
     if (event.target.matches("[data-color-input]")) paintSwatch(event.target);
   });
 
+  setUpVersions(form, { say, announce });
+
   // ---- Repeated rows: add, remove and move up in the page ----
   const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const idFor = (path) => "field-" + path.replace(/[^\p{L}\p{N}]/gu, "-");
@@ -136,7 +155,8 @@ function setUpComposer(form) {
   const rowsOf = (list) => Array.from(list.children).filter((child) => child.hasAttribute("data-row"));
   const ownActions = (row) => Array.from(row.children).find((child) => child.classList.contains("row-actions"));
   const addButtonFor = (path) => Array.from(form.querySelectorAll("[data-row-add]")).find((button) => button.dataset.rowAdd === path);
-  const nounOf = (list) => list.dataset.rowNoun || "Row";
+  const nounOf = (list) => list.dataset.rowNoun || "";
+  const templateFor = (name) => Array.from(form.querySelectorAll("template[data-row-template-for]")).find((template) => template.dataset.rowTemplateFor === name);
   const firstControl = (row) => row.querySelector("input:not([type=hidden]), select, textarea");
   const focusFirstControl = (row) => {
     const control = firstControl(row);
@@ -187,14 +207,9 @@ function setUpComposer(form) {
   };
 
   const makeUpButton = (path) => {
-    const button = document.createElement("button");
-    button.className = "button button-small";
-    button.type = "submit";
-    button.name = "intent";
-    button.value = "up:" + path;
-    button.formNoValidate = true;
-    button.setAttribute("data-row-up", "");
-    button.textContent = "Move up";
+    const template = templateFor("up-button");
+    const button = template && template.content.firstElementChild.cloneNode(true);
+    if (button) button.value = "up:" + path;
     return button;
   };
 
@@ -208,12 +223,13 @@ function setUpComposer(form) {
       const from = rowPath(row, prefix);
       if (from) rebase(row, from, to, renamedIds);
       const legend = Array.from(row.children).find((child) => child.tagName === "LEGEND");
-      if (legend) legend.textContent = legend.textContent.replace(/\d+\s*$/, String(index + 1));
+      if (legend) legend.textContent = legend.textContent.replace(/\p{Nd}+(?=\P{Nd}*$)/u, number(index + 1));
       if (list.hasAttribute("data-rows-movable")) {
         const actions = ownActions(row);
         const up = actions && Array.from(actions.children).find((child) => child.hasAttribute("data-row-up"));
         if (index === 0 && up) up.remove();
-        if (index > 0 && actions && !up) actions.insertBefore(makeUpButton(to), actions.querySelector(":scope > [data-row-remove]"));
+        const made = index > 0 && actions && !up ? makeUpButton(to) : null;
+        if (made) actions.insertBefore(made, actions.querySelector(":scope > [data-row-remove]"));
         if (index > 0 && up) up.value = "up:" + to;
       }
     });
@@ -225,7 +241,7 @@ function setUpComposer(form) {
     }
   };
 
-  // Empties a row: values, choices, errors and any nested rows (a new trigger has no filters).
+  // Empties a row: values, choices, errors and any nested rows (a trigger kept as the last one).
   const blankRow = (row) => {
     row.querySelectorAll("[data-rows] [data-row]").forEach((nested) => nested.remove());
     row.querySelectorAll(".field-error").forEach((error) => error.remove());
@@ -249,83 +265,15 @@ function setUpComposer(form) {
     });
   };
 
-  // A blank property filter row, as campaigns/filter_row.mustache draws it, for lists
-  // with no row to copy when the page has no other filter row either.
-  const operators = [
-    ["eq", "equals"], ["ne", "does not equal"], ["gt", "is greater than"], ["gte", "is at least"],
-    ["lt", "is less than"], ["lte", "is at most"], ["contains", "contains"], ["exists", "exists"],
-  ];
-  const valueTypes = [["string", "Text"], ["number", "Number"], ["bool", "True/false"]];
-  const buildFilterRow = (prefix) => {
-    const path = prefix + ".0";
-    const row = document.createElement("div");
-    row.className = "row filter-row";
-    row.setAttribute("data-row", prefix);
-    const field = (name, label, makeControl) => {
-      const wrapper = document.createElement("div");
-      wrapper.className = "field";
-      const labelElement = document.createElement("label");
-      labelElement.htmlFor = idFor(path + "." + name);
-      labelElement.textContent = label;
-      const control = makeControl();
-      control.id = idFor(path + "." + name);
-      control.name = path + "." + name;
-      wrapper.append(labelElement);
-      if (control.tagName === "INPUT") {
-        const inputRow = document.createElement("div");
-        inputRow.className = "input-row";
-        inputRow.append(control);
-        wrapper.append(inputRow);
-      } else {
-        wrapper.append(control);
-      }
-      row.append(wrapper);
-    };
-    const textInput = (placeholder) => () => {
-      const input = document.createElement("input");
-      input.type = "text";
-      input.dir = "auto";
-      if (placeholder) input.placeholder = placeholder;
-      return input;
-    };
-    const select = (options) => () => {
-      const element = document.createElement("select");
-      options.forEach(([value, label]) => element.add(new Option(label, value)));
-      return element;
-    };
-    field("property", "Property", textInput("product_id"));
-    field("op", "Comparison", select(operators));
-    field("type", "Type", select(valueTypes));
-    field("value", "Value", textInput(null));
-    const actions = document.createElement("div");
-    actions.className = "row-actions";
-    const remove = document.createElement("button");
-    remove.className = "button button-small";
-    remove.type = "submit";
-    remove.name = "intent";
-    remove.value = "remove:" + path;
-    remove.formNoValidate = true;
-    remove.setAttribute("data-row-remove", "");
-    remove.textContent = "Remove filter";
-    actions.append(remove);
-    row.append(actions);
-    return row;
-  };
-
-  // A row to copy for `list`: its last row, else a row of the same kind elsewhere
-  // (another trigger's filters), else a filter row built here. Null: let the server add it.
+  // A blank row for `list`, copied from the server's template of its kind and renamed to the
+  // list's next path. Null: let the server add it.
   const newRowFor = (list) => {
-    const prefix = list.dataset.rows;
-    const rows = rowsOf(list);
-    if (rows.length > 0) return rows[rows.length - 1].cloneNode(true);
-    if (!list.classList.contains("filters")) return null;
-    const source = Array.from(form.querySelectorAll(".filters[data-rows]")).find((other) => rowsOf(other).length > 0);
-    if (!source) return buildFilterRow(prefix);
-    const copy = rowsOf(source)[0].cloneNode(true);
-    const from = rowPath(copy, source.dataset.rows);
-    if (from) rebase(copy, from, prefix + ".0", new Map());
-    copy.setAttribute("data-row", prefix);
-    return copy;
+    const template = templateFor(list.dataset.rowTemplate);
+    const row = template && template.content.firstElementChild && template.content.firstElementChild.cloneNode(true);
+    if (!row) return null;
+    rebase(row, template.dataset.rowPath, list.dataset.rows + "." + rowsOf(list).length, new Map());
+    row.setAttribute("data-row", list.dataset.rows);
+    return row;
   };
 
   const addRow = (button) => {
@@ -333,11 +281,10 @@ function setUpComposer(form) {
     if (!list) return false;
     const row = newRowFor(list);
     if (!row) return false;
-    blankRow(row);
     list.append(row);
     renumber(list);
     focusFirstControl(row);
-    announce(`${nounOf(list)} ${rowsOf(list).length} added.`);
+    announce(say("row_added", { noun: nounOf(list), number: number(rowsOf(list).length) }));
     return true;
   };
 
@@ -360,7 +307,7 @@ function setUpComposer(form) {
       blankRow(row);
       renumber(list);
       focusFirstControl(row);
-      announce(`${noun} ${index + 1} cleared.`);
+      announce(say("row_cleared", { noun, number: number(index + 1) }));
       return true;
     }
     row.remove();
@@ -369,7 +316,7 @@ function setUpComposer(form) {
     const addButton = addButtonFor(list.dataset.rows);
     if (previous) focusFirstControl(previous);
     else if (addButton) addButton.focus();
-    announce(`${noun} ${index + 1} removed.`);
+    announce(say("row_removed", { noun, number: number(index + 1) }));
     return true;
   };
 
@@ -386,7 +333,7 @@ function setUpComposer(form) {
     const up = actions && actions.querySelector(":scope > [data-row-up]");
     if (up) up.focus();
     else focusFirstControl(row);
-    announce(`${nounOf(list)} moved up to position ${index}.`);
+    announce(say("row_moved", { noun: nounOf(list), number: number(index) }));
     return true;
   };
 
@@ -398,5 +345,150 @@ function setUpComposer(form) {
     else if (button.hasAttribute("data-row-remove")) done = removeRow(button);
     else done = moveRowUp(button);
     if (done) event.preventDefault();
+  });
+}
+
+// ---- Language versions: tabs, add and remove in the page ----
+// The tabs are submit buttons (`intent=language:fa`) the server answers without script; here they
+// switch panels in place, with the arrow keys moving between them as WAI-ARIA's tabs pattern says.
+// The hidden `preview.language` input names the version shown, which the live preview draws.
+function setUpVersions(form, { say, announce }) {
+  const tabList = form.querySelector("[data-version-tabs]");
+  const current = form.querySelector("[data-version-current]");
+  if (!tabList || !current) return;
+  const tabs = () => Array.from(tabList.querySelectorAll('[role="tab"]'));
+  const panelOf = (tab) => document.getElementById(tab.getAttribute("aria-controls"));
+  const nameOf = (element) => {
+    const name = element && element.querySelector("[data-version-name]");
+    return name ? name.textContent : "";
+  };
+
+  const select = (tab, focus) => {
+    tabs().forEach((other) => {
+      const chosen = other === tab;
+      other.setAttribute("aria-selected", chosen ? "true" : "false");
+      other.tabIndex = chosen ? 0 : -1;
+      const panel = panelOf(other);
+      if (panel) panel.hidden = !chosen;
+    });
+    current.value = tab.dataset.versionTab;
+    if (focus) tab.focus();
+    // The live preview listens for changes: it now draws this version.
+    current.dispatchEvent(new Event("change", { bubbles: true }));
+  };
+  tabs().forEach((tab) => { tab.tabIndex = tab.getAttribute("aria-selected") === "true" ? 0 : -1; });
+
+  tabList.addEventListener("click", (event) => {
+    const tab = event.target.closest('[role="tab"]');
+    if (!tab) return;
+    event.preventDefault();
+    select(tab, false);
+  });
+  tabList.addEventListener("keydown", (event) => {
+    const all = tabs();
+    const index = all.indexOf(document.activeElement);
+    if (index < 0) return;
+    const rightToLeft = getComputedStyle(tabList).direction === "rtl";
+    const next = { ArrowRight: rightToLeft ? -1 : 1, ArrowLeft: rightToLeft ? 1 : -1 }[event.key];
+    let target = null;
+    if (next) target = all[(index + next + all.length) % all.length];
+    else if (event.key === "Home") target = all[0];
+    else if (event.key === "End") target = all[all.length - 1];
+    if (!target) return;
+    event.preventDefault();
+    select(target, true);
+  });
+
+  // A version's empty field shows the default's value it falls back to; a filled one is marked as its own.
+  const fallbacksOf = (source) => Array.from(form.querySelectorAll("[data-falls-back-to]")).filter((input) => input.dataset.fallsBackTo === source.id);
+  // (Isolated, U+2068 … U+2069, so the default's text reads in its own direction in a right-to-left input.)
+  const showFallback = (input, source) => {
+    const value = source.value.trim();
+    input.placeholder = value ? "\u2068" + value + "\u2069" : source.placeholder;
+  };
+  const markOverride = (input) => {
+    const field = input.closest(".field");
+    const mark = field && field.querySelector("[data-override-mark]");
+    if (mark) mark.hidden = input.value.trim() === "";
+  };
+  form.addEventListener("input", (event) => {
+    const input = event.target;
+    if (input.dataset && input.dataset.fallsBackTo) markOverride(input);
+    else if (input.id) fallbacksOf(input).forEach((version) => showFallback(version, input));
+  });
+
+  // The error summary links to fields; one in another version's panel shows that version first.
+  document.querySelectorAll('.error-summary a[href^="#"]').forEach((link) => {
+    link.addEventListener("click", () => {
+      const target = document.getElementById(decodeURIComponent(link.hash.slice(1)));
+      const panel = target && target.closest("[data-version-panel]");
+      const tab = panel && panel.hidden && document.getElementById(panel.getAttribute("aria-labelledby"));
+      if (tab) select(tab, false);
+    });
+  });
+
+  const choice = form.querySelector("[data-version-choice]");
+  const other = form.querySelector("[data-version-other]");
+  const template = form.querySelector("template[data-version-template]");
+  const addButton = form.querySelector("[data-version-add]");
+  // The list's options of versions added here, to offer again when such a version is removed.
+  const takenOptions = new Map();
+  const addVersion = (event) => {
+    // A typed tag, or none chosen, goes to the server, which checks it and says what is wrong.
+    if (!choice || !template || (other && other.value.trim() !== "")) return;
+    const option = choice.selectedOptions[0];
+    if (!option || !option.value) return;
+    const values = { LANGTAG: option.value, LANGNAME: option.dataset.name || option.value, LANGDIR: option.dataset.dir || "ltr" };
+    const fragment = template.content.cloneNode(true);
+    for (const element of fragment.querySelectorAll("*")) {
+      for (const attribute of Array.from(element.attributes)) {
+        const filled = attribute.value.replace(/LANGTAG|LANGNAME|LANGDIR/g, (word) => values[word]);
+        if (filled !== attribute.value) element.setAttribute(attribute.name, filled);
+      }
+      if (element.hasAttribute("data-version-name")) element.textContent = values.LANGNAME;
+    }
+    const [tab, panel] = Array.from(fragment.children);
+    if (!tab || !panel) return;
+    event.preventDefault();
+    tabList.append(tab);
+    const lastPanel = Array.from(form.querySelectorAll("[data-version-panel]")).pop();
+    lastPanel.after(panel);
+    panel.querySelectorAll("[data-falls-back-to]").forEach((input) => {
+      const source = document.getElementById(input.dataset.fallsBackTo);
+      if (source) showFallback(input, source);
+    });
+    const layout = form.querySelector("[data-layout-choice]:checked");
+    panel.querySelectorAll("[data-layouts]").forEach((element) => {
+      element.hidden = layout ? !element.dataset.layouts.split(/\s+/).includes(layout.value) : false;
+    });
+    takenOptions.set(values.LANGTAG, option);
+    option.remove();
+    choice.selectedIndex = 0;
+    select(tab, false);
+    const first = panel.querySelector("input:not([type=hidden]):not([hidden])");
+    const visible = Array.from(panel.querySelectorAll(".field:not([hidden]) input"))[0] || first;
+    if (visible) visible.focus();
+    announce(say("version_added", { language: values.LANGNAME }));
+  };
+  if (addButton) addButton.addEventListener("click", addVersion);
+
+  form.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-version-remove]");
+    if (!button) return;
+    event.preventDefault();
+    if (!window.confirm(button.dataset.confirm || "")) return;
+    const panel = button.closest("[data-version-panel]");
+    const tab = panel && document.getElementById(panel.getAttribute("aria-labelledby"));
+    const name = nameOf(panel);
+    const tag = panel && panel.dataset.versionPanel;
+    if (tab) tab.remove();
+    if (panel) panel.remove();
+    if (choice && takenOptions.has(tag)) {
+      choice.add(takenOptions.get(tag));
+      takenOptions.delete(tag);
+    }
+    const first = tabs()[0];
+    if (first) select(first, true);
+    announce(say("version_removed", { language: name }));
   });
 }

@@ -106,6 +106,10 @@ public enum LanguageTag {
     /// The longest tag of the accepted shape, in characters (all ASCII): `yue-Hant-419`.
     public static let maxLength = 12
 
+    /// The accepted shape as a regular expression matching a whole tag, for an HTML `pattern` (so a
+    /// browser checks a typed tag as `isValid` does; a test holds the two to the same answers).
+    public static let pattern = "[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?"
+
     /// Whether `tag` is a language tag of the accepted shape, `[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?`.
     /// By hand, over its bytes: ingestion checks every event's tag, and a Swift `Regex` match cost more than storing the event.
     public static func isValid(_ tag: String) -> Bool {

@@ -1,10 +1,10 @@
-"""Helpers every browser test uses: waiting, the current path, a visible element."""
+"""Helpers every browser test uses: waiting, the current path, a visible element, typing and clicking in forms."""
 
 from __future__ import annotations
 
 from urllib.parse import urlparse
 
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import ElementClickInterceptedException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
@@ -42,3 +42,39 @@ def replaced(old_page: WebElement):
             return True
 
     return check
+
+
+def by_name(driver: WebDriver, name: str) -> WebElement:
+    return driver.find_element(By.CSS_SELECTOR, f'[name="{name}"]')
+
+
+def scroll_to(driver: WebDriver, element: WebElement) -> WebElement:
+    # herald.css turns on smooth scrolling; jump instantly so clicks do not land mid-scroll.
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", element)
+    return element
+
+
+def click(driver: WebDriver, element: WebElement) -> None:
+    scroll_to(driver, element)
+    wait(driver).until(EC.element_to_be_clickable(element)).click()
+
+
+def type_into(driver: WebDriver, name: str, value: str) -> WebElement:
+    field = by_name(driver, name)
+    scroll_to(driver, field)
+    wait(driver).until(EC.visibility_of(field), message=f"{name} is not visible")
+    field.clear()
+    field.send_keys(value)
+    return field
+
+
+def submit_with(driver: WebDriver, element: WebElement) -> None:
+    """Click a submit button and wait for the next page to replace this one."""
+    old_page = driver.find_element(By.TAG_NAME, "html")
+    scroll_to(driver, element)
+    try:
+        wait(driver).until(EC.element_to_be_clickable(element)).click()
+    except ElementClickInterceptedException:
+        # Last resort, for submit buttons only: the sticky bar covered it.
+        driver.execute_script("arguments[0].click()", element)
+    wait(driver).until(replaced(old_page), message="the form was not submitted")

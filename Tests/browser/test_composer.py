@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_helpers import current_path, replaced, visible, wait
-from selenium.common.exceptions import ElementClickInterceptedException
+from browser_helpers import by_name, click, current_path, replaced, scroll_to, submit_with, type_into, visible, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
@@ -32,33 +31,10 @@ journey: dict[str, str] = {}
 
 # --- helpers -----------------------------------------------------------------
 
-def by_name(driver: WebDriver, name: str) -> WebElement:
-    return driver.find_element(By.CSS_SELECTOR, f'[name="{name}"]')
-
 
 def wrapper_of(element: WebElement) -> WebElement:
     """The field's wrapper, the element that carries data-layouts and hidden."""
     return element.find_element(By.XPATH, "./ancestor::div[contains(concat(' ', @class, ' '), ' field ')][1]")
-
-
-def scroll_to(driver: WebDriver, element: WebElement) -> WebElement:
-    # herald.css turns on smooth scrolling; jump instantly so clicks do not land mid-scroll.
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", element)
-    return element
-
-
-def click(driver: WebDriver, element: WebElement) -> None:
-    scroll_to(driver, element)
-    wait(driver).until(EC.element_to_be_clickable(element)).click()
-
-
-def type_into(driver: WebDriver, name: str, value: str) -> WebElement:
-    field = by_name(driver, name)
-    scroll_to(driver, field)
-    wait(driver).until(EC.visibility_of(field), message=f"{name} is not visible")
-    field.clear()
-    field.send_keys(value)
-    return field
 
 
 def button(driver: WebDriver, text: str, scope: WebElement | None = None) -> WebElement:
@@ -66,18 +42,6 @@ def button(driver: WebDriver, text: str, scope: WebElement | None = None) -> Web
     matches = [b for b in root.find_elements(By.TAG_NAME, "button") if b.text.strip() == text]
     assert matches, f"no button {text!r}"
     return matches[-1]
-
-
-def submit_with(driver: WebDriver, element: WebElement) -> None:
-    """Click a submit button and wait for the next page to replace this one."""
-    old_page = driver.find_element(By.TAG_NAME, "html")
-    scroll_to(driver, element)
-    try:
-        wait(driver).until(EC.element_to_be_clickable(element)).click()
-    except ElementClickInterceptedException:
-        # Last resort, for submit buttons only: the sticky bar covered it.
-        driver.execute_script("arguments[0].click()", element)
-    wait(driver).until(replaced(old_page), message="the form was not submitted")
 
 
 def still_same_page(old_page: WebElement) -> bool:
@@ -344,7 +308,7 @@ def test_history_lists_both_revisions_and_what_changed(driver, seeded_herald, sc
         assert seeded_herald.admin_email in entry.text
     assert "Created." in entries[1].text
 
-    # And the second revision shows the title's before and after, and the data change
+    # And the second revision shows the title's before and after, and the data change, fields named by their labels
     changes = {
         row.find_element(By.CSS_SELECTOR, "td:nth-child(1)").text: (
             row.find_element(By.CSS_SELECTOR, "td:nth-child(2)").text,
@@ -352,10 +316,10 @@ def test_history_lists_both_revisions_and_what_changed(driver, seeded_herald, sc
         )
         for row in entries[0].find_elements(By.CSS_SELECTOR, "tbody tr")
     }
-    assert changes["message.title.text"] == (TITLE, NEW_TITLE)
-    assert changes["data.1.key"] == ("discount", "theme")
-    assert changes["data.1.value"] == ("20", "green")
-    assert changes["data.2.key"] == ("theme", "—")
+    assert changes["Title"] == (TITLE, NEW_TITLE)
+    assert changes["Pair 2 — Key"] == ("discount", "theme")
+    assert changes["Pair 2 — Value"] == ("20", "green")
+    assert changes["Pair 3 — Key"] == ("theme", "—")
     screenshot("composer-history.png")
 
 

@@ -49,6 +49,26 @@ enum ComposerCases {
         if draw.chance(0.4) { message.dismiss = .init(seconds: draw.int(1...120)) }
         if draw.chance(0.4) { message.slideFrom = draw.pick(Message.SlideEdge.allCases) }
         if draw.chance(0.4) { message.orientation = draw.pick(Message.Orientation.allCases) }
+        // Language versions: the composer once dropped them on every save.
+        if draw.chance(0.4) {
+            var versions: [String: MessageTranslation] = [:]
+            for tag in draw.list(1...3, { $0.pick(["fa", "ar", "de", "ja", "pt-BR", "zh-Hant", "he"]) }) {
+                var version = MessageTranslation()
+                if draw.chance(0.6) { version.title = .init(text: text(&draw, multiline: true)) }
+                if draw.chance(0.4) { version.body = .init(text: text(&draw, pieces: 6, multiline: true, characters: 300)) }
+                if draw.chance(0.3) { version.imageUrl = ValidCampaign.https(&draw) }
+                if draw.chance(0.2) { version.landscapeImageUrl = ValidCampaign.https(&draw) }
+                if draw.chance(0.4) {
+                    // Its text, its action, or both.
+                    let url = draw.chance(0.5) ? ValidCampaign.link(&draw) : nil
+                    version.primaryAction = .init(text: url == nil || draw.chance(0.6) ? text(&draw, pieces: 2, characters: 40) : nil, url: url)
+                }
+                if draw.chance(0.3) { version.secondaryAction = .init(text: text(&draw, pieces: 2, characters: 40)) }
+                if draw.chance(0.3) { version.action = .init(url: ValidCampaign.link(&draw)) }
+                versions[tag] = version
+            }
+            message.translations = versions
+        }
 
         var campaign = Campaign(app: app, name: text(&draw, pieces: 6, characters: 200), message: message.keepingLayoutFields)
         if draw.chance(0.5) { campaign.description = text(&draw, pieces: 12, multiline: true, characters: 2000) }

@@ -2,17 +2,18 @@ import Foundation
 import HeraldDomain
 import HeraldStorage
 
-/// What changed between two versions of a campaign, field by field, named by JSON path.
+/// What changed between two versions of a campaign, field by field: by JSON path, and by the composer's
+/// label for the field where it has one (`ComposerFields`).
 enum CampaignDiff {
-    static func changes(from old: CampaignRevision?, to new: CampaignRevision) -> [ChangeRow] {
+    static func changes(from old: CampaignRevision?, to new: CampaignRevision, _ localizer: Localizer) -> [ChangeRow] {
         var rows: [ChangeRow] = []
         if let old, old.state != new.state {
-            rows.append(ChangeRow(path: "state", before: old.state.rawValue, after: new.state.rawValue))
+            rows.append(ChangeRow(path: "state", fieldLabel: localizer("composer.history.state"), before: old.state.rawValue, after: new.state.rawValue))
         }
         let before = old.map { flatten($0.campaign) } ?? [:]
         let after = flatten(new.campaign)
         for path in Set(before.keys).union(after.keys).sorted(by: pathOrder) where before[path] != after[path] {
-            rows.append(ChangeRow(path: path, before: before[path] ?? "—", after: after[path] ?? "—"))
+            rows.append(ChangeRow(path: path, fieldLabel: ComposerFields.label(for: path, localizer), before: before[path] ?? "—", after: after[path] ?? "—"))
         }
         return rows
     }

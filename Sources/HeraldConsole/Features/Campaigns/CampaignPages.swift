@@ -102,14 +102,14 @@ struct CampaignPages: Sendable {
     func create(_ context: RequestContext) throws -> Response {
         let form = context.form
         let intent = form["intent"] ?? "draft"
-        if let rearranged = FormRows.apply(intent, to: form) ?? (intent == "refresh" ? form : nil) {
-            return try renderComposer(context, form: rearranged, problems: [], stored: nil)
+        if let (changed, problems) = rearranged(form, intent: intent, context) {
+            return try renderComposer(context, form: changed, problems: problems, stored: nil, status: problems.isEmpty ? 200 : 422)
         }
         guard let appID = form["app"].flatMap(Int64.init), try services.database.apps.find(id: appID) != nil else {
             return try renderComposer(context, form: form, problems: [FieldProblem(path: "app", key: "app_required")], stored: nil, status: 422)
         }
         let publish = intent == "publish"
-        let (campaign, problems) = decode(form, app: appID, publish: publish, now: context.now)
+        let (campaign, problems) = decode(form, app: appID, publish: publish, context)
         guard problems.isEmpty else { return try renderComposer(context, form: form, problems: problems, stored: nil, status: 422) }
         let id = try store.create(campaign, state: publish ? .published : .draft, actor: context.actor, now: context.now)
         try services.flash(context, .success, context.localizer(
@@ -136,17 +136,17 @@ struct CampaignPages: Sendable {
         form.pairs.removeAll { $0.name == "app" }
         form.pairs.append(("app", String(stored.campaign.app)))
         let intent = form["intent"] ?? "draft"
-        if let rearranged = FormRows.apply(intent, to: form) ?? (intent == "refresh" ? form : nil) {
-            return try renderComposer(context, form: rearranged, problems: [], stored: stored)
+        if let (changed, problems) = rearranged(form, intent: intent, context) {
+            return try renderComposer(context, form: changed, problems: problems, stored: stored, status: problems.isEmpty ? 200 : 422)
         }
         let publishing = intent == "publish" && stored.state == .draft
         // A live campaign is on devices: every save must keep it publishable.
         let live = stored.state == .published || stored.state == .paused
-        var (campaign, problems) = decode(form, app: stored.campaign.app, publish: publishing || live, now: context.now)
+        var (campaign, problems) = decode(form, app: stored.campaign.app, publish: publishing || live, context)
         campaign.id = stored.id
         guard problems.isEmpty else { return try renderComposer(context, form: form, problems: problems, stored: stored, status: 422) }
         guard let base = form["revision"].flatMap(Int.init) else {
-            throw HTTPError(400, "The form lost track of which version you edited. Reload the page and make your change again.")
+            throw HTTPError(400, context.localizer("composer.errors.lost_revision"))
         }
         do {
             try store.update(campaign, expectedRevision: base, state: publishing ? .published : nil, actor: context.actor, now: context.now)
@@ -165,20 +165,27 @@ struct CampaignPages: Sendable {
         let newer = revisions.filter { $0.revision > base }
         let baseRevision = revisions.first { $0.revision == base }
         // Revisions come newest first: the first newer one is the version saved now.
-        let changes = newer.first.map { CampaignDiff.changes(from: baseRevision, to: $0) } ?? []
+        let changes = newer.first.map { CampaignDiff.changes(from: baseRevision, to: $0, context.localizer) } ?? []
         let conflict = ConflictView(
             author: Array(Set(newer.map(\.author))).sorted().joined(separator: ", "),
-            time: newer.first.map { DisplayTime.dateTime($0.createdAt) } ?? "", changes: changes)
+            time: newer.first.map { context.localizer.dateTime($0.createdAt) } ?? "", changes: changes)
         var kept = form
         kept.pairs.removeAll { $0.name == "revision" }
         kept.pairs.append(("revision", String(current)))
         return try renderComposer(context, form: kept, problems: [], stored: stored, conflict: conflict, status: 409)
     }
 
-    private func decode(_ form: FormData, app: Int64, publish: Bool, now: Date) -> (Campaign, [FieldProblem]) {
+    /// The form after a button that only changes the form (rows, layout, language versions), and what
+    /// could not be done; nil for saving and publishing.
+    private func rearranged(_ form: FormData, intent: String, _ context: RequestContext) -> (FormData, [FieldProblem])? {
+        if let changed = ComposerVersions.apply(intent, to: form, localizer: context.localizer) { return changed }
+        return (FormRows.apply(intent, to: form) ?? (intent == "refresh" ? form : nil)).map { ($0, []) }
+    }
+
+    private func decode(_ form: FormData, app: Int64, publish: Bool, _ context: RequestContext) -> (Campaign, [FieldProblem]) {
         var (campaign, problems) = CampaignForm.decode(form, app: app)
         let readProblems = Set(problems.map(\.path))
-        let rules = publish ? CampaignLifecycle.publishProblems(campaign, now: now) : campaign.problems(for: .draft)
+        let rules = publish ? CampaignLifecycle.publishProblems(campaign, now: context.now) : campaign.problems(for: .draft)
         problems += rules.filter { !readProblems.contains($0.path) }
         return (campaign, problems)
     }
@@ -188,11 +195,13 @@ struct CampaignPages: Sendable {
         conflict: ConflictView? = nil, status: Int = 200
     ) throws -> Response {
         let isNew = stored == nil
+        let localizer = context.localizer
         let model = ComposerView(
-            form: form, problems: problems, heading: isNew ? "New campaign" : "Edit “\(stored?.campaign.name ?? "")”",
+            form: form, problems: problems,
+            heading: stored.map { localizer("composer.heading_edit", ["name": Localizer.isolated($0.campaign.name)]) } ?? localizer("composer.heading_new"),
             action: isNew ? "/campaigns" : "/campaigns/\(stored?.id ?? 0)", isNew: isNew,
             revision: form["revision"].flatMap(Int.init), isLive: stored.map { $0.state == .published || $0.state == .paused } ?? false,
-            apps: try services.database.apps.all(), conflict: conflict)
+            apps: try services.database.apps.all(), conflict: conflict, localizer: localizer)
         return try services.page(.composer, title: model.heading, model: model, context: context, status: status)
     }
 
@@ -318,7 +327,7 @@ struct CampaignPages: Sendable {
                 byline: localizer.markup("campaigns.history.by", ["name": Markup.user(revision.author), "time": localizer.timeMarkup(revision.createdAt)]),
                 caption: localizer("campaigns.history.changes", ["revision": number]),
                 state: revision.state.rawValue, stateTitle: localizer.title(revision.state),
-                changes: previous == nil ? [] : CampaignDiff.changes(from: previous, to: revision),
+                changes: previous == nil ? [] : CampaignDiff.changes(from: previous, to: revision, localizer),
                 first: previous == nil)
         }
         let name = stored.campaign.name

@@ -5,6 +5,10 @@ import HeraldDomain
 /// (`preview/frame.mustache`), and the generated color rules its `<style nonce>` carries.
 struct PreviewDocument: Sendable {
     let nonce: String
+    /// The console's language, for the frame's own words (the message has its own `lang`).
+    let uiLang: String
+    let uiDir: String
+    let problemsHeading: String
     /// CSS built only from fixed selectors and colors that passed `ColorValue`; never other user input.
     let rules: String
     let documentTitle: String
@@ -40,6 +44,8 @@ struct MessageView: Sendable {
     let layout: String
     /// `rtl` when the message's text is written right to left, so the whole layout mirrors.
     let direction: String
+    /// The language version drawn (nil for the default version, whose language is not recorded).
+    let messageLang: String?
     let dimmed: Bool
     let title: String?
     let body: String?
@@ -80,46 +86,56 @@ struct ButtonView: Sendable {
 enum MessagePreview {
     /// Draw the message as devices would. `problems` are what would make a device drop it (shown above the frame);
     /// `showsImage` decides which image addresses are loaded (https only, as devices do).
+    /// `language` names the language version drawn (its tag); the message is then laid out in that
+    /// language's direction.
     static func document(
-        _ message: Message, frame: PreviewFrame, problems: [PreviewProblem], nonce: String,
-        showsImage: (String) -> Bool = { ImageURL.problem($0) == nil }
+        _ message: Message, frame: PreviewFrame, problems: [PreviewProblem], nonce: String, localizer: Localizer,
+        language: String? = nil, showsImage: (String) -> Bool = { ImageURL.problem($0) == nil }
     ) -> PreviewDocument {
         let screen = frame.screen
-        var caption = frame.caption
+        var caption = frame.caption(localizer)
         if let seconds = message.dismiss?.seconds ?? message.layout.defaultDismissSeconds,
            message.layout == .banner || message.layout == .slideup {
-            caption += message.layout == .slideup ? " · hides after \(seconds) s or when swiped away" : " · hides after \(seconds) s"
+            let key = message.layout == .slideup ? "preview.hides_after_or_swipe" : "preview.hides_after"
+            caption = localizer("preview.caption_more", ["caption": caption, "more": localizer(key, ["seconds": localizer.number(seconds)])])
         }
 
         var notice: OrientationNotice?
         if message.layout == .fullscreen, let lock = message.orientation, lock != .any, lock.rawValue != frame.orientation.rawValue {
-            let held = frame.orientation.title.lowercased()
+            let held = localizer("preview.orientation_words.\(frame.orientation.rawValue)")
+            let locked = localizer("preview.orientation_words.\(lock.rawValue)")
             notice = OrientationNotice(
-                heading: "Not displayed in \(held)",
-                text: "This message is locked to \(lock.rawValue), so a device held in \(held) does not show it. "
-                    + "Turn the frame to \(lock.rawValue) to see it.")
+                heading: localizer("preview.notice.heading", ["orientation": held]),
+                text: localizer("preview.notice.text", ["lock": locked, "orientation": held]))
         }
 
         return PreviewDocument(
-            nonce: nonce, rules: notice == nil ? PreviewColors.rules(for: message) : "",
-            documentTitle: "\(message.layout.title) on a \(frame.caption.lowercased())",
+            nonce: nonce, uiLang: localizer.language.rawValue, uiDir: localizer.language.direction,
+            problemsHeading: localizer("preview.problems_heading"), rules: notice == nil ? PreviewColors.rules(for: message) : "",
+            documentTitle: localizer("preview.document_title", [
+                "layout": localizer(ComposerFields.layout.optionKey(message.layout.rawValue)), "frame": frame.caption(localizer),
+            ]),
             device: frame.device.rawValue, orientation: frame.orientation.rawValue, theme: frame.theme.rawValue,
             screenWidth: screen.width, screenHeight: screen.height, caption: caption,
             problems: problems, wouldDisplay: problems.isEmpty, orientationNotice: notice,
-            message: notice == nil ? view(message, frame: frame, showsImage: showsImage) : nil, placeholder: nil)
+            message: notice == nil ? view(message, frame: frame, localizer: localizer, language: language, showsImage: showsImage) : nil,
+            placeholder: nil)
     }
 
     /// A frame with nothing in it yet, and a line saying how to fill it.
-    static func empty(frame: PreviewFrame, nonce: String, text: String) -> PreviewDocument {
+    static func empty(frame: PreviewFrame, nonce: String, localizer: Localizer, text: String) -> PreviewDocument {
         let screen = frame.screen
         return PreviewDocument(
-            nonce: nonce, rules: "", documentTitle: "Preview", device: frame.device.rawValue,
+            nonce: nonce, uiLang: localizer.language.rawValue, uiDir: localizer.language.direction,
+            problemsHeading: localizer("preview.problems_heading"), rules: "", documentTitle: localizer("preview.title"), device: frame.device.rawValue,
             orientation: frame.orientation.rawValue, theme: frame.theme.rawValue, screenWidth: screen.width,
-            screenHeight: screen.height, caption: frame.caption, problems: [], wouldDisplay: true, orientationNotice: nil,
+            screenHeight: screen.height, caption: frame.caption(localizer), problems: [], wouldDisplay: true, orientationNotice: nil,
             message: nil, placeholder: text)
     }
 
-    static func view(_ message: Message, frame: PreviewFrame, showsImage: (String) -> Bool) -> MessageView {
+    static func view(
+        _ message: Message, frame: PreviewFrame, localizer: Localizer, language: String? = nil, showsImage: (String) -> Bool
+    ) -> MessageView {
         let layout = message.layout
         let landscape = frame.orientation == .landscape
         func present(_ text: String?) -> String? {
@@ -129,24 +145,26 @@ enum MessagePreview {
         let title = layout == .imageOnly || layout == .slideup ? nil : present(message.title?.text)
         let body = layout == .imageOnly ? nil : present(message.body?.text)
 
-        let image = imageView(message, landscape: landscape, showsImage: showsImage)
+        let image = imageView(message, landscape: landscape, localizer: localizer, showsImage: showsImage)
 
         var buttons: [ButtonView] = []
         if layout == .card || layout == .fullscreen, let secondary = message.secondaryAction, let text = present(secondary.text) {
             let url = present(secondary.url)
-            buttons.append(ButtonView(role: "secondary", text: text, hint: url.map { "Opens \($0)" } ?? "Dismisses the message", href: url ?? ""))
+            buttons.append(ButtonView(role: "secondary", text: text, hint: url.map { localizer("preview.opens", ["url": $0]) } ?? localizer("preview.dismisses"), href: url ?? ""))
         }
         if [.card, .modal, .fullscreen].contains(layout), let primary = message.primaryAction, let text = present(primary.text) {
             let url = present(primary.url)
-            buttons.append(ButtonView(role: "primary", text: text, hint: url.map { "Opens \($0)" } ?? "No action yet", href: url ?? ""))
+            buttons.append(ButtonView(role: "primary", text: text, hint: url.map { localizer("preview.opens", ["url": $0]) } ?? localizer("preview.no_action"), href: url ?? ""))
         }
 
         let action = [.imageOnly, .banner, .slideup].contains(layout) ? present(message.action?.url) : nil
         let texts = [title, body] + buttons.map { Optional($0.text) }
         return MessageView(
-            layout: layout.rawValue, direction: TextDirection.of(texts.compactMap { $0 }),
+            layout: layout.rawValue,
+            direction: language.map { LanguageTag.isRightToLeft($0) ? "rtl" : "ltr" } ?? TextDirection.of(texts.compactMap { $0 }),
+            messageLang: language,
             dimmed: [.card, .modal, .imageOnly, .fullscreen].contains(layout), title: title, body: body, image: image,
-            buttons: buttons, hasButtons: !buttons.isEmpty, tapHint: action.map { "Tapping the message opens \($0)" },
+            buttons: buttons, hasButtons: !buttons.isEmpty, tapHint: action.map { localizer("preview.tap_opens", ["url": $0]) },
             chevron: layout == .slideup && action != nil,
             edge: layout == .slideup ? (message.slideFrom ?? .bottom).rawValue : nil,
             split: landscape && (layout == .card || (layout == .modal && image != nil)),
@@ -156,28 +174,28 @@ enum MessagePreview {
 
     /// The card shows its landscape image in landscape and falls back to the portrait one; other layouts have one image.
     /// A required image that is missing or unusable is a labeled placeholder of the same proportions.
-    private static func imageView(_ message: Message, landscape: Bool, showsImage: (String) -> Bool) -> ImageView? {
+    private static func imageView(_ message: Message, landscape: Bool, localizer: Localizer, showsImage: (String) -> Bool) -> ImageView? {
         func blank(_ value: String?) -> Bool { (value ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
         let layout = message.layout
         guard layout.fields.contains(.imageUrl) else { return nil }
         let required = [.card, .imageOnly, .fullscreen].contains(layout)
         var url = message.imageUrl
         var kind = layout == .card ? "portrait" : "image"
-        var name = layout == .card ? "Portrait image" : "Image"
+        var name = localizer(layout == .card ? "preview.images.portrait" : "preview.images.image")
         if layout == .card && landscape {
             if !blank(message.landscapeImageUrl) {
                 url = message.landscapeImageUrl
                 kind = "landscape"
-                name = "Landscape image"
+                name = localizer("preview.images.landscape")
             } else {
-                name = "Portrait image (no landscape image)"
+                name = localizer("preview.images.portrait_no_landscape")
             }
         }
         guard let url, !blank(url) else {
-            return required ? ImageView(url: nil, kind: kind, label: "\(name) missing: devices drop the message without it", missing: true) : nil
+            return required ? ImageView(url: nil, kind: kind, label: localizer("preview.images.missing", ["image": name]), missing: true) : nil
         }
         guard showsImage(url) else {
-            return ImageView(url: nil, kind: kind, label: "\(name) is not an https address: devices do not load it", missing: true)
+            return ImageView(url: nil, kind: kind, label: localizer("preview.images.not_https", ["image": name]), missing: true)
         }
         return ImageView(url: url, kind: kind, label: name, missing: false)
     }

@@ -4,20 +4,14 @@ import HeraldHTTP
 struct PreviewFrame: Sendable, Equatable {
     enum Device: String, CaseIterable, Sendable {
         case phone, tablet
-
-        var title: String { self == .phone ? "Phone" : "Tablet" }
     }
 
     enum Orientation: String, CaseIterable, Sendable {
         case portrait, landscape
-
-        var title: String { self == .portrait ? "Portrait" : "Landscape" }
     }
 
     enum Theme: String, CaseIterable, Sendable {
         case light, dark
-
-        var title: String { self == .light ? "Light" : "Dark" }
     }
 
     var device: Device = .phone
@@ -43,7 +37,12 @@ struct PreviewFrame: Sendable, Equatable {
         return orientation == .portrait ? (short, long) : (long, short)
     }
 
-    var caption: String { "\(device.title) · \(orientation.title) · \(theme.title)" }
+    func caption(_ localizer: Localizer) -> String {
+        localizer("preview.caption", [
+            "device": localizer("preview.devices.\(device.rawValue)"), "orientation": localizer("preview.orientations.\(orientation.rawValue)"),
+            "theme": localizer("preview.themes.\(theme.rawValue)"),
+        ])
+    }
 
     /// This frame as a query string (`device=phone&orientation=portrait&theme=light`).
     var query: String {

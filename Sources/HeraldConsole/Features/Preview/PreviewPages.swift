@@ -18,6 +18,7 @@ struct PreviewPages: Sendable {
     struct CampaignPage: Sendable {
         let id: Int64
         let name: String
+        let heading: String
         let layoutTitle: String
         let frameSrc: String
         let orientation: String
@@ -40,23 +41,37 @@ struct PreviewPages: Sendable {
 
     // MARK: A saved campaign
 
-    /// `GET /campaigns/{id}/preview`: the frame with device, orientation and theme switchers.
+    /// `GET /campaigns/{id}/preview`: the frame with device, orientation, theme and language switchers.
     func campaign(_ context: RequestContext) throws -> Response {
         let stored = try self.stored(id: context.id("id"))
+        let localizer = context.localizer
         let frame = PreviewFrame(context.request.query)
+        let message = stored.campaign.message
+        let language = Self.versionTag(message, context.request.query["language"])
+        var query = frame.query
+        if let language { query += "&" + FormData([("language", language)]).urlencoded }
+        let languages = SwitcherGroup(
+            legend: localizer("preview.language"),
+            options: [ChoiceView(name: "language", value: "", label: localizer("preview.default_version"), checked: language == nil)]
+                + (message.translations ?? [:]).keys.sorted().map { tag in
+                    ChoiceView(name: "language", value: tag, label: LanguageNames.name(of: tag, in: localizer), checked: tag == language)
+                })
+        let heading = localizer("preview.page_title", ["name": Localizer.isolated(stored.campaign.name)])
         let model = CampaignPage(
-            id: stored.id, name: stored.campaign.name, layoutTitle: stored.campaign.message.layout.title,
-            frameSrc: "/campaigns/\(stored.id)/preview/frame?\(frame.query)", orientation: frame.orientation.rawValue,
-            switchers: Self.switchers(frame))
-        return try services.page(.preview, title: "Preview of \(stored.campaign.name)", model: model, context: context)
+            id: stored.id, name: stored.campaign.name, heading: heading, layoutTitle: localizer(ComposerFields.layout.optionKey(message.layout.rawValue)),
+            frameSrc: "/campaigns/\(stored.id)/preview/frame?\(query)", orientation: frame.orientation.rawValue,
+            switchers: Self.switchers(frame, localizer) + (message.translations?.isEmpty ?? true ? [] : [languages]))
+        return try services.page(.preview, title: heading, model: model, context: context)
     }
 
-    /// `GET /campaigns/{id}/preview/frame`: the framed document for the saved message.
+    /// `GET /campaigns/{id}/preview/frame`: the framed document for the saved message (`language=fa`: its Persian version).
     func campaignFrame(_ context: RequestContext) throws -> Response {
         let campaign = try stored(id: context.id("id")).campaign
-        let problems = Self.messageProblems(campaign.problems(for: .publish))
+        let (message, language) = Self.version(campaign.message, context.request.query["language"])
+        let problems = Self.messageProblems(campaign.problems(for: .publish), language: language, context.localizer)
         return frameResponse { nonce in
-            MessagePreview.document(campaign.message, frame: PreviewFrame(context.request.query), problems: problems, nonce: nonce)
+            MessagePreview.document(message, frame: PreviewFrame(context.request.query), problems: problems, nonce: nonce,
+                                    localizer: context.localizer, language: language)
         }
     }
 
@@ -65,19 +80,23 @@ struct PreviewPages: Sendable {
     /// `POST /campaigns/preview`: the composer's fields, unsaved, drawn in the frame `preview.device` etc. name.
     func composed(_ context: RequestContext) throws -> Response {
         let form = context.form
+        let localizer = context.localizer
         let (campaign, readProblems) = CampaignForm.decode(form, app: form["app"].flatMap(Int64.init) ?? 0)
         let read = Set(readProblems.map(\.path))
-        let problems = Self.messageProblems(readProblems + campaign.problems(for: .publish).filter { !read.contains($0.path) })
+        let (message, language) = Self.version(campaign.message, form[ComposerVersions.currentName])
+        let problems = Self.messageProblems(
+            readProblems + campaign.problems(for: .publish).filter { !read.contains($0.path) }, language: language, localizer)
         return frameResponse { nonce in
-            MessagePreview.document(campaign.message, frame: PreviewFrame(form, prefix: "preview."), problems: problems, nonce: nonce)
+            MessagePreview.document(message, frame: PreviewFrame(form, prefix: "preview."), problems: problems, nonce: nonce,
+                                    localizer: localizer, language: language)
         }
     }
 
     /// `GET /preview/blank`: the composer's frame before its first preview (without script, until "Preview" is pressed).
     func blank(_ context: RequestContext) throws -> Response {
         frameResponse { nonce in
-            MessagePreview.empty(frame: PreviewFrame(context.request.query), nonce: nonce,
-                                 text: "Press “Preview” to see the message as you compose it.")
+            MessagePreview.empty(frame: PreviewFrame(context.request.query), nonce: nonce, localizer: context.localizer,
+                                 text: context.localizer("preview.press_preview"))
         }
     }
 
@@ -86,32 +105,33 @@ struct PreviewPages: Sendable {
     /// `GET /preview/gallery`: every layout with sample content, side by side.
     func gallery(_ context: RequestContext) throws -> Response {
         let query = context.request.query
+        let localizer = context.localizer
         let frame = PreviewFrame(query)
         let language = query["lang"].flatMap(PreviewSamples.Language.init(rawValue:)) ?? .en
         let items = Message.Layout.allCases.map { layout in
             GalleryItem(
-                layout: layout.rawValue, title: layout.title, origin: PreviewSamples.origin(layout), summary: layout.summary,
+                layout: layout.rawValue, title: localizer(ComposerFields.layout.optionKey(layout.rawValue)), origin: PreviewSamples.origin(layout),
+                summary: localizer("fields.layout.summaries.\(layout.rawValue)"),
                 frameSrc: "/preview/gallery/frame?layout=\(layout.rawValue)&\(frame.query)&lang=\(language.rawValue)")
         }
-        let languages = SwitcherGroup(legend: "Sample text", options: PreviewSamples.Language.allCases.map {
+        let languages = SwitcherGroup(legend: localizer("preview.sample_text"), options: PreviewSamples.Language.allCases.map {
             ChoiceView(name: "lang", value: $0.rawValue, label: $0.title, checked: $0 == language)
         })
-        let model = GalleryPage(items: items, orientation: frame.orientation.rawValue, switchers: Self.switchers(frame) + [languages])
-        return try services.page(.previewGallery, title: "Layout gallery", model: model, context: context)
+        let model = GalleryPage(items: items, orientation: frame.orientation.rawValue, switchers: Self.switchers(frame, localizer) + [languages])
+        return try services.page(.previewGallery, title: localizer("preview.gallery_title"), model: model, context: context)
     }
 
     /// `GET /preview/gallery/frame?layout=…`: one sample message in a frame (`lang=fa` for Persian, `edge=top` for a slide-up from the top).
     func galleryFrame(_ context: RequestContext) throws -> Response {
         let query = context.request.query
         guard let layout = query["layout"].flatMap(Message.Layout.init(rawValue:)) else {
-            throw HTTPError(404, "There is no layout by that name; choose one of card, modal, image_only, banner, slideup or fullscreen.")
+            throw HTTPError(404, context.localizer("preview.errors.no_layout"))
         }
-        let message = PreviewSamples.message(
-            layout, language: query["lang"].flatMap(PreviewSamples.Language.init(rawValue:)) ?? .en,
-            edge: query["edge"].flatMap(Message.SlideEdge.init(rawValue:)) ?? .bottom)
+        let sample = query["lang"].flatMap(PreviewSamples.Language.init(rawValue:)) ?? .en
+        let message = PreviewSamples.message(layout, language: sample, edge: query["edge"].flatMap(Message.SlideEdge.init(rawValue:)) ?? .bottom)
         return frameResponse { nonce in
-            MessagePreview.document(message, frame: PreviewFrame(query), problems: [], nonce: nonce,
-                                    showsImage: { PreviewSamples.images.contains($0) || ImageURL.problem($0) == nil })
+            MessagePreview.document(message, frame: PreviewFrame(query), problems: [], nonce: nonce, localizer: context.localizer,
+                                    language: sample.rawValue, showsImage: { PreviewSamples.images.contains($0) || ImageURL.problem($0) == nil })
         }
     }
 
@@ -130,39 +150,44 @@ struct PreviewPages: Sendable {
         return stored
     }
 
-    /// The problems that concern the message (what a device checks), each with its field as the composer names it.
-    static func messageProblems(_ problems: [FieldProblem]) -> [PreviewProblem] {
-        problems.filter { $0.path.hasPrefix("message.") }.map { PreviewProblem(field: fieldLabel($0.path), message: $0.message) }
+    /// The tag of the language version `requested` names, as the message spells it, or nil for the default
+    /// version (nothing requested, or no version for it).
+    static func versionTag(_ message: Message, _ requested: String?) -> String? {
+        guard let requested, !requested.isEmpty, requested.utf8.count <= 40 else { return nil }
+        return message.version(for: requested).tag
     }
 
-    static func fieldLabel(_ path: String) -> String {
-        let labels = [
-            "message.layout": "Layout",
-            "message.title.text": "Title", "message.title.color": "Title color",
-            "message.body.text": "Body text", "message.body.color": "Body color",
-            "message.imageUrl": "Image URL", "message.landscapeImageUrl": "Landscape image URL",
-            "message.backgroundColor": "Background color",
-            "message.primaryAction.text": "Primary button text", "message.primaryAction.url": "Primary button action",
-            "message.primaryAction.textColor": "Primary button text color", "message.primaryAction.buttonColor": "Primary button color",
-            "message.secondaryAction.text": "Secondary button text", "message.secondaryAction.url": "Secondary button action",
-            "message.secondaryAction.textColor": "Secondary button text color",
-            "message.secondaryAction.buttonColor": "Secondary button color",
-            "message.action.url": "Tap action", "message.dismiss.seconds": "Hide after (seconds)",
-            "message.slideFrom": "Slides in from", "message.orientation": "Orientation",
-        ]
-        return labels[path] ?? "Message"
+    /// The message as devices whose language is `requested` get it, and the version's tag (nil: the default).
+    static func version(_ message: Message, _ requested: String?) -> (Message, String?) {
+        guard let tag = versionTag(message, requested), let translation = message.translations?[tag] else {
+            return (message.applying(MessageTranslation()), nil)
+        }
+        return (message.applying(translation), tag)
     }
 
-    static func switchers(_ frame: PreviewFrame) -> [SwitcherGroup] {
+    /// The problems a device would drop this version of the message for (the default version's and, for a
+    /// language version, its own), each with its field as the composer names it.
+    static func messageProblems(_ problems: [FieldProblem], language: String? = nil, _ localizer: Localizer) -> [PreviewProblem] {
+        let own = language.map { "\(ComposerFields.translations).\($0)" }
+        return problems.filter { problem in
+            guard problem.path.hasPrefix("message.") else { return false }
+            guard let version = ComposerFields.version(of: problem.path) else { return problem.path != ComposerFields.translations }
+            return "\(ComposerFields.translations).\(version.tag)" == own
+        }.map {
+            PreviewProblem(field: ComposerFields.label(for: $0.path, localizer) ?? localizer("preview.message"), message: ComposerProblems.text($0, localizer))
+        }
+    }
+
+    static func switchers(_ frame: PreviewFrame, _ localizer: Localizer) -> [SwitcherGroup] {
         [
-            SwitcherGroup(legend: "Device", options: PreviewFrame.Device.allCases.map {
-                ChoiceView(name: "device", value: $0.rawValue, label: $0.title, checked: $0 == frame.device)
+            SwitcherGroup(legend: localizer("preview.device"), options: PreviewFrame.Device.allCases.map {
+                ChoiceView(name: "device", value: $0.rawValue, label: localizer("preview.devices.\($0.rawValue)"), checked: $0 == frame.device)
             }),
-            SwitcherGroup(legend: "Orientation", options: PreviewFrame.Orientation.allCases.map {
-                ChoiceView(name: "orientation", value: $0.rawValue, label: $0.title, checked: $0 == frame.orientation)
+            SwitcherGroup(legend: localizer("preview.orientation"), options: PreviewFrame.Orientation.allCases.map {
+                ChoiceView(name: "orientation", value: $0.rawValue, label: localizer("preview.orientations.\($0.rawValue)"), checked: $0 == frame.orientation)
             }),
-            SwitcherGroup(legend: "System theme", options: PreviewFrame.Theme.allCases.map {
-                ChoiceView(name: "theme", value: $0.rawValue, label: $0.title, checked: $0 == frame.theme)
+            SwitcherGroup(legend: localizer("preview.theme"), options: PreviewFrame.Theme.allCases.map {
+                ChoiceView(name: "theme", value: $0.rawValue, label: localizer("preview.themes.\($0.rawValue)"), checked: $0 == frame.theme)
             }),
         ]
     }
