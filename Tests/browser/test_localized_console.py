@@ -70,7 +70,7 @@ USER_DATA = [
 # own name in the language chooser (so anyone finds theirs).
 ALLOWED_WORDS = {
     "Herald", "iOS", "Android", "JSON", "CSV", "API", "URL", "URLs", "APNs", "FCM", "HTTP", "HTTPS", "UTC", "GMT",
-    "English", "Deutsch",
+    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "English", "Deutsch",
 }
 # Things that are not words of a language: links, addresses, ISO dates, time zone names, colors, BCP 47 tags.
 NOT_WORDS = [
@@ -80,6 +80,8 @@ NOT_WORDS = [
     re.compile(r"\b[A-Z][A-Za-z_]+(?:/[A-Za-z_\-+0-9]+)+"),
     re.compile(r"#(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{3,4})\b"),
     re.compile(r"(?<![\w\-])(?:en|de|fa|ar|ja|pt-BR)(?![\w\-])"),
+    # Identifiers joined with `.`, `_` or `:`: field paths, event and error codes, API scopes.
+    re.compile(r"(?<![^\W_])[A-Za-z][A-Za-z0-9]*(?:[._:][A-Za-z0-9]+)+(?![^\W_])"),
 ]
 
 PAGES = ["list", "composer-new", "composer", "campaign", "report", "settings"]

@@ -277,9 +277,15 @@ extension PseudoConsole {
             if expectsLanguage, !isFrame, lang != Self.language {
                 found.append(PseudoFinding(page: label, piece: VisibleText.Piece(attribute: "html lang", text: lang ?? "(none)", isCode: false), words: []))
             }
-            for piece in VisibleText.pieces(of: response.text) where !piece.isCode {
-                let untranslated = words.words(in: piece.text)
-                guard !untranslated.isEmpty, reported.insert(label + "\u{0}" + piece.description).inserted else { continue }
+            var depth = 0  // inside how many ⟦…⟧ the page's text is, from one text node to the next
+            for piece in VisibleText.pieces(of: response.text) {
+                let untranslated: [String]
+                if piece.attribute == nil {
+                    (untranslated, depth) = words.words(in: piece.text, depth: depth)
+                } else {
+                    untranslated = words.words(in: piece.text)
+                }
+                guard !piece.isCode, !untranslated.isEmpty, reported.insert(label + "\u{0}" + piece.description).inserted else { continue }
                 found.append(PseudoFinding(page: label, piece: piece, words: untranslated))
             }
         }

@@ -15,7 +15,7 @@ final class PseudoConsole {
     let admin: TestBrowser
     var seeded: Set<String> = [
         "Ẓada", "Ẓshop", "Ẓleer", "Ẓwriter", "Ẓreader", "Ẓpixel", "iid-zq-qa", "iid-zq-2", "zq_sku", "zq_level_up", "zq_tier",
-        "zq_purchase", "Ẓgold", "Ẓsku1", "Ẓpromo", "Ẓcode", "IR", "DE", "کمپین تابستانه",
+        "zq_purchase", "Ẓgold", "Ẓsku1", "Ẓpromo", "Ẓcode", "IR", "DE", "کمپین تابستانه", "someday",
     ]
     private(set) var shop: Int64 = 0
     private(set) var emptyApp: Int64 = 0
@@ -121,6 +121,7 @@ final class PseudoConsole {
         writerKey = writer.secret
         let reader = try database.apiKeys.create(appID: shop, name: "Ẓreader", scopes: [.feedRead, .eventsWrite], actor: actor, now: now)
         keyIDs = [writer.key.id, reader.key.id]
+        seeded.formUnion([writer.key.prefix, reader.key.prefix])  // random letters the pages show to tell keys apart
         _ = try database.apps.addTestDevice(appID: shop, installationID: "iid-zq-qa", name: "Ẓpixel", actor: actor, now: now)
 
         // Users: an editor and a viewer made on the command line, a deactivated one; the viewer reads the pseudo-language.

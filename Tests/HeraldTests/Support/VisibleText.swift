@@ -223,6 +223,8 @@ struct UntranslatedWords {
     /// them in Latin letters too).
     static let allowedWords: Set<String> = [
         "Herald", "iOS", "Android", "JSON", "CSV", "API", "URL", "URLs", "APNs", "FCM", "HTTP", "HTTPS", "UTC", "GMT",
+        // HTTP method names, as a 405 page names the one it refused.
+        "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE",
     ]
 
     /// Things that are not words of a language, each a pattern: removed before looking for words.
@@ -243,6 +245,9 @@ struct UntranslatedWords {
         #"#(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{3,4})\b"#,
         // BCP 47 tags of the console's languages and of message versions: codes, not words.
         #"(?<![\p{L}\p{N}_\-])(?:en-XA|pt-BR|en|de|fa|ar|ja)(?![\p{L}\p{N}_\-])"#,
+        // Identifiers joined with `.`, `_` or `:`, which no language writes as words: field paths
+        // (message.imageUrl), event and error codes (app_launch, image_fetch), API scopes (feed:read).
+        #"(?<![\p{L}\p{N}])[A-Za-z][A-Za-z0-9]*(?:[._:][A-Za-z0-9]+)+(?![\p{L}\p{N}])"#,
     ].map { try! NSRegularExpression(pattern: $0) }
 
     /// The user data the test seeded (names, titles, event names, …), removed where they stand as whole words.
@@ -272,12 +277,18 @@ struct UntranslatedWords {
 
     /// The words in `text` that did not come from a catalog (empty when all did).
     func words(in text: String) -> [String] {
+        words(in: text, depth: 0).words
+    }
+
+    /// The same for one text node of a page, and how deep inside ⟦…⟧ the next one starts: a catalog string
+    /// with markup in it (a name in `<bdi>`, a time in `<time>`) spans several text nodes.
+    func words(in text: String, depth start: Int) -> (words: [String], depth: Int) {
         var rest = text
         for pattern in seeded + Self.notWords {
             rest = pattern.stringByReplacingMatches(in: rest, range: NSRange(rest.startIndex..., in: rest), withTemplate: " ")
         }
         var found: [String] = []
-        var depth = 0
+        var depth = start
         var word = String.UnicodeScalarView()
         func finish() {
             defer { word = String.UnicodeScalarView() }
@@ -298,7 +309,7 @@ struct UntranslatedWords {
             if scalar == "⟧" { depth = max(0, depth - 1) }
         }
         finish()
-        return found
+        return (found, depth)
     }
 
     /// Letters of the Latin script, accented ones included (the pseudo-language's are).
