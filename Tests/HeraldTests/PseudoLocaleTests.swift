@@ -63,6 +63,9 @@ struct PseudoLocaleTests {
         #expect(words.words(in: "at", depth: 1).words == ["at"])
         #expect(words.words(in: "message.imageUrl · feed:read · app_launch · GET").isEmpty)
         #expect(words.words(in: "once → every_n_days") == ["once"])
+        #expect(words.words(in: "⟦Portuguese (Brazil) (pt-BR)⟧ ⟦Chinese, Simplified (zh-Hans)⟧").isEmpty)
+        #expect(words.words(in: "⟦Rḗmǿvḗ thḗ LANGNAME vḗrşīǿƞ⟧", depth: 0, inTemplate: true).words.isEmpty)
+        #expect(words.words(in: "LANGNAME") == ["LANGNAME"])
 
         let pieces = VisibleText.pieces(of: """
             <!doctype html><html lang="en-XA"><head><title>⟦Ƈȧḿƥȧīɠƞş⟧ · Herald</title><style>p { color: red }</style>
@@ -76,19 +79,26 @@ struct PseudoLocaleTests {
         #expect(VisibleText.htmlLanguage(of: #"<html lang="fa" dir="rtl">"#) == ("fa", "rtl"))
     }
 
-    @Test("Scripts take the words they show from the page, not from English literals")
-    func scriptsHaveNoEnglishLiterals() throws {
-        let folder = repositoryRoot.appendingPathComponent("Public/js")
+    @Test("Scripts and style sheets take the words they show from the page, not from English literals")
+    func scriptsAndStylesHaveNoEnglishLiterals() throws {
         var findings: [String] = []
-        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() where file.hasSuffix(".js") {
-            let source = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
-            for (number, line) in source.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                for literal in ScriptText.shownLiterals(in: String(line)) {
-                    findings.append("Public/js/\(file):\(number + 1): '\(literal)'")
+        for (folder, suffix) in [("Public/js", ".js"), ("Public/css", ".css")] {
+            let url = repositoryRoot.appendingPathComponent(folder)
+            for file in try FileManager.default.contentsOfDirectory(atPath: url.path).sorted() where file.hasSuffix(suffix) {
+                let source = try String(contentsOf: url.appendingPathComponent(file), encoding: .utf8)
+                for (number, line) in source.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let literals = suffix == ".js" ? ScriptText.shownLiterals(in: String(line)) : ScriptText.generatedContent(in: String(line))
+                    findings += literals.map { "\(folder)/\(file):\(number + 1): '\($0)'" }
                 }
             }
         }
-        if !findings.isEmpty { Issue.record("\(findings.count) English texts in scripts (give them to the script through the page, from the catalog):\n\(findings.joined(separator: "\n"))") }
+        if !findings.isEmpty {
+            Issue.record("""
+                \(findings.count) English texts in scripts and style sheets (give them to the page from the catalog, \
+                and let the script or the style read them there, e.g. from a data- attribute):
+                \(findings.joined(separator: "\n"))
+                """)
+        }
     }
 }
 
@@ -99,6 +109,15 @@ enum ScriptText {
     static let shows = try! NSRegularExpression(
         pattern: #"(textContent|innerText|innerHTML|title|placeholder|ariaLabel|label|alt)\s*[+]?=|announce\(|alert\(|confirm\(|prompt\(|setAttribute\(\s*["'](aria-label|title|placeholder|alt)"#)
     static let sentence = try! NSRegularExpression(pattern: #"^[^<>{}=;]*\p{Lu}?\p{Ll}+(?: [\p{L}’'“”]+)+[.!?…:”]?\s*$|^\p{Lu}\p{Ll}+[.!?…]$"#)
+
+    /// The strings of a style sheet's `content:` (text CSS adds to the page) that hold words.
+    static func generatedContent(in line: String) -> [String] {
+        guard let content = line.range(of: #"(?<![\w-])content\s*:[^;}]*"#, options: .regularExpression) else { return [] }
+        let declaration = String(line[content])
+        return literal.matches(in: declaration, range: NSRange(declaration.startIndex..., in: declaration)).compactMap { match in
+            (1...3).lazy.compactMap { Range(match.range(at: $0), in: declaration) }.first.map { String(declaration[$0]) }
+        }.filter { $0.unicodeScalars.filter(UntranslatedWords.isLatinLetter).count >= 2 }
+    }
 
     static func shownLiterals(in line: String) -> [String] {
         let trimmed = line.trimmingCharacters(in: .whitespaces)

@@ -139,6 +139,10 @@ class EnglishChecker:
             if own.get(key, "").strip() == text.strip() or not re.search(r"[A-Za-z]{2}", re.sub(r"\{[^}]*\}", "", text)):
                 continue
             if "{" in text:
+                # Only a string whose own words are enough to recognize it ("{event} where {conditions}" would
+                # match any sentence with "where" in it; the word check below still finds that one).
+                if len(re.findall(r"[A-Za-z]", re.sub(r"\{[^}]*\}", "", text))) < 12:
+                    continue
                 pattern = re.escape(text.strip())
                 pattern = re.sub(r"\\\{[^}]*\\\}", ".+?", pattern)
                 checker.patterns.append((re.compile(f"^{pattern}$"), key))

@@ -281,9 +281,9 @@ extension PseudoConsole {
             for piece in VisibleText.pieces(of: response.text) {
                 let untranslated: [String]
                 if piece.attribute == nil {
-                    (untranslated, depth) = words.words(in: piece.text, depth: depth)
+                    (untranslated, depth) = words.words(in: piece.text, depth: depth, inTemplate: piece.inTemplate)
                 } else {
-                    untranslated = words.words(in: piece.text)
+                    untranslated = words.words(in: piece.text, depth: 0, inTemplate: piece.inTemplate).words
                 }
                 guard !piece.isCode, !untranslated.isEmpty, reported.insert(label + "\u{0}" + piece.description).inserted else { continue }
                 found.append(PseudoFinding(page: label, piece: piece, words: untranslated))

@@ -11,6 +11,9 @@ struct VisibleText {
         let text: String
         /// Inside `<code>`, `<kbd>` or `<samp>`: identifiers and literal values, which are the same in every language.
         let isCode: Bool
+        /// Inside `<template>`: markup the page's script clones, where a word in capitals (`LANGNAME`) is a
+        /// placeholder the script fills.
+        var inTemplate = false
 
         var description: String {
             let shown = text.count > 120 ? String(text.prefix(117)) + "…" : text
@@ -44,7 +47,9 @@ struct VisibleText {
         }
         func flush() {
             let decoded = decodeEntities(String(text)).trimmingCharacters(in: .whitespacesAndNewlines)
-            if !decoded.isEmpty { pieces.append(Piece(attribute: nil, text: collapse(decoded), isCode: inCode())) }
+            if !decoded.isEmpty {
+                pieces.append(Piece(attribute: nil, text: collapse(decoded), isCode: inCode(), inTemplate: open.contains("template")))
+            }
             text = String.UnicodeScalarView()
         }
         func starts(_ prefix: String, at position: Int) -> Bool {
@@ -135,7 +140,9 @@ struct VisibleText {
                     let shown = readAttributes.contains(attribute) || scriptShownAttributes.contains(attribute)
                         || (attribute == "value" && name == "input" && ["submit", "button", "reset"].contains(type ?? ""))
                     let trimmed = collapse(value.trimmingCharacters(in: .whitespacesAndNewlines))
-                    if shown, !trimmed.isEmpty { pieces.append(Piece(attribute: attribute, text: trimmed, isCode: inCode(name))) }
+                    if shown, !trimmed.isEmpty {
+                        pieces.append(Piece(attribute: attribute, text: trimmed, isCode: inCode(name), inTemplate: open.contains("template")))
+                    }
                 }
                 if skippedRawElements.contains(name) {
                     index = skip(past: "</" + name, from: index)
@@ -243,8 +250,10 @@ struct UntranslatedWords {
         #"\b[A-Z][A-Za-z_]+(?:/[A-Za-z_\-+0-9]+)+"#,
         // Colors: #1A73E8, #CC1A73E8.
         #"#(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{3,4})\b"#,
-        // BCP 47 tags of the console's languages and of message versions: codes, not words.
-        #"(?<![\p{L}\p{N}_\-])(?:en-XA|pt-BR|en|de|fa|ar|ja)(?![\p{L}\p{N}_\-])"#,
+        // BCP 47 tags: the console's languages, any tag with a script or region (zh-Hant, pt-BR), and a
+        // language code in parentheses after its name ("Bangla (bn)").
+        #"(?<![\p{L}\p{N}_\-])(?:en-XA|en|de|fa|ar|ja|[a-z]{2,3}-(?:[A-Z][a-z]{3}(?:-(?:[A-Z]{2}|[0-9]{3}))?|[A-Z]{2}|[0-9]{3}))(?![\p{L}\p{N}_\-])"#,
+        #"\([a-z]{2,3}\)"#,
         // Identifiers joined with `.`, `_` or `:`, which no language writes as words: field paths
         // (message.imageUrl), event and error codes (app_launch, image_fetch), API scopes (feed:read).
         #"(?<![\p{L}\p{N}])[A-Za-z][A-Za-z0-9]*(?:[._:][A-Za-z0-9]+)+(?![\p{L}\p{N}])"#,
@@ -252,6 +261,21 @@ struct UntranslatedWords {
 
     /// The user data the test seeded (names, titles, event names, …), removed where they stand as whole words.
     let seeded: [NSRegularExpression]
+
+    /// Languages, scripts and regions by their English names, as Foundation writes them for the pseudo-language
+    /// ("Portuguese (Brazil)", "Chinese, Simplified"): like dates, each real language gets its own from its locale.
+    static let localeNames: NSRegularExpression = {
+        let english = Locale(identifier: "en")
+        var names: Set<String> = []
+        for identifier in Locale.availableIdentifiers + Locale.LanguageCode.isoLanguageCodes.map(\.identifier) {
+            if let name = english.localizedString(forIdentifier: identifier) { names.insert(name) }
+        }
+        let alternatives = names.filter { $0.count > 1 }.sorted { $0.count > $1.count }.map(NSRegularExpression.escapedPattern(for:))
+        return try! NSRegularExpression(pattern: #"(?<![\p{L}\p{N}_])(?:"# + alternatives.joined(separator: "|") + #")(?![\p{L}\p{N}_])"#)
+    }()
+
+    /// A placeholder in a `<template>`: a word in capitals that the script replaces.
+    static let placeholder = try! NSRegularExpression(pattern: #"(?<![\p{L}\p{N}_])[A-Z][A-Z0-9_]{2,}(?![\p{L}\p{N}_])"#)
 
     init(seeded: some Sequence<String>) {
         // Longest first, so a name that contains another is removed whole. Each language's name for itself is
@@ -282,9 +306,9 @@ struct UntranslatedWords {
 
     /// The same for one text node of a page, and how deep inside ⟦…⟧ the next one starts: a catalog string
     /// with markup in it (a name in `<bdi>`, a time in `<time>`) spans several text nodes.
-    func words(in text: String, depth start: Int) -> (words: [String], depth: Int) {
+    func words(in text: String, depth start: Int, inTemplate: Bool = false) -> (words: [String], depth: Int) {
         var rest = text
-        for pattern in seeded + Self.notWords {
+        for pattern in seeded + Self.notWords + [Self.localeNames] + (inTemplate ? [Self.placeholder] : []) {
             rest = pattern.stringByReplacingMatches(in: rest, range: NSRange(rest.startIndex..., in: rest), withTemplate: " ")
         }
         var found: [String] = []
