@@ -21,9 +21,11 @@ extension PseudoConsole {
         case "/users/{id}": fills = ["id": userIDs.map(String.init)]
         default: return nil
         }
-        return fills.reduce([pattern]) { targets, fill in
+        let targets = fills.reduce([pattern]) { targets, fill in
             targets.flatMap { target in fill.value.map { target.replacingOccurrences(of: "{\(fill.key)}", with: $0) } }
         }
+        // A parameter left unfilled (a new route under /campaigns/{id}) is one this does not know.
+        return targets.contains { $0.contains("{") } ? nil : targets
     }
 
     /// Skipped: the API and static files (not pages), and downloads (JSON exports, CSV: its header is checked apart).
