@@ -79,6 +79,16 @@ struct PseudoLocaleTests {
         #expect(VisibleText.htmlLanguage(of: #"<html lang="fa" dir="rtl">"#) == ("fa", "rtl"))
     }
 
+    @Test("The script checker finds shown English literals, not a catalog string's fallback")
+    func scriptCheckerFindsWhatItShould() {
+        #expect(ScriptText.shownLiterals(in: #"button.textContent = "Copied";"#) == ["Copied"])
+        #expect(ScriptText.shownLiterals(in: #"button.textContent = pageString("copied", "Copied");"#).isEmpty)
+        #expect(ScriptText.shownLiterals(in: #"announce(`${noun} ${index + 1} removed.`);"#) == ["${noun} ${index + 1} removed."])
+        #expect(ScriptText.shownLiterals(in: #"form.querySelectorAll("[data-rows]").forEach((list) => list.dataset.rows);"#).isEmpty)
+        #expect(ScriptText.generatedContent(in: #"  content: attr(alt) " could not be loaded";"#) == [" could not be loaded"])
+        #expect(ScriptText.generatedContent(in: #".pagination a::before { content: "← "; }"#).isEmpty)
+    }
+
     @Test("Scripts and style sheets take the words they show from the page, not from English literals")
     func scriptsAndStylesHaveNoEnglishLiterals() throws {
         var findings: [String] = []
@@ -126,6 +136,10 @@ enum ScriptText {
         let shown = shows.firstMatch(in: line, range: whole) != nil
         var found: [String] = []
         for match in literal.matches(in: line, range: whole) {
+            // The English fallback of `pageString("key", "Fallback")`, shown only if the page lacks the
+            // catalog's string (which LocalizationTests rule out), is not what people read.
+            if let start = Range(match.range, in: line)?.lowerBound,
+               line[..<start].range(of: #"pageString\(\s*("[^"]*"|'[^']*')\s*,\s*$"#, options: .regularExpression) != nil { continue }
             for group in 1...3 {
                 guard let range = Range(match.range(at: group), in: line) else { continue }
                 let text = String(line[range])
