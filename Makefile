@@ -6,9 +6,12 @@ PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev
-BROWSER_PACKAGES := chromium chromium-driver
-# PyPI packages the Python tests use (browser, API contract and fuzz, reliability), installed when missing.
-PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator schemathesis
+# Chromium, its driver, and fonts for the console's languages (Noto: Arabic script for Persian and Arabic;
+# CJK for Japanese), so screenshots and layout checks see real glyphs, not boxes.
+BROWSER_PACKAGES := chromium chromium-driver fonts-noto-core fonts-noto-cjk
+# PyPI packages the Python tests use (browser, API contract and fuzz, reliability), installed when missing;
+# selenium-axe-python ships axe-core (axe.min.js) for the accessibility checks.
+PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator schemathesis selenium-axe-python
 
 .PHONY: run test build soak system-deps test-deps swift-test python-test fuzz fuzz-build fuzz-check clean
 
