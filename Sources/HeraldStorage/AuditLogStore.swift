@@ -15,8 +15,27 @@ public struct AuditActor: Sendable, Equatable {
     }
 
     public static func user(id: Int64, email: String) -> AuditActor { AuditActor(userID: id, keyID: nil, label: email) }
-    public static func key(id: Int64, name: String) -> AuditActor { AuditActor(userID: nil, keyID: id, label: "API key \(name)") }
+    public static func key(id: Int64, name: String) -> AuditActor { AuditActor(userID: nil, keyID: id, label: keyPrefix + name) }
     public static let commandLine = AuditActor(userID: nil, keyID: nil, label: "command line")
+    public static let visitor = AuditActor(userID: nil, keyID: nil, label: "visitor")
+
+    private static let keyPrefix = "API key "
+
+    /// What a stored label (an audit line's actor, a campaign's "edited by") names, so the console can
+    /// say it in the reader's language: labels are stored in English once and never rewritten.
+    public enum Kind: Sendable, Equatable {
+        case person(String)
+        case key(name: String)
+        case commandLine
+        case visitor
+    }
+
+    public static func kind(ofLabel label: String) -> Kind {
+        if label == commandLine.label { return .commandLine }
+        if label == visitor.label { return .visitor }
+        if label.hasPrefix(keyPrefix) { return .key(name: String(label.dropFirst(keyPrefix.count))) }
+        return .person(label)
+    }
 }
 
 /// One line of the audit log.

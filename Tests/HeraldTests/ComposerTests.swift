@@ -231,7 +231,7 @@ struct ComposerTests {
         #expect(page.components(separatedBy: "admin@example.com").count - 1 == 3)
         #expect(page.contains("<bdi>Title</bdi></td><td dir=\"auto\">Spring sale</td><td dir=\"auto\">Spring sale, last days</td>"))
         #expect(page.contains("<bdi>Pair 2 — Key</bdi></td><td dir=\"auto\">discount</td><td dir=\"auto\">theme</td>"))
-        #expect(page.contains("<bdi>State</bdi></td><td dir=\"auto\">published</td><td dir=\"auto\">paused</td>"))
+        #expect(page.contains("<bdi>State</bdi></td><td dir=\"auto\">Published</td><td dir=\"auto\">Paused</td>"))
         #expect(try app.database.campaigns.revisions(id: id).count == 3)
     }
 

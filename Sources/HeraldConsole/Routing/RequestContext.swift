@@ -28,6 +28,6 @@ public struct RequestContext: Sendable {
     public var actor: AuditActor {
         if let user, let id = user.id { return .user(id: id, email: user.email) }
         if let apiKey { return .key(id: apiKey.id, name: apiKey.name) }
-        return AuditActor(userID: nil, keyID: nil, label: "visitor")
+        return .visitor
     }
 }

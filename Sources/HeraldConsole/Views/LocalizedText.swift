@@ -77,6 +77,27 @@ extension Localizer {
     }
 
     /// A time in the user's zone, as `<time>`.
+    /// Who made a change, from its stored label: a person's email as it is, an API key or the command line
+    /// in the reader's words. As HTML, the name isolated.
+    func actorMarkup(_ label: String) -> String {
+        switch AuditActor.kind(ofLabel: label) {
+        case .person(let email): Markup.user(email)
+        case .key(let name): markup("common.actor.api_key", ["name": Markup.user(name)])
+        case .commandLine: Markup.escape(self("common.actor.command_line"))
+        case .visitor: Markup.escape(self("common.actor.visitor"))
+        }
+    }
+
+    /// The same as plain text (for attributes and sentences that are not HTML).
+    func actor(_ label: String) -> String {
+        switch AuditActor.kind(ofLabel: label) {
+        case .person(let email): email
+        case .key(let name): self("common.actor.api_key", ["name": Localizer.isolated(name)])
+        case .commandLine: self("common.actor.command_line")
+        case .visitor: self("common.actor.visitor")
+        }
+    }
+
     func timeMarkup(_ date: Date) -> String {
         Markup.time(date, dateTime(date))
     }

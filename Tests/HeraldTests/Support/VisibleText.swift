@@ -9,7 +9,8 @@ struct VisibleText {
         /// `nil` for a text node; otherwise the attribute, such as `aria-label`.
         let attribute: String?
         let text: String
-        /// Inside `<code>`, `<kbd>` or `<samp>`: identifiers and literal values, which are the same in every language.
+        /// Inside `<code>`, `<kbd>` or `<samp>` (identifiers and literal values, the same in every language),
+        /// or inside an element marked `translate="no"` (a stored record, such as an audit line's details).
         let isCode: Bool
         /// Inside `<template>`: markup the page's script clones, where a word in capitals (`LANGNAME`) is a
         /// placeholder the script fills.
@@ -39,11 +40,13 @@ struct VisibleText {
         let scalars = Array(html.unicodeScalars)
         var pieces: [Piece] = []
         var open: [String] = []
+        /// Where in `open` an element marked `translate="no"` is.
+        var records: [Int] = []
         var text = String.UnicodeScalarView()
         var index = 0
 
         func inCode(_ extra: String? = nil) -> Bool {
-            open.contains(where: codeElements.contains) || extra.map(codeElements.contains) == true
+            open.contains(where: codeElements.contains) || extra.map(codeElements.contains) == true || !records.isEmpty
         }
         func flush() {
             let decoded = decodeEntities(String(text)).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -91,7 +94,10 @@ struct VisibleText {
                 flush()
                 let (name, position) = name(from: index + 2)
                 index = skip(past: ">", from: position)
-                if let last = open.lastIndex(of: name) { open.removeSubrange(last...) }
+                if let last = open.lastIndex(of: name) {
+                    open.removeSubrange(last...)
+                    records.removeAll { $0 >= last }
+                }
             } else if next.properties.isAlphabetic && next.isASCII {
                 flush()
                 var (name, position) = name(from: index + 1)
@@ -148,6 +154,7 @@ struct VisibleText {
                     index = skip(past: "</" + name, from: index)
                     index = skip(past: ">", from: index)
                 } else if !selfClosing, !voidElements.contains(name) {
+                    if attributes.contains(where: { $0.0 == "translate" && $0.1.lowercased() == "no" }) { records.append(open.count) }
                     open.append(name)
                 }
             } else {
@@ -313,10 +320,12 @@ struct UntranslatedWords {
         }
         var found: [String] = []
         var depth = start
+        /// Inside U+2068 … U+2069: an argument the console isolated, which is user data by its convention.
+        var isolation = 0
         var word = String.UnicodeScalarView()
         func finish() {
             defer { word = String.UnicodeScalarView() }
-            guard !word.isEmpty else { return }
+            guard !word.isEmpty, isolation == 0 else { return }
             let candidate = String(word)
             if Self.allowedWords.contains(candidate) { return }
             // Inside ⟦…⟧ only a letter the pseudo-language would have accented gives an argument away.
@@ -329,6 +338,8 @@ struct UntranslatedWords {
                 continue
             }
             finish()
+            if scalar == "\u{2068}" { isolation += 1 }
+            if scalar == "\u{2069}" { isolation = max(0, isolation - 1) }
             if scalar == "⟦" { depth += 1 }
             if scalar == "⟧" { depth = max(0, depth - 1) }
         }

@@ -31,7 +31,7 @@ struct AuditPages: Sendable {
         let lastPage = max(1, (total + Self.pageSize - 1) / Self.pageSize)
         let page = min(max(1, context.request.query["page"].flatMap(Int.init) ?? 1), lastPage)
         let entries = try log.page(offset: (page - 1) * Self.pageSize, limit: Self.pageSize).map {
-            EntryRow(time: localizer.dateTime($0.occurredAt), timeISO: UTCTime.rfc3339($0.occurredAt), actor: $0.actor,
+            EntryRow(time: localizer.dateTime($0.occurredAt), timeISO: UTCTime.rfc3339($0.occurredAt), actor: localizer.actor($0.actor),
                      action: $0.action, actionLabel: Self.label(of: $0.action, localizer), subject: $0.subject, details: $0.details)
         }
         let model = AuditList(

@@ -8,14 +8,27 @@ enum CampaignDiff {
     static func changes(from old: CampaignRevision?, to new: CampaignRevision, _ localizer: Localizer) -> [ChangeRow] {
         var rows: [ChangeRow] = []
         if let old, old.state != new.state {
-            rows.append(ChangeRow(path: "state", fieldLabel: localizer("composer.history.state"), before: old.state.rawValue, after: new.state.rawValue))
+            rows.append(ChangeRow(
+                path: "state", fieldLabel: localizer("composer.history.state"), before: localizer.title(old.state), after: localizer.title(new.state)))
         }
         let before = old.map { flatten($0.campaign) } ?? [:]
         let after = flatten(new.campaign)
         for path in Set(before.keys).union(after.keys).sorted(by: pathOrder) where before[path] != after[path] {
-            rows.append(ChangeRow(path: path, fieldLabel: ComposerFields.label(for: path, localizer), before: before[path] ?? "—", after: after[path] ?? "—"))
+            rows.append(ChangeRow(
+                path: path, fieldLabel: ComposerFields.label(for: path, localizer),
+                before: before[path].map { shown($0, at: path, localizer) } ?? "—", after: after[path].map { shown($0, at: path, localizer) } ?? "—"))
         }
         return rows
+    }
+
+    /// A value as the composer offers it: an option's label for a field of options (`once` → "Once per
+    /// device", `ios` → "iOS"), anything else as stored.
+    private static func shown(_ value: String, at path: String, _ localizer: Localizer) -> String {
+        guard let field = ComposerFields.field(for: ComposerFields.version(of: path)?.path ?? path),
+              [.select, .choice, .checkbox].contains(field.kind) else { return value }
+        if field.path == ComposerFields.platforms.path { return localizer.platformTitle(value) }
+        guard localizer.has(field.optionKey(value)) else { return value }
+        return localizer(field.optionKey(value))
     }
 
     /// Every leaf of the campaign's JSON as `path → value text`.

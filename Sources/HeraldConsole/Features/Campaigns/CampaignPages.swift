@@ -61,7 +61,7 @@ struct CampaignPages: Sendable {
                 id: $0.id, name: $0.name, status: $0.status.rawValue, statusTitle: localizer.title($0.status),
                 layout: Message.Layout(rawValue: $0.layout).map(localizer.title) ?? $0.layout,
                 app: $0.appName, priority: localizer.number($0.priority), schedule: Self.scheduleText(start: $0.startAt, end: $0.endAt, localizer),
-                editedBy: $0.updatedBy, editedAt: localizer.timeMarkup($0.updatedAt))
+                editedBy: localizer.actorMarkup($0.updatedBy), editedAt: localizer.timeMarkup($0.updatedAt))
         }
         func href(page: Int) -> String {
             var pairs = query.pairs.filter { $0.name != "page" }.map { ($0.name, $0.value) }
@@ -167,7 +167,7 @@ struct CampaignPages: Sendable {
         // Revisions come newest first: the first newer one is the version saved now.
         let changes = newer.first.map { CampaignDiff.changes(from: baseRevision, to: $0, context.localizer) } ?? []
         let conflict = ConflictView(
-            author: Array(Set(newer.map(\.author))).sorted().joined(separator: ", "),
+            author: Array(Set(newer.map(\.author))).sorted().map(context.localizer.actor).joined(separator: ", "),
             time: newer.first.map { context.localizer.dateTime($0.createdAt) } ?? "", changes: changes)
         var kept = form
         kept.pairs.removeAll { $0.name == "revision" }
@@ -324,7 +324,7 @@ struct CampaignPages: Sendable {
             let number = localizer.number(revision.revision)
             return HistoryEntry(
                 revision: revision.revision, heading: localizer("campaigns.history.revision", ["revision": number]),
-                byline: localizer.markup("campaigns.history.by", ["name": Markup.user(revision.author), "time": localizer.timeMarkup(revision.createdAt)]),
+                byline: localizer.markup("campaigns.history.by", ["name": localizer.actorMarkup(revision.author), "time": localizer.timeMarkup(revision.createdAt)]),
                 caption: localizer("campaigns.history.changes", ["revision": number]),
                 state: revision.state.rawValue, stateTitle: localizer.title(revision.state),
                 changes: previous == nil ? [] : CampaignDiff.changes(from: previous, to: revision, localizer),

@@ -53,7 +53,7 @@ struct CampaignSummaryView: Sendable {
         self.status = status.rawValue
         statusTitle = l.title(status)
         saved = l.markup("campaigns.show.saved", [
-            "revision": Markup.escape(l.number(stored.revision)), "name": Markup.user(stored.updatedBy), "time": l.timeMarkup(stored.updatedAt),
+            "revision": Markup.escape(l.number(stored.revision)), "name": l.actorMarkup(stored.updatedBy), "time": l.timeMarkup(stored.updatedAt),
         ])
         self.canEdit = canEdit
         editable = stored.state != .archived

@@ -44,8 +44,9 @@ public struct ImportPlan: Sendable {
         case noApp(Int64)
         case noCampaigns
         case newerVersion(Int)
-        /// The file is not Campaign JSON; the reason is the JSON reader's (English, as the API says it).
-        case malformed(String)
+        /// The file is not Campaign JSON: the JSON reader's reason in English (as the API says it), and the
+        /// field it names, if any (whose problem the console says in the reader's language).
+        case malformed(String, field: FieldProblem?)
     }
 
     public var campaigns: [Campaign]
@@ -58,7 +59,7 @@ public struct ImportPlan: Sendable {
         case .noApp(let id): "There is no app with id \(id)."
         case .noCampaigns: "The file holds no campaigns."
         case .newerVersion(let version): CampaignTransfer.newerVersionMessage(version)
-        case .malformed(let message): message
+        case .malformed(let message, _): message
         case nil: nil
         }
     }
@@ -133,7 +134,7 @@ public struct CampaignTransfer: Sendable {
                 return ImportPlan(campaigns: [], problems: [], unreadableReason: .newerVersion(version))
             }
             guard let refusal = HTTPError(domain: error) else { throw error }
-            return ImportPlan(campaigns: [], problems: [], unreadableReason: .malformed(refusal.message))
+            return ImportPlan(campaigns: [], problems: [], unreadableReason: .malformed(refusal.message, field: refusal.fields.first))
         }
         if campaigns.isEmpty { return ImportPlan(campaigns: [], problems: [], unreadableReason: .noCampaigns) }
         var problems: [ImportPlan.Problem] = []

@@ -126,7 +126,11 @@ struct CampaignTransferPages: Sendable {
             localizer("campaigns.import.newer_version", [
                 "version": localizer.number(version), "supported": localizer.number(CampaignJSON.schemaVersion),
             ])
-        case .malformed(let message): localizer("campaigns.import.unreadable", ["reason": message])
+        case .malformed(_, let field?):
+            localizer("campaigns.import.unreadable", ["reason": Localizer.isolated(field.path) + ": " + localizer.message(for: field)])
+        case .malformed:
+            // The JSON reader's own reason is English only; the API and the command line give it.
+            localizer("campaigns.import.not_json")
         }
     }
 }

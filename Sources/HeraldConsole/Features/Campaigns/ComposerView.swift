@@ -240,7 +240,7 @@ struct ComposerView: Sendable {
 
         let chosenPlatforms = Set(form.values(ComposerFields.platforms.path))
         platforms = Platform.allCases.map {
-            ChoiceView(name: ComposerFields.platforms.path, value: $0.rawValue, label: $0.title, checked: chosenPlatforms.contains($0.rawValue))
+            ChoiceView(name: ComposerFields.platforms.path, value: $0.rawValue, label: localizer.title($0), checked: chosenPlatforms.contains($0.rawValue))
         }
         let versionOperators = ComposerFields.appVersionOperator
         appVersionOp = inputs.select(versionOperators, versionOperators.options.map { ($0, localizer(versionOperators.optionKey($0))) }, default: "equals")

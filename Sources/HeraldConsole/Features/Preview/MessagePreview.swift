@@ -9,6 +9,9 @@ struct PreviewDocument: Sendable {
     let uiLang: String
     let uiDir: String
     let problemsHeading: String
+    /// The close button's name and tooltip, in the console's language (the button is the device's chrome).
+    let closeLabel: String
+    let closeTitle: String
     /// CSS built only from fixed selectors and colors that passed `ColorValue`; never other user input.
     let rules: String
     let documentTitle: String
@@ -71,6 +74,8 @@ struct ImageView: Sendable {
     /// `portrait` or `landscape` (the card's two images), otherwise `image`.
     let kind: String
     let label: String
+    /// What the placeholder says when the image does not load (preview.css draws it from `data-unloaded`).
+    let unloadedLabel: String
     let missing: Bool
 }
 
@@ -111,7 +116,8 @@ enum MessagePreview {
 
         return PreviewDocument(
             nonce: nonce, uiLang: localizer.language.rawValue, uiDir: localizer.language.direction,
-            problemsHeading: localizer("preview.problems_heading"), rules: notice == nil ? PreviewColors.rules(for: message) : "",
+            problemsHeading: localizer("preview.problems_heading"),
+            closeLabel: localizer("preview.close.label"), closeTitle: localizer("preview.close.title"), rules: notice == nil ? PreviewColors.rules(for: message) : "",
             documentTitle: localizer("preview.document_title", [
                 "layout": localizer(ComposerFields.layout.optionKey(message.layout.rawValue)), "frame": frame.caption(localizer),
             ]),
@@ -127,7 +133,8 @@ enum MessagePreview {
         let screen = frame.screen
         return PreviewDocument(
             nonce: nonce, uiLang: localizer.language.rawValue, uiDir: localizer.language.direction,
-            problemsHeading: localizer("preview.problems_heading"), rules: "", documentTitle: localizer("preview.title"), device: frame.device.rawValue,
+            problemsHeading: localizer("preview.problems_heading"),
+            closeLabel: localizer("preview.close.label"), closeTitle: localizer("preview.close.title"), rules: "", documentTitle: localizer("preview.title"), device: frame.device.rawValue,
             orientation: frame.orientation.rawValue, theme: frame.theme.rawValue, screenWidth: screen.width,
             screenHeight: screen.height, caption: frame.caption(localizer), problems: [], wouldDisplay: true, orientationNotice: nil,
             message: nil, placeholder: text)
@@ -192,12 +199,12 @@ enum MessagePreview {
             }
         }
         guard let url, !blank(url) else {
-            return required ? ImageView(url: nil, kind: kind, label: localizer("preview.images.missing", ["image": name]), missing: true) : nil
+            return required ? ImageView(url: nil, kind: kind, label: localizer("preview.images.missing", ["image": name]), unloadedLabel: "", missing: true) : nil
         }
         guard showsImage(url) else {
-            return ImageView(url: nil, kind: kind, label: localizer("preview.images.not_https", ["image": name]), missing: true)
+            return ImageView(url: nil, kind: kind, label: localizer("preview.images.not_https", ["image": name]), unloadedLabel: "", missing: true)
         }
-        return ImageView(url: url, kind: kind, label: name, missing: false)
+        return ImageView(url: url, kind: kind, label: name, unloadedLabel: localizer("preview.images.unloaded", ["image": name]), missing: false)
     }
 }
 
