@@ -307,7 +307,7 @@ def test_an_import_file_with_invalid_utf8_is_refused_with_the_reason(herald: Her
     reply = herald.browser("POST", "/campaigns/import", body, MULTIPART)
     assert reply.status == 422, reply.text[:500]
     assert "Nothing was imported" in reply.text
-    assert "The JSON is not valid UTF-8 at byte" in reply.text
+    assert "The JSON is not valid UTF-8 at byte" in reply.text, "the reason, with where it broke"
     assert herald.campaign_count() == before
     assert_still_serving(herald)
 

@@ -18,7 +18,8 @@ enum CampaignCases {
         case 0...7:
             return answer(sent, .stored)
         case 8:
-            let paths = sent.objectPaths.filter { !(unordered && $0 == "data") }
+            // `message.translations` maps language tags to versions: a new key there is a tag, not a misspelt field.
+            let paths = sent.objectPaths.filter { !(unordered && $0 == "data") && $0 != "message.translations" }
             let path = draw.pick(paths)
             let key = draw.pick(["colour", "priorty", "Name", "", "extra", "نام", "timezone", "filter", "__proto__"])
             let parent = path.isEmpty ? sent : sent.at(path) ?? sent

@@ -22,13 +22,16 @@ enum JSONBody {
             where context.codingPath.isEmpty && (try? JSONSerialization.jsonObject(with: Data(body), options: .fragmentsAllowed)) != nil {
             // Foundation reports a number that does not fit its field (9.5 for an integer, 10^40) as
             // "not valid JSON", with no path; the JSON itself is fine, so say what is wrong with it.
-            throw HTTPError(400, "A number in the JSON does not fit its field: integers are whole numbers (no fraction or exponent) from \(Int64.min) to \(Int64.max).")
+            throw HTTPError(400, Phrase(
+                "errors.json.number_range",
+                english: "A number in the JSON does not fit its field: integers are whole numbers (no fraction or exponent) from \(Int64.min) to \(Int64.max)."))
         } catch let error as DecodingError {
             throw HTTPError(400, describe(error), fields: error.path.isEmpty ? [] : [error.problem])
         } catch let unknown as UnknownKeyError {
             throw unknown  // a 422 naming the field, not a parse error
         } catch {
-            throw HTTPError(400, "The body is not valid JSON: \(error.localizedDescription)")
+            // Foundation's reason is English only: pages say the sentence without it.
+            throw HTTPError(400, Phrase("errors.json.syntax", english: "The body is not valid JSON: \(error.localizedDescription)"))
         }
     }
 
@@ -36,13 +39,15 @@ enum JSONBody {
     /// trailing comma.
     static func check(_ body: [UInt8]) throws {
         if let offset = firstInvalidUTF8(body) {
-            throw HTTPError(400, invalidUTF8(at: offset))
+            throw HTTPError(400, Phrase("errors.json.invalid_utf8", ["byte": .number(offset)], english: invalidUTF8(at: offset)))
         }
         if let offset = firstTooDeep(body, limit: maxDepth) {
-            throw HTTPError(400, tooDeep(at: offset))
+            throw HTTPError(400, Phrase("errors.json.too_deep", ["byte": .number(offset), "limit": .number(maxDepth)], english: tooDeep(at: offset)))
         }
         if let offset = firstTrailingComma(body) {
-            throw HTTPError(400, "The body is not valid JSON: a comma before a closing bracket at byte \(offset); remove it.")
+            throw HTTPError(400, Phrase(
+                "errors.json.trailing_comma", ["byte": .number(offset)],
+                english: "The body is not valid JSON: a comma before a closing bracket at byte \(offset); remove it."))
         }
     }
 

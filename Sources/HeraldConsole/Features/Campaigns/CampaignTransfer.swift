@@ -46,7 +46,7 @@ public struct ImportPlan: Sendable {
         case newerVersion(Int)
         /// The file is not Campaign JSON: the JSON reader's reason in English (as the API says it), and the
         /// field it names, if any (whose problem the console says in the reader's language).
-        case malformed(String, field: FieldProblem?)
+        case malformed(String, field: FieldProblem?, phrase: Phrase?)
     }
 
     public var campaigns: [Campaign]
@@ -59,7 +59,7 @@ public struct ImportPlan: Sendable {
         case .noApp(let id): "There is no app with id \(id)."
         case .noCampaigns: "The file holds no campaigns."
         case .newerVersion(let version): CampaignTransfer.newerVersionMessage(version)
-        case .malformed(let message, _): message
+        case .malformed(let message, _, _): message
         case nil: nil
         }
     }
@@ -134,7 +134,7 @@ public struct CampaignTransfer: Sendable {
                 return ImportPlan(campaigns: [], problems: [], unreadableReason: .newerVersion(version))
             }
             guard let refusal = HTTPError(domain: error) else { throw error }
-            return ImportPlan(campaigns: [], problems: [], unreadableReason: .malformed(refusal.message, field: refusal.fields.first))
+            return ImportPlan(campaigns: [], problems: [], unreadableReason: .malformed(refusal.message, field: refusal.fields.first, phrase: refusal.phrase))
         }
         if campaigns.isEmpty { return ImportPlan(campaigns: [], problems: [], unreadableReason: .noCampaigns) }
         var problems: [ImportPlan.Problem] = []

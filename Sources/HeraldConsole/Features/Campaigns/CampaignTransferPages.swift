@@ -126,8 +126,10 @@ struct CampaignTransferPages: Sendable {
             localizer("campaigns.import.newer_version", [
                 "version": localizer.number(version), "supported": localizer.number(CampaignJSON.schemaVersion),
             ])
-        case .malformed(_, let field?):
+        case .malformed(_, let field?, _):
             localizer("campaigns.import.unreadable", ["reason": Localizer.isolated(field.path) + ": " + localizer.message(for: field)])
+        case .malformed(_, nil, let phrase?):
+            localizer("campaigns.import.unreadable", ["reason": localizer(phrase)])
         case .malformed:
             // The JSON reader's own reason is English only; the API and the command line give it.
             localizer("campaigns.import.not_json")
