@@ -770,7 +770,7 @@ def test_export_and_import_keep_payloads_as_data(driver, signed_in, xss_herald, 
     import_file(driver, server, bad_file)
     assert_nothing_ran(driver, "import refused", [
         card["values"]["name"], campaign["targeting"]["languages"][0], campaign["schedule"]["timeZone"],
-        "The key “<b id=xssdup>k</b>” is used twice",
+        f"The key “{isolated('<b id=xssdup>k</b>')}” is used twice",
     ])
 
     # And a file that is not JSON at all is refused without echoing markup into the page
