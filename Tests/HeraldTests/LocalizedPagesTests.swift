@@ -225,4 +225,17 @@ struct LocalizedPagesTests {
         let dates = (0..<100).map { UTCTime.day(start.addingTimeInterval(Double($0) * 86_400)) }
         #expect(DailyChart.dayTickIndices(dates, fa).map(\.0) == [0, 31, 61, 92])
     }
+
+    @Test("A preview frame's own words are in the console's language and direction; the message keeps its version's")
+    func previewFrameLanguage() async throws {
+        let (_, admin, _, persian) = try await Self.setUp(language: "de")
+        let frame = admin.get("/campaigns/\(persian)/preview/frame").text
+        #expect(frame.contains(#"<html lang="de" dir="ltr">"#))
+        #expect(frame.contains(#"dir="rtl" lang="" data-message"#), "the default version's language is not recorded: unknown, not German")
+        let blank = admin.get("/preview/blank").text
+        #expect(blank.contains(#"<html lang="de" dir="ltr">"#))
+        let sample = admin.get("/preview/gallery/frame?layout=card&lang=fa").text
+        #expect(sample.contains(#"<html lang="de" dir="ltr">"#))
+        #expect(sample.contains(#"dir="rtl" lang="fa" data-message"#))
+    }
 }
