@@ -32,6 +32,12 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
+  // A report's daily chart scrolls inside its frame on a narrow screen: open it on the latest days, at its
+  // right end (the frame is dir="ltr" in every language, so that is the largest scrollLeft).
+  document.querySelectorAll("[data-scroll-to-end]").forEach((frame) => {
+    frame.scrollLeft = frame.scrollWidth - frame.clientWidth;
+  });
+
   // Sign-in and setup tell the server the browser's time zone: a first sign-in keeps it for the user.
   document.querySelectorAll("input[data-browser-time-zone]").forEach((input) => {
     input.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "";

@@ -208,4 +208,34 @@ struct LocalizedPagesTests {
         let (_, admin, _, _) = try await Self.setUp(language: "fa", campaigns: CampaignPages.pageSize)
         #expect(admin.get("/campaigns").text.contains("صفحهٔ ۱ از ۲"))
     }
+
+    @Test("Persian: the chart's day labels are written in the calendar of every other date on the page")
+    func chartCalendar() throws {
+        let fa = Self.localization.localizer(.fa, timeZone: Self.tehran)
+        let day = try #require(UTCTime.date(day: "2026-10-25"))
+        let month = fa.formatted(day, Date.FormatStyle().month(.abbreviated), in: .gmt)
+        #expect(fa.day("2026-10-25").contains(month), "the header's day names the same month")
+        let ticks = DailyChart.dayTickIndices(["2026-10-25", "2026-10-26"], fa)
+        #expect(ticks.map(\.0) == [0, 1])
+        #expect(ticks[0].1.contains(month) && ticks[0].1.contains("۲۵"))
+        #expect(!ticks[0].1.contains("آبان"), "not the solar calendar's month")
+
+        // Past three months, each month's first day: Gregorian months, so 1 Aug, 1 Sep, 1 Oct, 1 Nov.
+        let start = try #require(UTCTime.date(day: "2026-08-01"))
+        let dates = (0..<100).map { UTCTime.day(start.addingTimeInterval(Double($0) * 86_400)) }
+        #expect(DailyChart.dayTickIndices(dates, fa).map(\.0) == [0, 31, 61, 92])
+    }
+
+    @Test("A preview frame's own words are in the console's language and direction; the message keeps its version's")
+    func previewFrameLanguage() async throws {
+        let (_, admin, _, persian) = try await Self.setUp(language: "de")
+        let frame = admin.get("/campaigns/\(persian)/preview/frame").text
+        #expect(frame.contains(#"<html lang="de" dir="ltr">"#))
+        #expect(frame.contains(#"dir="rtl" lang="" data-message"#), "the default version's language is not recorded: unknown, not German")
+        let blank = admin.get("/preview/blank").text
+        #expect(blank.contains(#"<html lang="de" dir="ltr">"#))
+        let sample = admin.get("/preview/gallery/frame?layout=card&lang=fa").text
+        #expect(sample.contains(#"<html lang="de" dir="ltr">"#))
+        #expect(sample.contains(#"dir="rtl" lang="fa" data-message"#))
+    }
 }

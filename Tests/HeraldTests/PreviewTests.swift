@@ -60,7 +60,7 @@ struct PreviewTests {
 
         // The card on a dimmed backdrop, left to right, with title, body and the portrait image
         #expect(html.contains(#"<div class="m-layer m-dimmed" data-layer>"#))
-        #expect(html.contains(#"<div class="m-message m-card m-surface" dir="ltr" data-message data-layout="card">"#))
+        #expect(html.contains(#"<div class="m-message m-card m-surface" dir="ltr" lang="" data-message data-layout="card">"#))
         #expect(html.contains(#"<h2 class="m-title" dir="auto" data-title>Spring sale</h2>"#))
         #expect(html.contains(#"<p class="m-body" dir="auto" data-body>20% off everything</p>"#))
         #expect(html.contains(#"data-image="portrait" data-image-url="https://example.com/portrait.png""#))
@@ -161,7 +161,7 @@ struct PreviewTests {
             ("message.imageUrl", "https://example.com/icon.png"), ("message.action.url", "myapp://orders/1042"),
         ])).text
         #expect(html.contains(#"<div class="m-layer" data-layer>"#), "banners do not dim the app")
-        #expect(html.contains(#"class="m-message m-banner m-surface" dir="ltr" data-message data-layout="banner" title="Tapping the message opens myapp://orders/1042""#))
+        #expect(html.contains(#"class="m-message m-banner m-surface" dir="ltr" lang="" data-message data-layout="banner" title="Tapping the message opens myapp://orders/1042""#))
         #expect(html.contains(">Your order has shipped 📦</h2>"))
         #expect(html.contains(#"data-image="image" data-image-url="https://example.com/icon.png""#))
         #expect(html.contains("hides after 12 s"))

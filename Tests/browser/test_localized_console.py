@@ -80,6 +80,10 @@ NOT_WORDS = [
     re.compile(r"\b[A-Z][A-Za-z_]+(?:/[A-Za-z_\-+0-9]+)+"),
     re.compile(r"#(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{3,4})\b"),
     re.compile(r"(?<![\w\-])(?:en|de|fa|ar|ja|pt-BR)(?![\w\-])"),
+    # BCP 47 tags with a script or region subtag, as examples in hints: zh-Hant, sr-Latn, pt-BR.
+    re.compile(r"(?<![\w\-])[a-z]{2,3}-(?:[A-Z][a-z]{3}(?:-(?:[A-Z]{2}|\d{3}))?|[A-Z]{2}|\d{3})(?![\w\-])"),
+    # The URL scheme named in prose ("an https URL"), as URLs write it.
+    re.compile(r"(?<![\w\-/])https?(?![\w\-])"),
     # Identifiers joined with `.`, `_` or `:`: field paths, event and error codes, API scopes.
     re.compile(r"(?<![^\W_])[A-Za-z][A-Za-z0-9]*(?:[._:][A-Za-z0-9]+)+(?![^\W_])"),
 ]

@@ -102,18 +102,33 @@ public struct Localizer: Sendable {
         return share.formatted(.percent.precision(.fractionLength(0...1)).locale(language.locale))
     }
 
-    /// Date and time in the user's time zone (or `zone`), e.g. "21. Sept. 2026, 17:43".
-    public func dateTime(_ date: Date, in zone: TimeZone? = nil) -> String {
-        var style = Date.FormatStyle(date: .abbreviated, time: .shortened).locale(language.locale)
+    /// The calendar every date is written in, in every language: the Gregorian one (as date fields, CSV files
+    /// and the API write days), with the language's month names and digits, in the user's time zone (or
+    /// `zone`). The one definition, so a page never mixes calendars (Persian's default is the solar one).
+    public func calendar(in zone: TimeZone? = nil) -> Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.locale = language.locale
+        calendar.timeZone = zone ?? timeZone
+        return calendar
+    }
+
+    /// `date` written with `style`'s fields in the language and `calendar(in:)`: every date the console
+    /// writes goes through here.
+    public func formatted(_ date: Date, _ style: Date.FormatStyle, in zone: TimeZone? = nil) -> String {
+        var style = style.locale(language.locale)
+        style.calendar = calendar(in: zone)
         style.timeZone = zone ?? timeZone
         return date.formatted(style)
     }
 
+    /// Date and time in the user's time zone (or `zone`), e.g. "21. Sept. 2026, 17:43".
+    public func dateTime(_ date: Date, in zone: TimeZone? = nil) -> String {
+        formatted(date, Date.FormatStyle(date: .abbreviated, time: .shortened), in: zone)
+    }
+
     /// The day in the user's time zone (or `zone`), e.g. "21. Sept. 2026".
     public func date(_ date: Date, in zone: TimeZone? = nil) -> String {
-        var style = Date.FormatStyle(date: .abbreviated, time: .omitted).locale(language.locale)
-        style.timeZone = zone ?? timeZone
-        return date.formatted(style)
+        formatted(date, Date.FormatStyle(date: .abbreviated, time: .omitted), in: zone)
     }
 
     /// User text inside a translated sentence, isolated (U+2068 … U+2069) so its direction cannot reorder

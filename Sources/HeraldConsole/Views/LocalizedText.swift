@@ -104,9 +104,7 @@ extension Localizer {
 
     /// The clock time alone ("09:00") in the user's zone (or `zone`).
     func clockTime(_ date: Date, in zone: TimeZone? = nil) -> String {
-        var style = Date.FormatStyle(date: .omitted, time: .shortened).locale(language.locale)
-        style.timeZone = zone ?? timeZone
-        return date.formatted(style)
+        formatted(date, Date.FormatStyle(date: .omitted, time: .shortened), in: zone)
     }
 
     /// A scheduled time: in the campaign's own zone with its name, and in the user's zone when that is

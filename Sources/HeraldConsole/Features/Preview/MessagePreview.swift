@@ -47,8 +47,9 @@ struct MessageView: Sendable {
     let layout: String
     /// `rtl` when the message's text is written right to left, so the whole layout mirrors.
     let direction: String
-    /// The language version drawn (nil for the default version, whose language is not recorded).
-    let messageLang: String?
+    /// The language version drawn, or "" for the default version, whose language is not recorded: `lang=""`
+    /// says "unknown", so the message does not take the console's language from the frame document.
+    let messageLang: String
     let dimmed: Bool
     let title: String?
     let body: String?
@@ -169,7 +170,7 @@ enum MessagePreview {
         return MessageView(
             layout: layout.rawValue,
             direction: language.map { LanguageTag.isRightToLeft($0) ? "rtl" : "ltr" } ?? TextDirection.of(texts.compactMap { $0 }),
-            messageLang: language,
+            messageLang: language ?? "",
             dimmed: [.card, .modal, .imageOnly, .fullscreen].contains(layout), title: title, body: body, image: image,
             buttons: buttons, hasButtons: !buttons.isEmpty, tapHint: action.map { localizer("preview.tap_opens", ["url": $0]) },
             chevron: layout == .slideup && action != nil,

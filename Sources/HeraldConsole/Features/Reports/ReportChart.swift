@@ -152,31 +152,23 @@ struct DailyChart: Sendable {
     }
 
     /// Which days get a label: every day, or every few days, so at most 12 labels; past three months, each
-    /// month's first day (of the language's calendar: the Persian one has its own months).
+    /// month's first day. Days are UTC days, written as every date on the page is (`Localizer.formatted`,
+    /// its calendar and month names).
     static func dayTickIndices(_ dates: [String], _ localizer: Localizer) -> [(Int, String)] {
-        let locale = localizer.language.locale
-        var calendar = Calendar(identifier: locale.calendar.identifier)
-        calendar.timeZone = .gmt
-        calendar.locale = locale
-        func style(_ style: Date.FormatStyle) -> Date.FormatStyle {
-            var style = style.locale(locale)
-            style.timeZone = .gmt
-            style.calendar = calendar
-            return style
-        }
+        let calendar = localizer.calendar(in: .gmt)
+        func label(_ date: Date, _ style: Date.FormatStyle) -> String { localizer.formatted(date, style, in: .gmt) }
         let days = dates.map { UTCTime.date(day: $0) }
         if dates.count > 92 {
-            let month = style(Date.FormatStyle().month(.abbreviated))
-            let monthYear = style(Date.FormatStyle().month(.abbreviated).year())
             return days.enumerated().compactMap { index, date in
                 guard let date, calendar.component(.day, from: date) == 1 else { return nil }
                 let first = calendar.component(.month, from: date) == 1 || index < 31
-                return (index, date.formatted(first ? monthYear : month))
+                return (index, label(date, first ? Date.FormatStyle().month(.abbreviated).year() : Date.FormatStyle().month(.abbreviated)))
             }
         }
-        let dayMonth = style(Date.FormatStyle().month(.abbreviated).day())
         let step = [1, 2, 3, 7, 14].first { (dates.count + $0 - 1) / $0 <= 12 } ?? 14
-        return stride(from: 0, to: dates.count, by: step).map { ($0, days[$0].map { $0.formatted(dayMonth) } ?? dates[$0]) }
+        return stride(from: 0, to: dates.count, by: step).map { index in
+            (index, days[index].map { label($0, Date.FormatStyle().month(.abbreviated).day()) } ?? dates[index])
+        }
     }
 
     /// An axis label: the share with up to two decimals, in the language's digits and percent sign.
