@@ -206,8 +206,10 @@ extension Campaign {
 
     private func scheduleProblems() -> [FieldProblem] {
         var problems: [FieldProblem] = []
-        if schedule.timeZone.utf8.count > 64 || TimeZone(identifier: schedule.timeZone) == nil {
-            problems.append(FieldProblem(path: "schedule.timeZone", key: "time_zone_unknown", arguments: ["zone": .text(String(schedule.timeZone.prefix(64)))]))
+        if TimeZoneName.zone(schedule.timeZone) == nil {
+            problems.append(FieldProblem(
+                path: "schedule.timeZone", key: "time_zone_unknown",
+                arguments: ["zone": .text(String(schedule.timeZone.prefix(TimeZoneName.maximumLength)))]))
         }
         for (path, date) in [("schedule.start", schedule.start), ("schedule.end", schedule.end)] {
             if let date, !UTCTime.supported.contains(date) {

@@ -34,7 +34,7 @@ struct Localization: Sendable {
 
     /// The localizer for a request: the user's language and time zone, else the browser's language and UTC.
     func localizer(for request: Request, user: User?) -> Localizer {
-        let zone = user?.timeZone.flatMap(TimeZone.init(identifier:)) ?? .gmt
+        let zone = user?.timeZone.flatMap(TimeZoneName.zone) ?? .gmt
         return localizer(language(userChoice: user?.language, acceptLanguage: request.headers["Accept-Language"]), timeZone: zone)
     }
 

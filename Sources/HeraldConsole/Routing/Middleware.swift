@@ -23,7 +23,6 @@ extension HeraldApplication {
         case .found(let route, let parameters):
             var context = RequestContext(request: request, now: services.configuration.clock())
             context.parameters = parameters
-            context.localizer = services.localization.localizer(for: request, user: nil)
             do {
                 switch route.access {
                 case .anyone:
@@ -67,6 +66,8 @@ extension HeraldApplication {
 
     private func browserPage(_ context: RequestContext, route: Route) throws -> Response {
         var context = context
+        // Only pages have words: the feed, events and the rest of the API never read Accept-Language.
+        context.localizer = services.localization.localizer(for: context.request, user: nil)
         let sessions = services.database.sessions
         var visitorCookie: SetCookie?
         let configuration = services.configuration

@@ -76,7 +76,6 @@ extension Localizer {
         Platform(rawValue: name).map(title) ?? name
     }
 
-    /// A time in the user's zone, as `<time>`.
     /// Who made a change, from its stored label: a person's email as it is, an API key or the command line
     /// in the reader's words. As HTML, the name isolated.
     func actorMarkup(_ label: String) -> String {
@@ -98,6 +97,7 @@ extension Localizer {
         }
     }
 
+    /// A time in the user's zone, as `<time>`.
     func timeMarkup(_ date: Date) -> String {
         Markup.time(date, dateTime(date))
     }
@@ -111,7 +111,7 @@ extension Localizer {
     /// another one, e.g. "21 Sept 2026, 09:00 (Asia/Tehran) · 10:30 your time". A zone that is not
     /// known (a stored campaign from an older Herald) leaves the user's time alone.
     func scheduleMarkup(_ date: Date, zone identifier: String) -> String {
-        guard let zone = TimeZone(identifier: identifier) else { return timeMarkup(date) }
+        guard let zone = TimeZoneName.zone(identifier) else { return timeMarkup(date) }
         let there = markup("times.in_zone", [
             "time": Markup.time(date, dateTime(date, in: zone)), "zone": Markup.ltr(identifier, code: false),
         ])

@@ -1,13 +1,11 @@
 import Foundation
+import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
 
 /// `/account`: each signed-in user's own console language and time zone.
 struct SettingsPages: Sendable {
     let services: Services
-
-    /// IANA names are short; a longer value is not one, and is refused before any lookup.
-    static let maximumTimeZoneLength = 64
 
     struct Option: Sendable {
         let value: String
@@ -53,12 +51,12 @@ struct SettingsPages: Sendable {
         return .redirect(to: "/account")
     }
 
-    /// A time zone by IANA name (`Asia/Tehran`), or nil for anything else.
+    /// A time zone by IANA name (`Asia/Tehran`), or nil for anything else: a user picks from the list of
+    /// known zones, so offsets and abbreviations Foundation would also read (`GMT+3`) are refused.
     static func timeZone(named name: String) -> TimeZone? {
-        guard !name.isEmpty, name.utf8.count <= maximumTimeZoneLength,
-              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "/_+-".contains($0)) }) else { return nil }
-        guard TimeZone.knownTimeZoneIdentifiers.contains(name) || name == "UTC" else { return nil }
-        return TimeZone(identifier: name)
+        guard name.utf8.count <= TimeZoneName.maximumLength,
+              name == "UTC" || TimeZone.knownTimeZoneIdentifiers.contains(name) else { return nil }
+        return TimeZoneName.zone(name)
     }
 
     private func render(

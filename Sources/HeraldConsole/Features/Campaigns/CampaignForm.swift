@@ -77,7 +77,7 @@ enum CampaignForm {
             let chosen = text(choice.name).isEmpty ? choice.values[0] : text(choice.name)
             guard uses(choice, chosen: chosen) else { continue }
             // With an unknown time zone no local time can be read; validation names the zone, not this field.
-            guard let zone = LocalDateTime.zone(timeZoneName) else { continue }
+            guard let zone = TimeZoneName.zone(timeZoneName) else { continue }
             switch LocalDateTime.parse(text(choice.field.path), in: zone) {
             case .success(let date):
                 if choice.field.path == Self.startChoice.field.path { schedule.start = date } else { schedule.end = date }

@@ -16,11 +16,6 @@ enum LocalDateTime {
         }
     }
 
-    /// The zone named `identifier`, if it is one (names longer than any real zone are not looked up).
-    static func zone(_ identifier: String) -> TimeZone? {
-        identifier.utf8.count <= 64 ? TimeZone(identifier: identifier) : nil
-    }
-
     static func parse(_ text: String, in zone: TimeZone) -> Result<Date, Problem> {
         let normalized = text.replacingOccurrences(of: " ", with: "T")
         guard normalized.utf8.count <= 19 else { return .failure(.notADateTime) }
