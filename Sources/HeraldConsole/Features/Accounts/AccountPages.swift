@@ -154,7 +154,7 @@ struct AccountPages: Sendable {
 
     /// The time zone the sign-in or setup form reported from the browser, or UTC.
     private static func browserTimeZone(_ context: RequestContext) -> String {
-        SettingsPages.timeZone(named: context.form["time_zone"] ?? "")?.identifier ?? "UTC"
+        SettingsPages.timeZoneName(context.form["time_zone"] ?? "") ?? "UTC"
     }
 
     /// Only local paths: an absolute or protocol-relative URL would send people off-site after login.

@@ -35,28 +35,29 @@ struct SettingsPages: Sendable {
         guard language.isEmpty || services.localization.languages.contains(where: { $0.rawValue == language }) else {
             throw HTTPError(422, localizer("settings.errors.language"))
         }
-        guard let zone = Self.timeZone(named: timeZone) else {
+        guard let zone = Self.timeZoneName(timeZone) else {
             return try render(context, language: language, timeZone: timeZone,
                               timeZoneError: localizer("settings.errors.time_zone"), status: 422)
         }
         user.language = language.isEmpty ? nil : language
-        user.timeZone = zone.identifier
+        user.timeZone = zone
         user.updatedAt = context.now
         try services.database.users.update(
             user, ending: .none, action: "user.settings",
-            details: "language \(user.language ?? "browser's"), time zone \(zone.identifier)", actor: context.actor, now: context.now)
+            details: "language \(user.language ?? "browser's"), time zone \(zone)", actor: context.actor, now: context.now)
         // The message is in the language just chosen.
         let chosen = services.localization.localizer(for: context.request, user: user)
         try services.flash(context, .success, chosen("settings.saved"))
         return .redirect(to: "/account")
     }
 
-    /// A time zone by IANA name (`Asia/Tehran`), or nil for anything else: a user picks from the list of
-    /// known zones, so offsets and abbreviations Foundation would also read (`GMT+3`) are refused.
-    static func timeZone(named name: String) -> TimeZone? {
+    /// `name` when it is a time zone's IANA name (`Asia/Tehran`) or `UTC`, else nil: a user picks from the
+    /// list of known zones, so offsets and abbreviations Foundation would also read (`GMT+3`) are refused.
+    /// The name is what is kept, as chosen: Foundation calls UTC "GMT", and the list would not find it.
+    static func timeZoneName(_ name: String) -> String? {
         guard name.utf8.count <= TimeZoneName.maximumLength,
-              name == "UTC" || TimeZone.knownTimeZoneIdentifiers.contains(name) else { return nil }
-        return TimeZoneName.zone(name)
+              name == "UTC" || TimeZone.knownTimeZoneIdentifiers.contains(name), TimeZoneName.zone(name) != nil else { return nil }
+        return name
     }
 
     private func render(
