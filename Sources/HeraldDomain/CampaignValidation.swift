@@ -97,8 +97,12 @@ extension Campaign {
         }
         if !(1...10).contains(priority) { add("priority", "priority_range") }
 
-        // What is judged is what is stored: fields the layout does not use are dropped when saving (`content`).
-        problems += message.keepingLayoutFields.problems(for: mode)
+        // What is judged for `mode` is what is stored: fields the layout does not use are dropped when
+        // saving (`content`). A malformed value in a dropped field is still refused: whoever sent it made
+        // a mistake that silently dropping it would hide. (The composer drops such fields before judging:
+        // they are what the marketer typed under another layout.)
+        let stored = message.keepingLayoutFields.problems(for: mode)
+        problems += stored + message.problems(for: .draft).filter { !stored.contains($0) }
         problems += dataProblems()
         problems += triggerProblems(for: mode)
         problems += scheduleProblems()

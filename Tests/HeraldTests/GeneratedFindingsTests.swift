@@ -61,18 +61,29 @@ struct GeneratedFindingsTests {
         #expect(answer.status == status, "\(answer.text)")
     }
 
-    @Test("A field the layout does not use is dropped, not judged, through the API as through imports and the composer")
-    func droppedFieldsAreNotJudged() async throws {
+    @Test("A field the layout does not use is dropped when well formed and refused when malformed, through the API as through imports")
+    func droppedFieldsAreJudgedForForm() async throws {
         let fixture = try await CampaignAPITests.fixture()
-        let json = #"""
+        func banner(primaryAction: String) -> String {
+            #"""
             {"app": \#(fixture.shop), "name": "Banner", "message": {"layout": "banner", "title": {"text": "Hi"},
-             "primaryAction": {"text": "\#(String(repeating: "x", count: 61))", "url": "javascript:alert(1)"}, "orientation": "portrait"}}
+             "primaryAction": \#(primaryAction), "orientation": "portrait"}}
             """#
-        let created = fixture.call("POST", "/api/v1/campaigns", json: json)
+        }
+        let wellFormed = banner(primaryAction: #"{"text": "Shop", "url": "https://example.com/shop"}"#)
+        let created = fixture.call("POST", "/api/v1/campaigns", json: wellFormed)
         #expect(created.status == 201, "\(created.text)")
         #expect(try fixture.document(created).message == Message(layout: .banner, title: .init(text: "Hi")))
-        let plan = try CampaignTransfer(database: fixture.app.database).plan(Data(json.utf8), appID: fixture.shop)
-        #expect(plan.canImport)
+        #expect(try CampaignTransfer(database: fixture.app.database).plan(Data(wellFormed.utf8), appID: fixture.shop).canImport)
+
+        // Found by schemathesis (seed 547181992030035817): a value the schema forbids was answered 201.
+        let malformed = banner(primaryAction: #"{"text": "\#(String(repeating: "x", count: 61))", "url": "javascript:alert(1)"}"#)
+        let refused = fixture.call("POST", "/api/v1/campaigns", json: malformed)
+        #expect(refused.status == 422, "\(refused.text)")
+        #expect(refused.text.contains("message.primaryAction.text") && refused.text.contains("message.primaryAction.url"), "\(refused.text)")
+        let plan = try CampaignTransfer(database: fixture.app.database).plan(Data(malformed.utf8), appID: fixture.shop)
+        #expect(!plan.canImport)
+        #expect(Set(plan.problems.map(\.path)) == ["message.primaryAction.text", "message.primaryAction.url"])
     }
 
     @Test("A trailing comma is not JSON: the API and imports refuse it as the event reader does, saying where", arguments: [

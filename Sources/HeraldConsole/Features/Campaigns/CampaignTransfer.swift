@@ -139,12 +139,12 @@ public struct CampaignTransfer: Sendable {
         if campaigns.isEmpty { return ImportPlan(campaigns: [], problems: [], unreadableReason: .noCampaigns) }
         var problems: [ImportPlan.Problem] = []
         let prepared = campaigns.enumerated().map { index, original -> Campaign in
-            var campaign = original.content
+            var campaign = original
             campaign.app = appID
             for problem in campaign.problems(for: .draft) {
                 problems.append(.init(campaign: index + 1, name: campaign.name, path: problem.path, message: problem.message, text: problem.text))
             }
-            return campaign
+            return campaign.content
         }
         return ImportPlan(campaigns: prepared, problems: problems, unreadableReason: nil)
     }
