@@ -195,6 +195,7 @@ final class SimulatedUser: DeliveryDisplayDelegate, Sendable {
     }
 
     func display(_ message: InAppMessage) {}
+    func withdraw(_ message: InAppMessage) {}
     func noMatchingTrigger(_ event: String) {}
 
     func pause() -> Int { 150 + Int(random() * 600) }
