@@ -64,7 +64,7 @@ extension DeliveryClient {
         guard let campaignID = message.campaignID else { return }
         var event = OutgoingEvent(
             id: TimeOrderedUUID.make(at: now).uuidString.lowercased(), type: type, campaignId: campaignID, occurredAt: now,
-            platform: device.platform.rawValue, installationId: state.automaticDataCollectionEnabled ? state.installationID : nil,
+            platform: device.platform.rawValue, installationId: automaticDataCollectionEnabled ? state.installationID : nil,
             language: message.language)
         detail(&event)
         do {

@@ -21,7 +21,7 @@ extension DeliveryClient {
         if let stoppedStatus { return .stopped(stoppedStatus) }
         var headers = ["Authorization": "Bearer \(apiKey)", "Accept": "application/json"]
         if let etag = cachedFeed?.etag { headers["If-None-Match"] = etag }
-        if state.automaticDataCollectionEnabled { headers["X-Installation-Id"] = state.installationID }
+        if automaticDataCollectionEnabled { headers["X-Installation-Id"] = state.installationID }
         let request = TransportRequest(
             method: "GET", url: configuration.serverURL.appendingPathComponent("api/v1/feed"), headers: headers, body: nil)
         let response: TransportResponse

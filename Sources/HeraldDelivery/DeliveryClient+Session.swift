@@ -55,17 +55,19 @@ extension DeliveryClient {
         return TriggerResult(event: "push_click", outcome: triggerEvent("push_click", properties: properties))
     }
 
-    /// The push campaign's id in a notification's payload: a positive whole number, or its decimal digits.
+    /// The push campaign's id in a notification's payload: a whole number from 1 to 2^53 − 1 (what every
+    /// client reads exactly, JavaScript's included), or such a number in decimal digits only. Anything
+    /// else counts as absent.
     public nonisolated static func pushCampaignID(in userInfo: [AnyHashable: Any]) -> Int64? {
-        let value = userInfo["herald_campaign_id"]
-        let id: Int64? = switch value {
+        let largest: Int64 = (1 << 53) - 1
+        let id: Int64? = switch userInfo["herald_campaign_id"] {
         case let number as Int: Int64(number)
         case let number as Int64: number
-        case let number as Double: number.rounded() == number && abs(number) < 9e15 ? Int64(number) : nil
-        case let text as String: text.utf8.count <= 19 && text.utf8.allSatisfy({ (48...57).contains($0) }) ? Int64(text) : nil
+        case let number as Double: number.rounded() == number && abs(number) <= Double(largest) ? Int64(number) : nil
+        case let text as String: text.utf8.count <= 16 && text.utf8.allSatisfy({ (48...57).contains($0) }) ? Int64(text) : nil
         default: nil
         }
-        return id.flatMap { $0 > 0 ? $0 : nil }
+        return id.flatMap { (1...largest).contains($0) ? $0 : nil }
     }
 
     /// Opens a session unless one continues, firing `session_start` for a new one. The app is in the

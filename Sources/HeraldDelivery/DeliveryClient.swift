@@ -106,8 +106,10 @@ public actor DeliveryClient {
     // MARK: Data collection
 
     /// When off, no installation ID leaves the device (feed requests and events go without one).
-    /// The choice persists across restarts.
-    public var automaticDataCollectionEnabled: Bool { state.automaticDataCollectionEnabled }
+    /// The user's choice persists across restarts; until there is one, the configuration's default holds.
+    public var automaticDataCollectionEnabled: Bool {
+        state.automaticDataCollectionEnabled ?? configuration.automaticDataCollectionByDefault
+    }
 
     public func setAutomaticDataCollectionEnabled(_ enabled: Bool) throws {
         state.automaticDataCollectionEnabled = enabled

@@ -14,6 +14,9 @@ public struct DeliveryConfiguration: Sendable {
     public var random: @Sendable () -> Double
     /// This installation's id; nil keeps the one the client made at its first start.
     public var installationID: String?
+    /// Whether data collection is on until the user chooses (`DeliveryClient.setAutomaticDataCollectionEnabled(_:)`);
+    /// an app that asks for consent first starts with false, and no installation id leaves the device meanwhile.
+    public var automaticDataCollectionByDefault: Bool
     /// Overrides the app's minimum interval between messages from the feed (default 30 s).
     public var minimumInterval: TimeInterval?
     /// How long after the app goes to the background a session ends (Braze's default, 10 s).
@@ -33,6 +36,7 @@ public struct DeliveryConfiguration: Sendable {
         serverURL: URL, apiKey: String, storageFolder: URL, device: DeviceContext,
         transport: any DeliveryTransport = URLSessionTransport(), clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, installationID: String? = nil,
+        automaticDataCollectionByDefault: Bool = true,
         minimumInterval: TimeInterval? = nil, sessionTimeout: TimeInterval = 10, displayTimeout: TimeInterval = 10,
         rendererTimeout: TimeInterval = 10, imageCacheBytes: Int = 50 * 1024 * 1024, eventQueueLimit: Int = 1_000,
         uploadBatchSize: Int = 500
@@ -45,6 +49,7 @@ public struct DeliveryConfiguration: Sendable {
         self.clock = clock
         self.random = random
         self.installationID = installationID
+        self.automaticDataCollectionByDefault = automaticDataCollectionByDefault
         self.minimumInterval = minimumInterval
         self.sessionTimeout = sessionTimeout
         self.displayTimeout = displayTimeout

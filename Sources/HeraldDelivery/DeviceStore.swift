@@ -9,7 +9,8 @@ struct DeviceStore: Sendable {
     struct Persisted: Codable, Sendable, Equatable {
         var installationID = UUID().uuidString.lowercased()
         var firstOpen: Date?
-        var automaticDataCollectionEnabled = true
+        /// The user's data-collection choice; nil until one is made (the configuration's default applies).
+        var automaticDataCollectionEnabled: Bool?
         /// The last impression per campaign, for frequency limits.
         var lastImpressions: [String: Date] = [:]
         /// When any message last showed, for the app's minimum interval.

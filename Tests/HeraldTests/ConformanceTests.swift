@@ -74,7 +74,6 @@ final class VectorRun: @unchecked Sendable {
         client = try DeliveryClient(configuration: Self.configuration(vector, device: device, folder: folder.url, clock: clock, transport: transport))
         clock.advance(start.timeIntervalSince(firstOpen))
         await client.setDelegate(appDelegate)
-        if vector["options"]?["dataCollection"]?.bool == false { try await client.setAutomaticDataCollectionEnabled(false) }
         let refresh = await client.refreshFeed()
         guard refresh == .updated else { throw TestFailure("the client did not take the vector's feed: \(refresh)") }
         await client.waitForImageLoads(except: pending)
@@ -88,6 +87,7 @@ final class VectorRun: @unchecked Sendable {
         return DeliveryConfiguration(
             serverURL: URL(string: "https://herald.test/")!, apiKey: "hrld_vector", storageFolder: folder, device: device,
             transport: transport, clock: { clock.now }, random: { 0.5 }, installationID: vector["device"]?["installationId"]?.string,
+            automaticDataCollectionByDefault: options["dataCollection"]?.bool ?? true,
             minimumInterval: options["minimumIntervalSeconds"]?.number, sessionTimeout: seconds("sessionTimeoutSeconds"),
             displayTimeout: seconds("displayTimeoutSeconds"), rendererTimeout: seconds("rendererTimeoutSeconds"))
     }
@@ -179,11 +179,16 @@ final class VectorRun: @unchecked Sendable {
             compare("outcomes", VectorValue.outcomes(expected), outcomes.map(VectorValue.describe).joined(separator: ", "))
         }
         if let expected = expect["shown"] {
+            // An id, or an object with the id as `campaign` and the version's `language` and `title`.
+            let isObject = !expected.members.isEmpty
+            let campaign = isObject ? expected["campaign"] ?? .null : expected
+            let language = isObject ? expected["language"] : expect["language"]
+            let title = isObject ? expected["title"] : expect["title"]
             let shown = happened.shown.last
-            compare("shown", VectorValue.id(expected), shown.map(VectorValue.id) ?? "null")
+            compare("shown", VectorValue.id(campaign), shown.map(VectorValue.id) ?? "null")
             if happened.shown.count > 1 { differences.append("shown: \(happened.shown.count) messages in one step") }
-            if let language = expect["language"] { compare("language shown", language.string ?? "null", shown?.language ?? "null") }
-            if let title = expect["title"] { compare("title drawn", title.string ?? "null", shown?.message.title?.text ?? "null") }
+            if let language { compare("language shown", language.string ?? "null", shown?.language ?? "null") }
+            if let title { compare("title drawn", title.string ?? "null", shown?.message.title?.text ?? "null") }
         }
         if let expected = expect["slot"] {
             let shown = await client.currentMessage
