@@ -43,6 +43,7 @@ struct ImageCache {
         index.entries = stored.entries.filter { files.contains($0.value.file) }
         let named = Set(index.entries.values.map(\.file))
         for file in files where file != "index.json" && !named.contains(file) {
+            // A stray file that will not go only takes space; the cache works without deleting it.
             try? FileManager.default.removeItem(at: folder.appendingPathComponent(file))
         }
         if index.entries.count != stored.entries.count { try saveIndex() }
