@@ -1,18 +1,23 @@
 import Foundation
 import HeraldDomain
 
-/// What the client keeps on the device, in one folder: the last good feed, impression history,
-/// the event queue and the user's data-collection choice. Written atomically, read at start.
+/// What the client keeps on the device, in one folder: its state (installation, first open, frequency
+/// history, session, data-collection choice) and the last good feed, each written atomically and read at
+/// start. The event queue (`EventQueue`) and the images (`ImageCache`) have their own files there.
 struct DeviceStore: Sendable {
     /// The state that survives restarts.
     struct Persisted: Codable, Sendable, Equatable {
         var installationID = UUID().uuidString.lowercased()
         var firstOpen: Date?
-        var automaticDataCollectionEnabled = true
+        /// The user's data-collection choice; nil until one is made (the configuration's default applies).
+        var automaticDataCollectionEnabled: Bool?
         /// The last impression per campaign, for frequency limits.
         var lastImpressions: [String: Date] = [:]
         /// When any message last showed, for the app's minimum interval.
         var lastDisplay: Date?
+        /// When the app last went to the background (nil while in the foreground), so a relaunch within the
+        /// session timeout continues the session.
+        var backgroundedAt: Date?
     }
 
     /// The last feed the server answered with, and its ETag.
@@ -31,16 +36,14 @@ struct DeviceStore: Sendable {
 
     private var stateFile: URL { folder.appendingPathComponent("state.json") }
     private var feedFile: URL { folder.appendingPathComponent("feed.json") }
-    private var queueFile: URL { folder.appendingPathComponent("events.json") }
+    var eventsFile: URL { folder.appendingPathComponent("events.jsonl") }
+    var imagesFolder: URL { folder.appendingPathComponent("images", isDirectory: true) }
 
     func loadState() -> Persisted { load(Persisted.self, from: stateFile) ?? Persisted() }
     func save(_ state: Persisted) throws { try write(state, to: stateFile) }
 
     func loadFeed() -> CachedFeed? { load(CachedFeed.self, from: feedFile) }
     func save(_ feed: CachedFeed) throws { try write(feed, to: feedFile) }
-
-    func loadQueue() -> [OutgoingEvent] { load([OutgoingEvent].self, from: queueFile) ?? [] }
-    func save(_ queue: [OutgoingEvent]) throws { try write(queue, to: queueFile) }
 
     private func load<T: Decodable>(_ type: T.Type, from file: URL) -> T? {
         guard let data = try? Data(contentsOf: file) else { return nil }
@@ -50,21 +53,4 @@ struct DeviceStore: Sendable {
     private func write<T: Encodable>(_ value: T, to file: URL) throws {
         try CampaignJSON.encoder().encode(value).write(to: file, options: .atomic)
     }
-}
-
-/// An event as the events endpoint takes it; its id is made once, so a retried upload counts once.
-public struct OutgoingEvent: Codable, Sendable, Equatable {
-    public var id: String
-    public var type: EventType
-    public var campaignId: Int64
-    public var occurredAt: Date
-    public var platform: String
-    public var installationId: String?
-    public var action: ClickAction?
-    public var url: String?
-    public var dismissType: DismissType?
-    public var errorCode: DisplayErrorCode?
-    public var event: String?
-    /// The language version the display showed (`InAppMessage.language`); absent for the default version.
-    public var language: String?
 }

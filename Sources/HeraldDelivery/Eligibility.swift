@@ -1,30 +1,11 @@
 import Foundation
 import HeraldDomain
 
-/// What the app knows about this device and user, for targeting.
-public struct DeviceContext: Sendable, Equatable {
-    public var platform: Platform
-    public var appVersion: String
-    /// A language code such as `en` or `pt-BR`.
-    public var language: String
-    /// A two-letter country code such as `US`.
-    public var country: String
-    public var userProperties: [String: FilterValue]
-
-    public init(platform: Platform, appVersion: String, language: String, country: String, userProperties: [String: FilterValue] = [:]) {
-        self.platform = platform
-        self.appVersion = appVersion
-        self.language = language
-        self.country = country
-        self.userProperties = userProperties
-    }
-}
-
 /// The rules that decide whether a campaign may show for an event, as Firebase In-App Messaging and
 /// Braze apply them. Pure functions: the client gives them the device's state.
 enum Eligibility {
     /// Whether any of the campaign's triggers fires for `event` with `properties`.
-    static func triggers(_ campaign: Campaign, event: String, properties: [String: FilterValue]) -> Bool {
+    static func triggers(_ campaign: FeedCampaign, event: String, properties: [String: FilterValue]) -> Bool {
         campaign.triggers.contains { trigger in
             trigger.event == event && trigger.filters.allSatisfy { matches($0, properties) }
         }
@@ -48,7 +29,7 @@ enum Eligibility {
     }
 
     /// Inside the schedule window; test campaigns on a test device ignore the schedule.
-    static func scheduled(_ campaign: Campaign, now: Date) -> Bool {
+    static func scheduled(_ campaign: FeedCampaign, now: Date) -> Bool {
         if campaign.test == true { return true }
         if let start = campaign.schedule.start, start > now { return false }
         if let end = campaign.schedule.end, end <= now { return false }
@@ -56,7 +37,7 @@ enum Eligibility {
     }
 
     /// Whether the campaign targets this device. `firstOpen` and `installationID` come from the client's storage.
-    static func targets(_ campaign: Campaign, device: DeviceContext, firstOpen: Date, installationID: String, now: Date) -> Bool {
+    static func targets(_ campaign: FeedCampaign, device: DeviceContext, firstOpen: Date, installationID: String, now: Date) -> Bool {
         let targeting = campaign.targeting
         if let platforms = targeting.platforms, !platforms.contains(device.platform) { return false }
         if let rule = targeting.appVersion {
@@ -68,14 +49,16 @@ enum Eligibility {
             }
         }
         if let languages = targeting.languages, !languages.contains(where: { languageMatches($0, device.language) }) { return false }
-        if let countries = targeting.countries, !countries.contains(device.country.uppercased()) { return false }
+        if let countries = targeting.countries, !countries.contains(where: { $0.uppercased() == device.country.uppercased() }) { return false }
         if let conditions = targeting.userProperties, !conditions.allSatisfy({ matches($0, device.userProperties) }) { return false }
         if let range = targeting.daysSinceFirstOpen {
-            let days = Int(now.timeIntervalSince(firstOpen) / 86_400)
-            if let min = range.min, days < min { return false }
-            if let max = range.max, days > max { return false }
+            // Whole days, compared as doubles: a first open read from storage may be anything, and a
+            // conversion to Int would trap on it.
+            let days = (now.timeIntervalSince(firstOpen) / 86_400).rounded(.down)
+            if let min = range.min, !(days >= Double(min)) { return false }
+            if let max = range.max, !(days <= Double(max)) { return false }
         }
-        if let percentage = targeting.percentage, rolloutBucket(installationID: installationID, campaignID: campaign.id ?? 0) >= percentage {
+        if let percentage = targeting.percentage, rolloutBucket(installationID: installationID, campaignID: campaign.id) >= percentage {
             return false
         }
         return true
@@ -89,16 +72,11 @@ enum Eligibility {
 
     /// A stable bucket 0–99 per installation and campaign, so a rollout shows to the same devices each time.
     static func rolloutBucket(installationID: String, campaignID: Int64) -> Int {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
-        for byte in "\(campaignID):\(installationID)".utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
-        }
-        return Int(hash % 100)
+        Int(FNV1a.hash("\(campaignID):\(installationID)") % 100)
     }
 
     /// Whether frequency allows showing, given the campaign's last impression on this device.
-    static func frequencyAllows(_ campaign: Campaign, lastImpression: Date?, now: Date) -> Bool {
+    static func frequencyAllows(_ campaign: FeedCampaign, lastImpression: Date?, now: Date) -> Bool {
         guard let lastImpression else { return true }
         switch campaign.frequency.type {
         case .once: return false
@@ -107,13 +85,27 @@ enum Eligibility {
         }
     }
 
-    /// The one campaign to show: highest priority (1), then the most recently started. Feed order is
-    /// already that order, but the client does not rely on it.
-    static func pick(_ candidates: [Campaign]) -> Campaign? {
+    /// The one campaign to show: highest priority (1), then the most recently started, then the higher id.
+    /// Feed order is already that order, but the client does not rely on it.
+    static func pick(_ candidates: [FeedCampaign]) -> FeedCampaign? {
         candidates.min { a, b in
             if a.priority != b.priority { return a.priority < b.priority }
-            return (a.startedAt ?? .distantPast) > (b.startedAt ?? .distantPast)
+            let aStart = a.startedAt ?? .distantPast, bStart = b.startedAt ?? .distantPast
+            if aStart != bStart { return aStart > bStart }
+            return a.id > b.id
         }
+    }
+}
+
+/// FNV-1a, 64 bits, over UTF-8: the rollout bucket (both clients compute the same) and image file names.
+enum FNV1a {
+    static func hash(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return hash
     }
 }
 

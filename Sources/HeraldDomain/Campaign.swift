@@ -20,10 +20,6 @@ public struct Campaign: Codable, Sendable, Equatable {
     public var message: Message
     /// Ordered key/value pairs delivered with the message (FIAM's appData, Braze's extras).
     public var data: CustomData
-    /// Feed only: when the campaign went live, for the priority tie-break (latest wins).
-    public var startedAt: Date?
-    /// Feed only: true on test campaigns sent to a test device.
-    public var test: Bool?
     /// API only: the stored revision, for `If-Match`.
     public var revision: Int?
 
@@ -51,7 +47,7 @@ public struct Campaign: Codable, Sendable, Equatable {
 extension Campaign {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, app, name, description, status, priority, schedule, triggers, frequency, targeting, testOnDevice, message, data
-        case startedAt, test, revision
+        case revision
     }
 
     /// Only `app`, `name` and `message` are required; the rest default as documented in `docs/campaign-json.md`.
@@ -70,53 +66,19 @@ extension Campaign {
         testOnDevice = try container.decodeIfPresent(Bool.self, forKey: .testOnDevice) ?? false
         message = try container.decode(Message.self, forKey: .message)
         data = try container.decodeIfPresent(CustomData.self, forKey: .data) ?? CustomData()
-        startedAt = try container.decodeIfPresent(Date.self, forKey: .startedAt)
-        test = try container.decodeIfPresent(Bool.self, forKey: .test)
         revision = try container.decodeIfPresent(Int.self, forKey: .revision)
     }
 
-    /// The campaign as it is stored and compared: without output-only fields (id, status, feed and API
-    /// annotations), and without the message fields its layout does not use, which Campaign JSON drops
+    /// The campaign as it is stored and compared: without output-only fields (id, status, the API's
+    /// revision), and without the message fields its layout does not use, which Campaign JSON drops
     /// when a campaign is saved, whether it came from the composer, the API or an import.
     public var content: Campaign {
         var copy = self
         copy.message = message.keepingLayoutFields
         copy.id = nil
         copy.status = nil
-        copy.startedAt = nil
-        copy.test = nil
         copy.revision = nil
         return copy
-    }
-}
-
-/// What `GET /api/v1/feed` answers: the app's live campaigns, highest priority first.
-public struct Feed: Codable, Sendable, Equatable {
-    public struct App: Codable, Sendable, Equatable {
-        public var id: Int64
-        public var name: String
-        /// The least time between two messages on one device.
-        public var minIntervalSeconds: Int
-
-        public init(id: Int64, name: String, minIntervalSeconds: Int) {
-            self.id = id
-            self.name = name
-            self.minIntervalSeconds = minIntervalSeconds
-        }
-    }
-
-    public var schemaVersion: Int
-    public var app: App
-    public var generatedAt: Date
-    public var pollAfterSeconds: Int
-    public var campaigns: [Campaign]
-
-    public init(schemaVersion: Int = CampaignJSON.schemaVersion, app: App, generatedAt: Date, pollAfterSeconds: Int, campaigns: [Campaign]) {
-        self.schemaVersion = schemaVersion
-        self.app = app
-        self.generatedAt = generatedAt
-        self.pollAfterSeconds = pollAfterSeconds
-        self.campaigns = campaigns
     }
 }
 

@@ -24,32 +24,48 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Seed for the users' choices, to repeat a run.")
     var seed: UInt64 = 1
 
+    @Option(help: ArgumentHelp(
+        "A testing aid: fetch campaigns' images from this server instead of their hosts, such as http://127.0.0.1:8000.",
+        discussion: "Campaign images are https URLs on hosts a test machine may not reach; each image's path and query are asked of this server instead."))
+    var imagesFrom: String?
+
+    @Option(help: "Seconds in the background after which a session ends (the delivery client's default is 10).")
+    var sessionTimeout: Double = 10
+
     func validate() throws {
         guard URL(string: url)?.host != nil else { throw ValidationError("--url must be an address such as http://127.0.0.1:8080.") }
         guard (1...1000).contains(devices) else { throw ValidationError("--devices must be from 1 to 1000.") }
         guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be from 1 to 3600.") }
+        if let imagesFrom {
+            guard let images = URL(string: imagesFrom), ["http", "https"].contains(images.scheme?.lowercased() ?? ""), images.host != nil else {
+                throw ValidationError("--images-from must be an address such as http://127.0.0.1:8000.")
+            }
+        }
+        guard sessionTimeout > 0, sessionTimeout <= 3600 else { throw ValidationError("--session-timeout must be more than 0 and at most 3600 seconds.") }
     }
 
     func run() async throws {
-        let server = URL(string: url)!
+        guard let server = URL(string: url) else { throw ValidationError("--url must be an address such as http://127.0.0.1:8080.") }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-simulate-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let tally = Tally()
+        let transport = SimulatorTransport(server: server, imagesFrom: imagesFrom.flatMap(URL.init(string:)), tally: tally)
         let deadline = Date().addingTimeInterval(TimeInterval(seconds))
 
         let progress = Task {
             while true {
                 do { try await Task.sleep(for: .seconds(1)) } catch { return }
                 let counts = tally.progress
-                print("… \(counts["impression", default: 0]) impressions, \(counts["click", default: 0]) clicks, \(counts["dismiss", default: 0]) dismissals, \(counts["error", default: 0]) errors, \(counts["conversion", default: 0]) conversions so far")
+                print("… \(counts["impression", default: 0]) impressions, \(counts["click", default: 0]) clicks, \(counts["dismiss", default: 0]) dismissals, \(counts["error", default: 0]) errors, \(counts["conversion", default: 0]) conversions reported, \(tally.discards.values.reduce(0, +)) messages discarded so far")
             }
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<devices {
                 group.addTask {
-                    try await SimulatedDevice(index: index, seed: seed &+ UInt64(index), server: server, key: key,
-                                              folder: folder.appendingPathComponent("device-\(index)"), tally: tally)
-                        .use(until: deadline)
+                    let device = try SimulatedDevice(
+                        index: index, seed: seed &+ UInt64(index), server: server, key: key, transport: transport,
+                        sessionTimeout: sessionTimeout, folder: folder.appendingPathComponent("device-\(index)"), tally: tally)
+                    try await device.use(until: deadline)
                 }
             }
             try await group.waitForAll()
@@ -57,91 +73,169 @@ struct SimulateCommand: AsyncParsableCommand {
         progress.cancel()
         // The summary must be the last line: wait until progress has stopped printing.
         await progress.value
-        let counts = tally.counts
-        let summary: [String: Int] = [
-            "impressions": counts["impression", default: 0], "clicks": counts["click", default: 0],
-            "dismissals": counts["dismiss", default: 0], "errors": counts["error", default: 0],
-            "conversions": counts["conversion", default: 0],
-        ]
+        if let status = tally.stopped { throw ValidationError("the server refused the key (\(status)); does it have feed:read and events:write?") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+        print(String(decoding: try encoder.encode(tally.summary), as: UTF8.self))
     }
 }
 
-/// Events the simulated devices reported so far, and those the server has stored.
-final class Tally: Sendable {
+/// What the run prints last: the events the server stored, the sessions the devices began, and the
+/// messages chosen but not shown, by reason.
+struct SimulationSummary: Encodable {
+    let impressions, clicks, dismissals, errors, conversions, sessions: Int
+    let discards: [String: Int]
+}
+
+/// Events the simulated devices reported so far, those the server has stored, sessions and discards.
+final class Tally: DeliveryDelegate, Sendable {
     private let uploaded = Mutex<[String: Int]>([:])
     private let reported = Mutex<[String: Int]>([:])
+    private let discardsByDevice = Mutex<[Int: [DiscardReason: Int]]>([:])
+    private let sessions = Mutex(0)
+    private let stop = Mutex<Int?>(nil)
 
     func report(_ type: String) {
         reported.withLock { $0[type, default: 0] += 1 }
     }
 
-    func add(_ events: [OutgoingEvent]) {
+    /// Events in a batch the server answered with 2xx: stored.
+    func stored(_ events: [OutgoingEvent]) {
         uploaded.withLock { counts in for event in events { counts[event.type.rawValue, default: 0] += 1 } }
     }
 
-    /// What the server has: the summary.
-    var counts: [String: Int] { uploaded.withLock { $0 } }
+    func fired(_ results: [TriggerResult]) {
+        let started = results.filter { $0.event == "session_start" }.count
+        sessions.withLock { $0 += started }
+    }
+
+    func discards(_ counts: [DiscardReason: Int], device: Int) {
+        discardsByDevice.withLock { $0[device] = counts }
+    }
+
+    func deliveryStopped(status: Int) { stop.withLock { $0 = status } }
+    func deliveryStorageFailed(_ failure: StorageFailure) { print("a device could not save its \(failure.part.rawValue): \(failure.reason)") }
+
+    var stopped: Int? { stop.withLock { $0 } }
     /// What devices have reported, uploaded or not: the progress.
     var progress: [String: Int] { reported.withLock { $0 } }
+
+    var discards: [String: Int] {
+        discardsByDevice.withLock { devices in
+            devices.values.reduce(into: [:]) { total, counts in for (reason, count) in counts { total[reason.rawValue, default: 0] += count } }
+        }
+    }
+
+    var summary: SimulationSummary {
+        let counts = uploaded.withLock { $0 }
+        return SimulationSummary(
+            impressions: counts["impression", default: 0], clicks: counts["click", default: 0], dismissals: counts["dismiss", default: 0],
+            errors: counts["error", default: 0], conversions: counts["conversion", default: 0], sessions: sessions.withLock { $0 },
+            discards: discards)
+    }
 }
 
-/// One device: opens the app, comes and goes, buys things and fires custom events; its user clicks,
-/// dismisses, or the image fails, like real users do.
+/// The devices' way to the server: events counted once the server has them, and images, with
+/// `--images-from`, fetched from a local server instead of their hosts.
+struct SimulatorTransport: DeliveryTransport {
+    let server: URL
+    let imagesFrom: URL?
+    let tally: Tally
+    private let network = URLSessionTransport(timeout: 10)
+
+    init(server: URL, imagesFrom: URL?, tally: Tally) {
+        self.server = server
+        self.imagesFrom = imagesFrom
+        self.tally = tally
+    }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var request = request
+        let isHerald = request.url.host == server.host && request.url.port == server.port
+        if !isHerald, let imagesFrom, var local = URLComponents(url: imagesFrom, resolvingAgainstBaseURL: false),
+           let original = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
+            local.path = original.path
+            local.query = original.query
+            if let url = local.url { request.url = url }
+        }
+        let response = try await network.send(request)
+        if isHerald, request.method == "POST", (200..<300).contains(response.status), let body = request.body,
+           let batch = try? CampaignJSON.decoder().decode(EventBatch.self, from: body) {
+            tally.stored(batch.events)
+        }
+        return response
+    }
+
+    private struct EventBatch: Decodable { let events: [OutgoingEvent] }
+}
+
+/// One device: opens the app, comes and goes (sometimes long enough for a new session), buys things,
+/// fires custom events and opens pushes; its user clicks, dismisses, or the message fails to draw,
+/// like real users do.
 struct SimulatedDevice {
+    let index: Int
     let client: DeliveryClient
     let user: SimulatedUser
     let tally: Tally
+    let sessionTimeout: TimeInterval
 
-    init(index: Int, seed: UInt64, server: URL, key: String, folder: URL, tally: Tally) throws {
+    init(index: Int, seed: UInt64, server: URL, key: String, transport: SimulatorTransport, sessionTimeout: TimeInterval, folder: URL, tally: Tally) throws {
         let platform: Platform = index.isMultiple(of: 3) ? .android : .ios
         // Devices speak six languages in turn, so campaigns with language versions report several.
         let (language, country) = Self.locales[index % Self.locales.count]
         let device = DeviceContext(
-            platform: platform, appVersion: index.isMultiple(of: 4) ? "2.3.1" : "2.4.0", language: language, country: country)
+            platform: platform, appVersion: index.isMultiple(of: 4) ? "2.3.1" : "2.4.0", language: language, country: country,
+            orientation: index.isMultiple(of: 5) ? .landscape : .portrait)
         client = try DeliveryClient(configuration: DeliveryConfiguration(
-            serverURL: server, apiKey: key, storageFolder: folder, device: device))
+            serverURL: server, apiKey: key, storageFolder: folder, device: device, transport: transport, sessionTimeout: sessionTimeout))
         user = SimulatedUser(seed: seed)
+        self.index = index
         self.tally = tally
+        self.sessionTimeout = sessionTimeout
     }
 
     static let locales = [("en", "US"), ("fa", "IR"), ("ar", "EG"), ("de", "DE"), ("ja", "JP"), ("pt-BR", "BR")]
 
     func use(until deadline: Date) async throws {
+        await client.setDelegate(tally)
         await client.setDisplayDelegate(user)
         await client.refreshFeed()
-        await client.triggerEvent("app_launch")
+        tally.fired(await client.start())
         await react()
         while Date() < deadline {
             try await Task.sleep(for: .milliseconds(user.pause()))
+            await client.tick()
             await client.refreshFeedIfDue()
             switch user.nextAction() {
-            case 0:
+            case .background(let seconds):
                 await client.appDidEnterBackground()
-                await client.appWillEnterForeground()
-            case 1:
-                await client.triggerEvent("purchase", properties: user.purchase())
-            case 2:
-                await client.triggerEvent("level_complete", properties: ["level": .number(Double(user.level()))])
-            default:
-                await client.triggerEvent("session_start")
+                try await Task.sleep(for: .milliseconds(Int(1000 * min(seconds * sessionTimeout, max(0, deadline.timeIntervalSinceNow)))))
+                tally.fired(await client.appWillEnterForeground())
+            case .purchase(let properties):
+                await client.triggerEvent("purchase", properties: properties)
+            case .levelComplete(let level):
+                await client.triggerEvent("level_complete", properties: ["level": .number(Double(level))])
+            case .pushOpened:
+                var generator = user.generator
+                let campaign = await client.campaigns.randomElement(using: &generator)?.id
+                await client.pushOpened(userInfo: campaign.map { ["herald_campaign_id": String($0)] } ?? [:])
             }
             await react()
             // Whatever waited on the stack gets its turn once the screen is free.
-            _ = await client.displayNext()
+            await client.displayNext()
             await react()
         }
         try await uploadEverything()
+        tally.discards(await client.discards, device: index)
     }
 
     /// What the user does with the message on screen.
     private func react() async {
+        tally.discards(await client.discards, device: index)
         guard let message = await client.currentMessage else { return }
         switch user.reaction() {
         case .fails:
-            await client.displayError(message, code: .imageFetch)
+            await client.displayError(message, code: .imageDisplay)
             tally.report("error")
         case .clicks:
             await client.impressionDetected(message)
@@ -160,50 +254,78 @@ struct SimulatedDevice {
         }
     }
 
-    /// Uploads until the queue is empty; counts only what the server has.
+    /// Uploads until the queue is empty.
     private func uploadEverything() async throws {
         for _ in 0..<20 {
-            let queued = await client.queuedEvents
-            if queued.isEmpty { return }
-            if case .uploaded = await client.flushEvents() {
-                tally.add(queued)
-                return
-            }
+            if await client.queuedEvents.isEmpty { return }
+            if case .stopped = await client.flushEvents() { return }
+            if await client.queuedEvents.isEmpty { return }
             try await Task.sleep(for: .seconds(1))
         }
         throw ValidationError("device could not upload its events; is the server up and the key allowed events:write?")
     }
 }
 
-/// A user's choices, from a seeded generator so runs repeat.
+/// A user's choices, from a seeded generator so runs repeat (as far as the network's timing lets them).
 final class SimulatedUser: DeliveryDisplayDelegate, Sendable {
     enum Reaction { case clicks, dismisses(DismissType), fails }
 
+    enum Action {
+        /// To the background for this many session timeouts (under 1: the session goes on).
+        case background(Double)
+        case purchase([String: FilterValue])
+        case levelComplete(Int)
+        case pushOpened
+    }
+
+    /// The xorshift state; `generator` draws from it.
     private let state: Mutex<UInt64>
 
     init(seed: UInt64) {
         state = Mutex(seed &* 0x9E37_79B9_7F4A_7C15 | 1)
     }
 
-    private func random() -> Double {
+    struct Generator: RandomNumberGenerator {
+        let user: SimulatedUser
+        mutating func next() -> UInt64 { user.nextBits() }
+    }
+
+    var generator: Generator { Generator(user: self) }
+
+    fileprivate func nextBits() -> UInt64 {
         state.withLock { x in
             x ^= x << 13
             x ^= x >> 7
             x ^= x << 17
-            return Double(x % 1_000_000) / 1_000_000
+            return x
         }
     }
 
+    private func random() -> Double {
+        Double(nextBits() % 1_000_000) / 1_000_000
+    }
+
     func display(_ message: InAppMessage) {}
+    func withdraw(_ message: InAppMessage) {}
     func noMatchingTrigger(_ event: String) {}
 
+    /// Now and then the app is busy (a keyboard up, a checkout): later, or not at all.
+    func displayDecision(for message: InAppMessage) -> DisplayDecision {
+        let roll = random()
+        return roll < 0.03 ? .later : (roll < 0.05 ? .discard : .show)
+    }
+
     func pause() -> Int { 150 + Int(random() * 600) }
-    func nextAction() -> Int { Int(random() * 4) }
     func level() -> Int { 1 + Int(random() * 20) }
     func converts() -> Bool { random() < 0.3 }
 
-    func purchase() -> [String: FilterValue] {
-        ["value": .number((random() * 5_000).rounded() / 100), "product_id": .string(random() < 0.5 ? "sku_1" : "sku_2")]
+    func nextAction() -> Action {
+        switch Int(random() * 8) {
+        case 0: .background(random() < 0.5 ? random() * 0.5 : 1 + random() * 0.5)
+        case 1, 2, 3: .purchase(["value": .number((random() * 5_000).rounded() / 100), "product_id": .string(random() < 0.5 ? "sku_1" : "sku_2")])
+        case 4, 5, 6: .levelComplete(level())
+        default: .pushOpened
+        }
     }
 
     func reaction() -> Reaction {

@@ -120,8 +120,8 @@ struct BoundsTests {
         #expect(VersionPattern.matches(#"^2\.(4|5)\."#, "2.4.0"))
         #expect(!VersionPattern.matches(#"^3\."#, "2.4.0"))
         #expect(!VersionPattern.matches(String(repeating: "a", count: CampaignLimits.appVersionRuleLength + 1), "a"))
-        let rule = Campaign(app: 1, name: "x", targeting: Targeting(appVersion: .init(op: .regex, value: "^(a+)+$")),
-                            message: Message(layout: .modal, title: .init(text: "hi")))
+        let rule = FeedCampaign(id: 1, targeting: Targeting(appVersion: .init(op: .regex, value: "^(a+)+$")),
+                                message: Message(layout: .modal, title: .init(text: "hi")))
         let device = DeviceContext(platform: .ios, appVersion: version, language: "en", country: "US")
         #expect(!Eligibility.targets(rule, device: device, firstOpen: Date(), installationID: "i", now: Date()))
     }

@@ -2,7 +2,11 @@ import Foundation
 import GRDB
 import HeraldConsole
 import HeraldDomain
+import HeraldHTTP
+import HeraldMicroHTTPD
 import HeraldStorage
+import Logging
+import Synchronization
 import Testing
 
 /// The built `herald` binary, run as an operator would. `make test` builds it before the tests.
@@ -255,9 +259,16 @@ struct CommandLineTests {
         #expect(Set(languages) == Set(["card ", "card ar", "card de", "card fa", "card ja"] + Message.Layout.allCases.filter { $0 != .card }.map { "\($0.rawValue) " }))
     }
 
-    @Test("herald simulate: devices use the library against a server, whose stats equal the simulator's summary")
+    /// `herald simulate`'s last line.
+    struct SimulationSummary: Decodable {
+        let impressions, clicks, dismissals, errors, conversions, sessions: Int
+        let discards: [String: Int]
+    }
+
+    @Test("herald simulate: devices use the full pipeline (images from a local server, one failing; sessions) against a server, whose stats equal the simulator's summary")
     func simulate() throws {
-        // Given two published campaigns: "once" on app_launch and "always" on a filtered purchase
+        // Given three published campaigns: "once" on app_launch, "always" on a filtered purchase with an image
+        // the image server has, and "always" on level_complete with an image it answers 404 for
         let folder = try TemporaryFolder()
         let db = folder.url.appendingPathComponent("herald.sqlite").path
         let app = try Self.run(["app", "create", "--db", db, "--name", "Shop", "--platform", "ios", "--platform", "android"]).lastWord
@@ -273,28 +284,49 @@ struct CommandLineTests {
             Campaign(app: Int64(app)!, name: "Big spender", priority: 2,
                      triggers: [Trigger(event: "purchase", filters: [PropertyFilter(property: "value", op: .gte, value: .number(20))])],
                      frequency: Frequency(type: .always),
-                     message: Message(layout: .modal, title: .init(text: "Thanks"), primaryAction: .init(text: "More", url: "https://example.com"))),
+                     message: Message(layout: .modal, title: .init(text: "Thanks"), imageUrl: "https://img.example/thanks.png",
+                                      primaryAction: .init(text: "More", url: "https://example.com"))),
+            state: .published, actor: .commandLine, now: Date())
+        let broken = try setup.campaigns.create(
+            Campaign(app: Int64(app)!, name: "Broken image", priority: 1, triggers: [Trigger(event: "level_complete")],
+                     frequency: Frequency(type: .always),
+                     message: Message(layout: .imageOnly, imageUrl: "https://img.example/missing.png")),
             state: .published, actor: .commandLine, now: Date())
         try setup.apps.setMinInterval(appID: Int64(app)!, seconds: 1, actor: .commandLine, now: Date())
         try setup.close()
         let server = try Server(database: db)
+        let images = try ImageServer(["/thanks.png"])
+        defer { images.server.shutdown(gracePeriod: .zero) }
 
-        // When 8 devices use the app for 4 seconds
-        let run = try Self.run(["simulate", "--url", "http://127.0.0.1:\(server.port)", "--key", key, "--devices", "8", "--seconds", "4"])
+        // When 8 devices use the app for 4 seconds, with sessions that end after 1 s in the background
+        let run = try Self.run([
+            "simulate", "--url", "http://127.0.0.1:\(server.port)", "--key", key, "--devices", "8", "--seconds", "4",
+            "--images-from", "http://127.0.0.1:\(images.server.port)", "--session-timeout", "1",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
-        let summary = try JSONDecoder().decode([String: Int].self, from: Data((run.stdout.split(separator: "\n").last ?? "").utf8))
+        let summary = try JSONDecoder().decode(SimulationSummary.self, from: Data((run.stdout.split(separator: "\n").last ?? "").utf8))
 
         // Then the server's counts equal what the devices reported
         let database = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try database.migrate()
         let counts = try database.events.counts(campaignID: nil, from: "2000-01-01", to: "2100-01-01")
         func total(_ type: EventType) -> Int { counts.rows.filter { $0.type == type }.map(\.count).reduce(0, +) }
-        #expect(summary["impressions"] == total(.impression))
-        #expect(summary["clicks"] == total(.click))
-        #expect(summary["dismissals"] == total(.dismiss))
-        #expect(summary["errors"] == total(.error))
-        #expect(summary["conversions"] == total(.conversion))
-        #expect((summary["impressions"] ?? 0) > 0)
+        #expect(summary.impressions == total(.impression))
+        #expect(summary.clicks == total(.click))
+        #expect(summary.dismissals == total(.dismiss))
+        #expect(summary.errors == total(.error))
+        #expect(summary.conversions == total(.conversion))
+        #expect(summary.impressions > 0)
+        #expect(summary.sessions >= 8, "every device begins a session when it starts")
+        // And the failing image discarded its messages, each reported as an image_fetch error of its campaign only
+        let fetchErrors = counts.rows.filter { $0.type == .error && $0.detail == "image_fetch" }
+        #expect((summary.discards["image_fetch"] ?? 0) > 0, "\(summary.discards)")
+        #expect(fetchErrors.map(\.count).reduce(0, +) > 0)
+        #expect(fetchErrors.allSatisfy { $0.campaignID == broken })
+        #expect(!counts.rows.contains { $0.campaignID == broken && $0.type == .impression })
+        // And the working image came from the local server, and its campaign showed
+        #expect(images.requested.contains("/thanks.png"))
+        #expect(counts.rows.contains { $0.campaignID == always && $0.type == .impression })
         // And the "once" campaign showed at most once per device
         let perDevice = try database.pool.read { db in
             try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM events WHERE campaign_id = ? AND type = 'impression' GROUP BY installation_id", arguments: [once])
@@ -305,8 +337,33 @@ struct CommandLineTests {
             Set(try String?.fetchAll(db, sql: "SELECT DISTINCT language FROM events WHERE campaign_id = ?", arguments: [once]))
         }
         #expect(languages == [nil, "fa", "ja"])
-        #expect(counts.rows.contains { $0.campaignID == always })
         try database.close()
+    }
+
+    /// A local image server for `herald simulate --images-from`: a few bytes of PNG for `paths`, 404 for the rest.
+    final class ImageServer: Sendable {
+        final class Log: Sendable {
+            let paths = Mutex<[String]>([])
+        }
+
+        let server: HTTPServer
+        let log = Log()
+
+        /// The paths asked for, in order.
+        var requested: [String] { log.paths.withLock { $0 } }
+
+        init(_ paths: Set<String>) throws {
+            var configuration = HTTPServerConfiguration()
+            configuration.port = 0
+            configuration.threads = 2
+            let log = self.log
+            server = HTTPServer(configuration: configuration, logger: Logger(label: "images"), handler: { request in
+                log.paths.withLock { $0.append(request.path ?? "") }
+                guard let path = request.path, paths.contains(path) else { return Response(status: 404) }
+                return Response(status: 200, headers: HTTPHeaders([("Content-Type", "image/png")]), body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+            })
+            try server.start()
+        }
     }
 
     @Test("A database from a newer Herald is refused with a clear message")

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import HeraldDelivery
+@testable import HeraldDelivery
 import HeraldDomain
 import HeraldMicroHTTPD
 import HeraldStorage
@@ -17,6 +17,8 @@ struct DeliveryClientTests {
         let shop: Int64
         let key: String
         let devices: TemporaryFolder
+        /// The renderers of the fixture's clients: a client holds its renderer weakly, as apps expect.
+        let renderers = Mutex<[RecordingDisplay]>([])
 
         init() async throws {
             app = try await TestApp()
@@ -49,7 +51,7 @@ struct DeliveryClientTests {
 
         func client(
             _ name: String = "device", device: DeviceContext = DeviceContext(platform: .ios, appVersion: "2.4.0", language: "en-US", country: "US"),
-            transport: any DeliveryTransport = URLSessionTransport(timeout: 5), server url: URL? = nil
+            transport: any DeliveryTransport = ImagesAtHand(), server url: URL? = nil
         ) throws -> (DeliveryClient, RecordingDisplay) {
             let clock = app.clock
             let client = try DeliveryClient(configuration: DeliveryConfiguration(
@@ -83,15 +85,19 @@ struct DeliveryClientTests {
     final class RecordingDisplay: DeliveryDisplayDelegate, Sendable {
         let shown = Mutex<[InAppMessage]>([])
         let unmatched = Mutex<[String]>([])
+        let withdrawn = Mutex<[InAppMessage]>([])
         func display(_ message: InAppMessage) { shown.withLock { $0.append(message) } }
+        func withdraw(_ message: InAppMessage) { withdrawn.withLock { $0.append(message) } }
         func noMatchingTrigger(_ event: String) { unmatched.withLock { $0.append(event) } }
     }
 
-    /// Starts a client with the display attached and the feed fetched.
+    /// Starts a client with the display attached, the feed fetched and its images loaded.
     static func ready(_ fixture: Fixture, _ name: String = "device", device: DeviceContext? = nil) async throws -> (DeliveryClient, RecordingDisplay) {
         let (client, display) = try device.map { try fixture.client(name, device: $0) } ?? fixture.client(name)
+        fixture.renderers.withLock { $0.append(display) }
         await client.setDisplayDelegate(display)
         #expect(await client.refreshFeed() == .updated)
+        await client.waitForImageLoads()
         return (client, display)
     }
 
@@ -104,7 +110,7 @@ struct DeliveryClientTests {
         let newer = try fixture.campaign("Newer top", priority: 1)
         let (client, display) = try await Self.ready(fixture)
         #expect(await client.triggerEvent("app_launch") == .displayed(newer))
-        #expect(display.shown.withLock { $0.map(\.campaign.name) } == ["Newer top"])
+        #expect(display.shown.withLock { $0.map(\.campaignID) } == [newer])
     }
 
     @Test("Triggers match their event and typed property filters; nothing matching tells the delegate")
@@ -175,6 +181,9 @@ struct DeliveryClientTests {
         #expect(await client.displayNext() == nil, "one at a time")
         let showing = try #require(await client.currentMessage)
         await client.messageClicked(showing, action: .primary, url: "https://example.com")
+        #expect(await client.displayNext() == nil, "inside the minimum interval (30 s) the top stays")
+        #expect(await client.pendingMessages.map(\.campaignID) == [third, second])
+        fixture.app.clock.advance(30)
         #expect(await client.displayNext()?.campaignID == third)
         await client.messageDismissed(try #require(await client.currentMessage), type: .swipe)
 
@@ -183,6 +192,7 @@ struct DeliveryClientTests {
         #expect(await client.pendingMessages.map(\.campaignID) == [first, second])
         #expect(await client.displayNext() == nil, "not in the background")
         _ = await client.appWillEnterForeground()
+        fixture.app.clock.advance(30)
         #expect(await client.displayNext()?.campaignID == first)
         #expect(display.shown.withLock { $0.map(\.campaignID) } == [first, third, first])
     }
@@ -214,11 +224,11 @@ struct DeliveryClientTests {
         let installation = await client.installationID
         _ = try fixture.app.database.apps.addTestDevice(appID: fixture.shop, installationID: installation, name: "QA", actor: .commandLine, now: fixture.app.clock.now)
         #expect(await client.refreshFeed() == .updated)
-        #expect(await client.campaigns.map(\.name) == ["Trial", "Live"], "a test device gets its test campaigns")
+        #expect(await client.campaigns.map(\.title) == ["Trial", "Live"], "a test device gets its test campaigns")
 
         try await client.setAutomaticDataCollectionEnabled(false)
         await client.refreshFeed()
-        #expect(await client.campaigns.map(\.name) == ["Live"], "without the installation ID the server cannot know it is a test device")
+        #expect(await client.campaigns.map(\.title) == ["Live"], "without the installation ID the server cannot know it is a test device")
         #expect(await client.triggerEvent("app_launch") == .displayed(live))
         let message = try #require(await client.currentMessage)
         await client.impressionDetected(message)
@@ -243,7 +253,7 @@ struct DeliveryClientTests {
         let (offline, display) = try fixture.client("device", server: unreachable)
         await offline.setDisplayDelegate(display)
         guard case .failed = await offline.refreshFeed() else { Issue.record("an unreachable server must fail"); return }
-        #expect(await offline.campaigns.map(\.name) == ["Sale"], "the feed saved on disk is used after a restart")
+        #expect(await offline.campaigns.map(\.title) == ["Sale"], "the feed saved on disk is used after a restart")
         #expect(await offline.triggerEvent("app_launch") == .displayed(sale))
     }
 
@@ -308,10 +318,21 @@ struct DeliveryClientTests {
     }
 }
 
+/// Forwards to the real server on loopback (http), and answers every https request (the campaigns'
+/// images) itself with a few bytes of PNG, so tests of the client need no network.
+struct ImagesAtHand: DeliveryTransport {
+    private let server = URLSessionTransport(timeout: 5)
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        guard request.url.scheme == "https" else { return try await server.send(request) }
+        return TransportResponse(status: 200, headers: ["Content-Type": "image/png"], body: Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
+    }
+}
+
 /// Forwards to the real server, but loses the first `losing` answers to event uploads after the
 /// server has stored them, as a dropped connection would.
 final class LossyTransport: DeliveryTransport, Sendable {
-    private let inner = URLSessionTransport(timeout: 5)
+    private let inner = ImagesAtHand()
     private let remaining: Mutex<Int>
 
     init(losing count: Int) {

@@ -98,6 +98,7 @@ struct DeliveryLanguageTests {
 
         await client.updateDevice(DeviceContext(platform: .ios, appVersion: "2.4.0", language: "ja-JP", country: "JP"))
         await client.messageDismissed(try #require(await client.currentMessage), type: .click)
+        fixture.app.clock.advance(30)
         let shown = try #require(await client.displayNext())
         #expect(shown.language == "ja")
         #expect(shown.message.body?.text == "全品20%オフ")

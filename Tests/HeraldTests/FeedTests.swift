@@ -29,8 +29,9 @@ struct FeedTests {
             return app.respond(Request(method: "GET", target: "/api/v1/feed", headers: HTTPHeaders(all)))
         }
 
-        func names(_ response: Response) throws -> [String] {
-            try CampaignJSON.decoder().decode(Feed.self, from: Data(response.body)).campaigns.map(\.name)
+        /// The campaigns by their titles: the feed carries no names, and `campaign(_:)` titles each message with its name.
+        func titles(_ response: Response) throws -> [String] {
+            try CampaignJSON.decoder().decode(Feed.self, from: Data(response.body)).campaigns.map(\.title)
         }
     }
 
@@ -71,7 +72,7 @@ struct FeedTests {
         let response = fixture.feed()
         #expect(response.status == 200)
         #expect(response.headers["Content-Type"] == "application/json")
-        #expect(try fixture.names(response) == ["Top", "Newer tie", "Older tie", "Low"])
+        #expect(try fixture.titles(response) == ["Top", "Newer tie", "Older tie", "Low"])
         let feed = try CampaignJSON.decoder().decode(Feed.self, from: Data(response.body))
         #expect(feed.schemaVersion == 1)
         #expect(feed.app == Feed.App(id: fixture.shop, name: "Shop", minIntervalSeconds: 30))
@@ -109,7 +110,7 @@ struct FeedTests {
         let changed = fixture.feed(headers: [("If-None-Match", etag)])
         #expect(changed.status == 200)
         #expect(changed.headers["ETag"] != etag)
-        #expect(try fixture.names(changed).isEmpty)
+        #expect(try fixture.titles(changed).isEmpty)
     }
 
     @Test("A 304 is answered from memory, without the database")
@@ -127,15 +128,15 @@ struct FeedTests {
         let fixture = try await Self.fixture()
         let now = fixture.app.clock.now
         _ = try fixture.campaign("Window", start: now.addingTimeInterval(60), end: now.addingTimeInterval(120))
-        #expect(try fixture.names(fixture.feed()).isEmpty)
+        #expect(try fixture.titles(fixture.feed()).isEmpty)
         fixture.app.clock.advance(59)
-        #expect(try fixture.names(fixture.feed()).isEmpty)
+        #expect(try fixture.titles(fixture.feed()).isEmpty)
         fixture.app.clock.advance(1)
-        #expect(try fixture.names(fixture.feed()) == ["Window"])
+        #expect(try fixture.titles(fixture.feed()) == ["Window"])
         fixture.app.clock.advance(59)
-        #expect(try fixture.names(fixture.feed()) == ["Window"])
+        #expect(try fixture.titles(fixture.feed()) == ["Window"])
         fixture.app.clock.advance(1)
-        #expect(try fixture.names(fixture.feed()).isEmpty)
+        #expect(try fixture.titles(fixture.feed()).isEmpty)
     }
 
     @Test("Test campaigns reach only the app's test devices, marked test, whatever their schedule")
@@ -146,11 +147,11 @@ struct FeedTests {
         _ = try fixture.campaign("Live", priority: 5)
         _ = try fixture.campaign("Trial", priority: 1, start: fixture.app.clock.now.addingTimeInterval(86_400), test: true, state: .draft)
 
-        #expect(try fixture.names(fixture.feed()) == ["Live"])
-        #expect(try fixture.names(fixture.feed(headers: [("X-Installation-Id", "iid-stranger")])) == ["Live"])
+        #expect(try fixture.titles(fixture.feed()) == ["Live"])
+        #expect(try fixture.titles(fixture.feed(headers: [("X-Installation-Id", "iid-stranger")])) == ["Live"])
         let tester = fixture.feed(headers: [("X-Installation-Id", "iid-tester")])
         let feed = try CampaignJSON.decoder().decode(Feed.self, from: Data(tester.body))
-        #expect(feed.campaigns.map(\.name) == ["Trial", "Live"])
+        #expect(feed.campaigns.map(\.title) == ["Trial", "Live"])
         #expect(feed.campaigns.first?.test == true)
         #expect(feed.campaigns.last?.test == nil)
         #expect(feed.pollAfterSeconds == 10)
@@ -159,7 +160,7 @@ struct FeedTests {
         // Another app's key never sees them
         let other = try fixture.app.database.apps.create(name: "Other", platforms: [.web], actor: .commandLine, now: fixture.app.clock.now)
         let otherKey = try fixture.app.database.apiKeys.create(appID: other.id, name: "web", scopes: [.feedRead], actor: .commandLine, now: fixture.app.clock.now)
-        #expect(try fixture.names(fixture.feed(key: otherKey.secret, headers: [("X-Installation-Id", "iid-tester")])).isEmpty)
+        #expect(try fixture.titles(fixture.feed(key: otherKey.secret, headers: [("X-Installation-Id", "iid-tester")])).isEmpty)
     }
 
     @Test("The feed carries each campaign's language versions as stored, byte for byte, to everyone and to test devices")
@@ -186,8 +187,49 @@ struct FeedTests {
         #expect(everyone.text.contains(#""translations":\#(written)"#))
         #expect(everyone.text.contains("Fru\u{308}hlingsangebot") && everyone.text.contains("春のセール 🌸"))
         let forTester = try CampaignJSON.decoder().decode(Feed.self, from: Data(tester.body))
-        #expect(forTester.campaigns.map(\.name).sorted() == ["Spring sale", "Trial"])
-        #expect(forTester.campaigns.allSatisfy { $0.message.translations == ($0.name == "Trial" ? trial : card).message.translations })
+        #expect(forTester.campaigns.map(\.title).sorted() == ["Hi", "Spring sale"])
+        #expect(forTester.campaigns.allSatisfy { $0.message.translations == ($0.test == true ? trial : card).message.translations })
+    }
+
+    @Test("A feed campaign carries what a device acts on and nothing else: no name, description or status")
+    func onlyWhatDevicesNeed() async throws {
+        // Given a published campaign with a marketer's name and description, and a test campaign
+        let fixture = try await Self.fixture()
+        _ = try fixture.app.database.apps.addTestDevice(
+            appID: fixture.shop, installationID: "iid-tester", name: "QA", actor: .commandLine, now: fixture.app.clock.now)
+        var campaign = Campaign(
+            app: fixture.shop, name: "Q4 win-back, low spenders", description: "Internal: only for churned users",
+            triggers: [Trigger(event: "app_launch")], message: Message(layout: .modal, title: .init(text: "We miss you")))
+        campaign.frequency = Frequency(type: .once)
+        let id = try fixture.app.database.campaigns.create(campaign, state: .published, actor: .commandLine, now: fixture.app.clock.now)
+        _ = try fixture.campaign("Trial", test: true, state: .draft)
+
+        // When a test device reads the feed
+        let response = fixture.feed(headers: [("X-Installation-Id", "iid-tester")])
+
+        // Then each campaign has exactly the keys of the semantics, and the marketers' words are nowhere
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        let campaigns = try #require(object["campaigns"] as? [[String: Any]])
+        let allowed: Set<String> = ["id", "priority", "schedule", "triggers", "frequency", "targeting", "message", "data", "startedAt", "test"]
+        #expect(campaigns.count == 2)
+        #expect(campaigns.allSatisfy { Set($0.keys).isSubset(of: allowed) }, "\(campaigns.map(\.keys))")
+        #expect(campaigns.allSatisfy { $0["name"] == nil && $0["description"] == nil && $0["status"] == nil })
+        #expect(!response.text.contains("Q4 win-back") && !response.text.contains("Internal: only"))
+        #expect(campaigns.contains { ($0["id"] as? NSNumber)?.int64Value == id && $0["startedAt"] != nil && $0["test"] == nil })
+    }
+
+    @Test("A client reads a feed from a newer Herald: keys it does not know are ignored, at every level")
+    func newerFeedFields() throws {
+        let newer = #"""
+            {"schemaVersion": 1, "app": {"id": 1, "name": "Shop", "minIntervalSeconds": 30, "quietHours": "22-7"},
+             "generatedAt": "2026-01-01T09:00:00Z", "pollAfterSeconds": 60, "campaigns": [
+               {"id": 7, "priority": 2, "triggers": [{"event": "app_launch", "window": 5}], "frequency": {"type": "always", "cap": 3},
+                "message": {"layout": "modal", "title": {"text": "Hi", "font": "serif"}, "haptics": true}, "audience": "vip"}]}
+            """#
+        let feed = try CampaignJSON.decoder().decode(Feed.self, from: Data(newer.utf8))
+        #expect(feed.campaigns == [FeedCampaign(
+            id: 7, priority: 2, triggers: [Trigger(event: "app_launch")], frequency: Frequency(type: .always),
+            message: Message(layout: .modal, title: .init(text: "Hi")))])
     }
 
     @Test("A revoked key stops reading the feed at once")
@@ -198,4 +240,9 @@ struct FeedTests {
         _ = try fixture.app.database.apiKeys.revoke(key, actor: .commandLine, now: fixture.app.clock.now)
         #expect(fixture.feed().status == 401)
     }
+}
+
+extension FeedCampaign {
+    /// The default version's title: what these tests name campaigns by, since the feed carries no names.
+    var title: String { message.title?.text ?? "" }
 }

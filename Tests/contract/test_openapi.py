@@ -195,7 +195,9 @@ def test_every_endpoint_answers_as_documented(api: Api):
 
     feed = api.call("GET", "/api/v1/feed", key="feed")
     assert feed.status == 200
-    assert [c["name"] for c in feed.json()["campaigns"]] == ["Second"]
+    assert [c["message"]["title"]["text"] for c in feed.json()["campaigns"]] == ["Second"]
+    assert [c["id"] for c in feed.json()["campaigns"]] == [campaign_id]
+    assert not {"name", "description", "status"} & set(feed.json()["campaigns"][0]), "the feed carries no marketers' words"
     assert feed.json()["campaigns"][0]["message"]["translations"] == card(api.app_id)["message"]["translations"]
     assert api.call("GET", "/api/v1/feed", key="feed", headers={"If-None-Match": feed.headers["ETag"]}).status == 304
     tester = api.call("GET", "/api/v1/feed", key="feed", headers={"X-Installation-Id": "iid-test"})

@@ -119,8 +119,6 @@ enum ValidCampaign {
         if draw.chance(0.15) { campaign.sent.append(("id", .number(Double(draw.int(1...1_000_000))))) }
         if draw.chance(0.15) { campaign.sent.append(("status", .string(draw.pick(CampaignStatus.allCases).rawValue))) }
         if draw.chance(0.1) { campaign.sent.append(("revision", .number(Double(draw.int(1...99))))) }
-        if draw.chance(0.1) { campaign.sent.append(("startedAt", .string(GeneratedTime.written(GeneratedTime.instant(&draw))))) }
-        if draw.chance(0.1) { campaign.sent.append(("test", .bool(true))) }
         let (sent, stored) = campaign.objects(&draw)
         return (sent, stored, dataOrderUnknown)
     }

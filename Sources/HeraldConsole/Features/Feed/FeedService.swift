@@ -75,10 +75,10 @@ final class FeedService: Sendable {
         }
         let feedApp = Feed.App(id: app.id, name: app.name, minIntervalSeconds: app.minIntervalSeconds)
         let everyone = try snapshot(
-            app: feedApp, campaigns: Self.ordered(live).map { Self.feedCampaign($0, test: false, now: now) }, poll: Self.pollAfterSeconds,
+            app: feedApp, campaigns: Self.ordered(live).map { Self.feedCampaign($0, test: false) }, poll: Self.pollAfterSeconds,
             now: now, previous: previous?.everyone)
         let withTests = try snapshot(
-            app: feedApp, campaigns: Self.ordered(live + tests).map { Self.feedCampaign($0, test: $0.campaign.testOnDevice, now: now) },
+            app: feedApp, campaigns: Self.ordered(live + tests).map { Self.feedCampaign($0, test: $0.campaign.testOnDevice) },
             poll: Self.testPollAfterSeconds, now: now, previous: previous?.testDevices)
         return AppFeeds(
             everyone: everyone, testDevices: withTests, testInstallations: Set(devices.map(\.installationID)),
@@ -95,15 +95,12 @@ final class FeedService: Sendable {
         }
     }
 
-    static func feedCampaign(_ stored: StoredCampaign, test: Bool, now: Date) -> Campaign {
-        var campaign = stored.campaign
-        campaign.status = test ? stored.status(at: now) : .running
-        campaign.startedAt = stored.startedAt
-        campaign.test = test ? true : nil
-        return campaign
+    /// What a device acts on, and nothing else: no name, description or status (`docs/delivery-semantics.md` §1).
+    static func feedCampaign(_ stored: StoredCampaign, test: Bool) -> FeedCampaign {
+        FeedCampaign(stored.campaign, id: stored.id, startedAt: stored.startedAt, test: test)
     }
 
-    private func snapshot(app: Feed.App, campaigns: [Campaign], poll: Int, now: Date, previous: Snapshot?) throws -> Snapshot {
+    private func snapshot(app: Feed.App, campaigns: [FeedCampaign], poll: Int, now: Date, previous: Snapshot?) throws -> Snapshot {
         let encoder = CampaignJSON.encoder()
         // The ETag covers what clients act on, not when it was generated, so an unchanged feed keeps its ETag.
         var content = try encoder.encode(campaigns)

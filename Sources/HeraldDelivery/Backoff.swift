@@ -1,0 +1,60 @@
+import Foundation
+
+/// How long to wait after failed feed fetches or uploads: 1 s, 2 s, 4 s … at most 5 minutes, each
+/// with ±20 % jitter (so a fleet that failed together does not retry together), and never sooner than
+/// the server's `Retry-After`.
+struct Backoff: Sendable {
+    static let first: TimeInterval = 1
+    static let maximum: TimeInterval = 300
+    static let jitter = 0.2
+
+    private(set) var failures = 0
+
+    /// The wait after one more failure. `random` is in 0..<1 (the configuration's random source).
+    mutating func delayAfterFailure(random: Double, retryAfter: TimeInterval?) -> TimeInterval {
+        // 2^9 s already passes the maximum: counting further would only risk overflow.
+        failures = min(failures + 1, 10)
+        let base = min(Self.maximum, Self.first * Double(1 << (failures - 1)))
+        let unit = random.isFinite ? min(max(random, 0), 1) : 0.5
+        let jittered = base * (1 - Self.jitter + 2 * Self.jitter * unit)
+        return max(jittered, retryAfter ?? 0)
+    }
+
+    mutating func reset() {
+        failures = 0
+    }
+}
+
+/// The `Retry-After` header (RFC 9110 §10.2.3): a number of seconds, or an HTTP date.
+enum RetryAfter {
+    /// Longer waits are taken as this: a server asking for more than a day is more likely wrong than
+    /// right, and a client that never polls again cannot learn that it was.
+    static let longest: TimeInterval = 86_400
+
+    /// The seconds to wait from `now`, or nil when the header is absent or unreadable.
+    static func delay(_ header: String?, now: Date) -> TimeInterval? {
+        guard let text = header?.trimmingCharacters(in: .whitespaces), !text.isEmpty, text.utf8.count <= 64 else { return nil }
+        if text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            // Up to 64 digits: compare as a double, never convert an unbounded number to Int.
+            guard let seconds = Double(text) else { return nil }
+            return min(seconds, longest)
+        }
+        guard let date = httpDate(text) else { return nil }
+        return min(max(0, date.timeIntervalSince(now)), longest)
+    }
+
+    /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), and the obsolete RFC 850 and asctime forms that
+    /// recipients must still read.
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        // asctime pads the day with a space (`Nov  6`): read runs of spaces as one.
+        let words = text.split(separator: " ").joined(separator: " ")
+        for format in ["EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: words) { return date }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import HeraldDomain
+
+/// What happened to an upload.
+public enum UploadResult: Sendable, Equatable {
+    /// Every queued event reached the server (`accepted` new, the rest already stored), or was refused for good.
+    case uploaded(accepted: Int, duplicates: Int, rejected: Int)
+    /// Nothing to send, an upload already under way, or waiting for the backoff to pass.
+    case idle
+    /// Kept for a later retry.
+    case failed(String)
+    /// The server refused the key (401) or its scope (403): nothing more until `resume(apiKey:)`.
+    case stopped(Int)
+}
+
+/// What the renderer and the app report, the events they become, and their upload (`docs/delivery-semantics.md` §6).
+extension DeliveryClient {
+    /// The renderer showed the message: it holds the slot as long as it is on screen, and its campaign's
+    /// impression counts for frequency.
+    public func impressionDetected(_ message: InAppMessage) {
+        let now = configuration.clock()
+        checkTimeRules(now: now)
+        markImpressed(message)
+        guard let campaignID = message.campaignID else { return }
+        state.lastImpressions[String(campaignID)] = now
+        saveState()
+        record(message, type: .impression, now: now)
+    }
+
+    /// A click ends the display, as it does in the standard display components.
+    public func messageClicked(_ message: InAppMessage, action: ClickAction, url: String? = nil) {
+        let now = configuration.clock()
+        checkTimeRules(now: now)
+        record(message, type: .click, now: now) {
+            $0.action = action
+            $0.url = url
+        }
+        endDisplay(of: message)
+    }
+
+    public func messageDismissed(_ message: InAppMessage, type: DismissType) {
+        let now = configuration.clock()
+        checkTimeRules(now: now)
+        record(message, type: .dismiss, now: now) { $0.dismissType = type }
+        endDisplay(of: message)
+    }
+
+    public func displayError(_ message: InAppMessage, code: DisplayErrorCode) {
+        let now = configuration.clock()
+        checkTimeRules(now: now)
+        record(message, type: .error, now: now) { $0.errorCode = code }
+        endDisplay(of: message)
+    }
+
+    /// A conversion (such as a purchase) that the app attributes to a message.
+    public func recordConversion(_ event: String, for message: InAppMessage) {
+        let now = configuration.clock()
+        checkTimeRules(now: now)
+        record(message, type: .conversion, now: now) { $0.event = event }
+    }
+
+    /// Queues an event for a campaign's message; a locally created message reports nothing.
+    func record(_ message: InAppMessage, type: EventType, now: Date, detail: (inout OutgoingEvent) -> Void = { _ in }) {
+        guard let campaignID = message.campaignID else { return }
+        var event = OutgoingEvent(
+            id: TimeOrderedUUID.make(at: now).uuidString.lowercased(), type: type, campaignId: campaignID, occurredAt: now,
+            platform: device.platform.rawValue, installationId: automaticDataCollectionEnabled ? state.installationID : nil,
+            language: message.language)
+        detail(&event)
+        do {
+            try queue.append(event)
+        } catch {
+            storageFailed(.events, error)
+        }
+    }
+
+    // MARK: Upload
+
+    /// Events waiting to be uploaded, oldest first.
+    public var queuedEvents: [OutgoingEvent] { queue.events }
+
+    /// Events dropped because the queue was full (the oldest go first), since this client started.
+    public var droppedEventCount: Int { queue.dropped }
+
+    /// Uploads queued events in batches. Ids never change, so a retry after a lost answer counts once.
+    /// After a failure, retries wait as feed fetches do (1 s, 2 s, 4 s … 5 min, ±20 %, never before
+    /// `Retry-After`). A batch refused as a whole (a 4xx other than 401, 403, 408 and 429) is dropped.
+    @discardableResult
+    public func flushEvents() async -> UploadResult {
+        if let stoppedStatus { return .stopped(stoppedStatus) }
+        guard !queue.isEmpty, !uploading, configuration.clock() >= nextUploadAttempt else { return .idle }
+        uploading = true
+        defer { uploading = false }
+        var accepted = 0, duplicates = 0, rejected = 0
+        while !queue.isEmpty {
+            let batch = Array(queue.events.prefix(max(1, configuration.uploadBatchSize)))
+            let body: Data
+            do {
+                body = try CampaignJSON.encoder().encode(["events": batch])
+            } catch {
+                return uploadFailed("the events did not encode: \(error)", retryAfter: nil)
+            }
+            let request = TransportRequest(
+                method: "POST", url: configuration.serverURL.appendingPathComponent("api/v1/events"),
+                headers: ["Authorization": "Bearer \(apiKey)", "Content-Type": "application/json"], body: body)
+            let response: TransportResponse
+            do {
+                response = try await configuration.transport.send(request)
+            } catch {
+                return uploadFailed("\(error)", retryAfter: nil)
+            }
+            switch response.status {
+            case 200..<300:
+                // 2xx means stored durably, whether or not the answer reads.
+                let answer = try? CampaignJSON.decoder().decode(UploadAnswer.self, from: response.body)
+                accepted += answer?.accepted ?? batch.count
+                duplicates += answer?.duplicates ?? 0
+                rejected += answer?.rejected.count ?? 0
+                acknowledge(batch)
+            case 401, 403:
+                stop(status: response.status)
+                return .stopped(response.status)
+            case 408, 429, 500...:
+                let retryAfter = RetryAfter.delay(response.header("Retry-After"), now: configuration.clock())
+                return uploadFailed("the server answered \(response.status)", retryAfter: retryAfter)
+            case 400..<500:
+                // Refused as a whole: it would never pass, so it is dropped rather than retried forever.
+                rejected += batch.count
+                acknowledge(batch)
+            default:
+                return uploadFailed("the server answered \(response.status)", retryAfter: nil)
+            }
+        }
+        uploadBackoff.reset()
+        nextUploadAttempt = .distantPast
+        return .uploaded(accepted: accepted, duplicates: duplicates, rejected: rejected)
+    }
+
+    private struct UploadAnswer: Decodable {
+        struct Rejection: Decodable { let index: Int }
+        let accepted: Int
+        let duplicates: Int
+        let rejected: [Rejection]
+    }
+
+    private func acknowledge(_ batch: [OutgoingEvent]) {
+        do {
+            try queue.remove(ids: Set(batch.map(\.id)))
+        } catch {
+            storageFailed(.events, error)
+        }
+    }
+
+    private func uploadFailed(_ reason: String, retryAfter: TimeInterval?) -> UploadResult {
+        let delay = uploadBackoff.delayAfterFailure(random: configuration.random(), retryAfter: retryAfter)
+        nextUploadAttempt = configuration.clock().addingTimeInterval(delay)
+        return .failed(reason)
+    }
+}
