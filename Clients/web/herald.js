@@ -1870,10 +1870,10 @@ button:focus-visible, .message:focus-visible { outline: 3px solid #174ea6; outli
     // -- What the app does --
 
     pushOpened(userInfo) {
+      // A whole number from 1 to 2^53 − 1, or one written in decimal digits (FCM data carries only strings).
       const raw = isRecord(userInfo) ? userInfo.herald_campaign_id : undefined;
-      let campaignId = null;
-      if (typeof raw === "number" && Number.isSafeInteger(raw)) campaignId = raw;
-      if (typeof raw === "string" && /^\d{1,15}$/.test(raw)) campaignId = Number(raw);
+      const number = typeof raw === "string" && /^\d{1,20}$/.test(raw) ? Number(raw) : raw;
+      const campaignId = typeof number === "number" && Number.isSafeInteger(number) && number >= 1 ? number : null;
       return this.triggerEvent("push_click", campaignId === null ? {} : { campaign_id: campaignId });
     }
 

@@ -3,7 +3,8 @@
 // empty when the client passed. Tests/browser/test_conformance.py runs every vector in headless Chromium.
 // The client gets the testing hooks of docs/web-client.md: the vector's clock, an in-memory storage that
 // survives `restart`, a fetch that serves the vector's feed, image loads the vector decides, and a renderer
-// that records what it is given.
+// that records what it is given. Its server takes uploads and beacons, and the events compared at the end
+// are all the client made: those it sent, then those still queued.
 
 const REASONS = ["orientation", "image_fetch", "timeout", "delegate", "renderer_timeout", "ineligible", "stack_full"];
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -69,6 +70,8 @@ class World {
     this.decision = "show";
     this.images = new Map(Object.entries(vector.images || {}).map(([url, status]) => [url, { status, waiting: [] }]));
     this.onScreen = null;
+    this.sent = new Map();
+    this.beacons = [];
     this.beginStep();
   }
 
@@ -85,8 +88,39 @@ class World {
       if (headers["If-None-Match"] === etag) return new Response(null, { status: 304, headers: { ETag: etag } });
       return new Response(JSON.stringify(this.feed), { status: 200, headers: { ETag: etag, "Content-Type": "application/json" } });
     }
-    // The queue at the end is what the vector compares: uploads are answered "try later".
-    return new Response("{}", { status: 503 });
+    const events = JSON.parse(init.body).events;
+    this.received(events);
+    return new Response(JSON.stringify({ accepted: events.length, duplicates: 0, rejected: [] }), { status: 200 });
+  }
+
+  /** What the server was sent, by upload or beacon; an id sent twice counts once, as Herald counts it. */
+  received(events) {
+    for (const event of events) {
+      if (!this.sent.has(event.id)) this.sent.set(event.id, event);
+    }
+  }
+
+  /** Beacons go to this world's server while a vector runs (navigator.sendBeacon is the page's). */
+  interceptBeacons() {
+    if (typeof navigator === "undefined" || typeof navigator.sendBeacon !== "function") return () => undefined;
+    const original = navigator.sendBeacon;
+    navigator.sendBeacon = (url, body) => {
+      this.beacons.push(body.text().then((text) => this.received(JSON.parse(text).events)));
+      return true;
+    };
+    return () => {
+      navigator.sendBeacon = original;
+    };
+  }
+
+  /** Every event the client made, oldest first: what reached the server, then what is still queued. */
+  async allEvents(client) {
+    await Promise.all(this.beacons);
+    const events = [...this.sent.values()];
+    for (const event of client.queuedEvents) {
+      if (!this.sent.has(event.id)) events.push(event);
+    }
+    return events;
   }
 
   loadImage(url) {
@@ -292,6 +326,7 @@ function compareEvents(expected, queued, world, failures) {
 export async function runVector(Herald, vector) {
   const world = new World(vector);
   const failures = [];
+  const restoreBeacons = world.interceptBeacons();
   let client = await world.makeClient(Herald);
   try {
     for (const [index, step] of (vector.steps || []).entries()) {
@@ -308,9 +343,10 @@ export async function runVector(Herald, vector) {
       await nextTask(); // images that settled, and what they set going
       if (step.expect) compareStep(index, step.expect, world, client, outcomes, failures);
     }
-    if (Array.isArray(vector.events)) compareEvents(vector.events, client.queuedEvents, world, failures);
+    if (Array.isArray(vector.events)) compareEvents(vector.events, await world.allEvents(client), world, failures);
   } finally {
     client.stop();
+    restoreBeacons();
   }
   return { failures };
 }
