@@ -736,6 +736,7 @@ const Herald = (() => {
     calc(env(safe-area-inset-bottom, 0px) + 16px) calc(env(safe-area-inset-left, 0px) + 24px);
   background: rgb(0 0 0 / 0.5); animation: herald-fade 0.2s ease-out; }
 .message { position: relative; min-width: 0; text-align: start; pointer-events: auto; }
+/* A dialog takes focus so a screen reader reads it; the buttons inside show where the keyboard is. */
 .message:focus { outline: none; }
 .surface { background-color: var(--surface, #ffffff); }
 .title { margin: 0; color: var(--title, #000000); font-size: 18px; font-weight: 700; line-height: 1.25; overflow-wrap: anywhere; }
@@ -754,7 +755,7 @@ button { appearance: none; margin: 0; font: inherit; color: inherit; cursor: poi
   background: rgb(32 33 36 / 0.75); color: #ffffff; font-size: 18px; font-weight: 600; line-height: 1; }
 .tap { display: flex; align-items: inherit; gap: inherit; flex: 1 1 auto; min-width: 0; padding: 0; border: 0;
   background: none; text-align: inherit; }
-button:focus-visible, .message:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shadow: 0 0 0 2px #ffffff; }
+button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shadow: 0 0 0 2px #ffffff; }
 .banner .title, .banner .body, .slideup .body, .card .title, .modal .title, .fullscreen .title {
   display: -webkit-box; -webkit-box-orient: vertical; overflow: hidden; }
 .card .title, .modal .title, .fullscreen .title { -webkit-line-clamp: 3; line-clamp: 3; flex: none; }

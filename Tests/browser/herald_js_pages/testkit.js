@@ -46,7 +46,12 @@ window.testkit = (() => {
     kit.etag = `"r${Date.now()}${Math.random()}"`;
   };
 
-  const record = (name, message, rest = {}) => kit.calls.push({ name, campaignId: message ? message.campaignId : null, local: message ? message.local : null, ...rest });
+  const record = (name, message, rest = {}) => {
+    kit.calls.push({ name, campaignId: message ? message.campaignId : null, local: message ? message.local : null, ...rest });
+    kit.callTimes.push(performance.now());
+  };
+  kit.callTimes = [];
+  kit.calledAt = (name) => kit.calls.map((call, index) => (call.name === name ? kit.callTimes[index] : null)).filter((at) => at !== null);
   kit.delegate = {
     decide: (message) => {
       record("decide", message);
