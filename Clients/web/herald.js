@@ -1342,20 +1342,30 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
       this.timers = new Map();
       this.cleanups = [];
       this.localMessages = 0;
+      this.identity = null;
     }
 
     // -- State kept across pages (localStorage) --
 
+    /** What this device keeps; the installation's identity stays even if something else clears the storage meanwhile. */
     readState() {
-      return readState(this.store.read("state"));
+      return this.withIdentity(readState(this.store.read("state")));
     }
 
     updateState(change) {
       return this.store.update("state", (stored) => {
-        const state = readState(stored);
+        const state = this.withIdentity(readState(stored));
         change(state);
         return state;
       });
+    }
+
+    withIdentity(state) {
+      if (this.identity) {
+        if (state.installationId === null) state.installationId = this.identity.installationId;
+        if (state.firstOpen === null) state.firstOpen = this.identity.firstOpen;
+      }
+      return state;
     }
 
     get dataCollection() {
@@ -1364,12 +1374,13 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
 
     async open() {
       const now = this.clock();
-      this.updateState((state) => {
-        if (this.settings.installationId) state.installationId = this.settings.installationId;
-        if (state.installationId === null) state.installationId = uuidV4(this.settings.random);
-        if (state.firstOpen === null) state.firstOpen = this.settings.firstOpen ?? now;
-        if (state.dataCollection === null) state.dataCollection = this.settings.dataCollection;
+      const state = this.updateState((kept) => {
+        if (this.settings.installationId) kept.installationId = this.settings.installationId;
+        if (kept.installationId === null) kept.installationId = uuidV4(this.settings.random);
+        if (kept.firstOpen === null) kept.firstOpen = this.settings.firstOpen ?? now;
+        if (kept.dataCollection === null) kept.dataCollection = this.settings.dataCollection;
       });
+      this.identity = { installationId: state.installationId, firstOpen: state.firstOpen };
       const cached = this.store.read("feed");
       if (isRecord(cached) && typeof cached.body === "string") {
         try {
@@ -2202,12 +2213,6 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
     });
   }
 
-  function whenDocumentReady() {
-    const document = globalThis.document;
-    if (!document || document.body) return Promise.resolve();
-    return new Promise((resolve) => document.addEventListener("DOMContentLoaded", () => resolve(), { once: true }));
-  }
-
   /**
    * Starts a client: reads what this device kept, fetches the feed, follows the page's visibility,
    * registers the renderer (the built-in one unless `renderer` is given; null for none yet) and fires
@@ -2220,10 +2225,10 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
     await client.open();
     if (settings.lifecycle) client.followPage();
     if (settings.renderer === undefined) {
-      whenDocumentReady().then(() => {
+      const document = globalThis.document;
+      const container = settings.container;
+      const register = () => {
         if (client.ended) return;
-        const document = globalThis.document;
-        const container = settings.container;
         client.setRenderer(pageRenderer({
           document,
           container: () => (typeof container === "function" ? container() : container) || document.body,
@@ -2231,7 +2236,10 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
           words: settings.words,
           styleNonce: settings.styleNonce,
         }));
-      });
+      };
+      // Before the page has a body, launch's messages wait on the stack; registering shows the top one.
+      if (document.body) register();
+      else document.addEventListener("DOMContentLoaded", register, { once: true });
     } else if (settings.renderer !== null) {
       client.setRenderer(settings.renderer);
     }

@@ -13,7 +13,7 @@ import json
 import re
 
 import pytest
-from browser_helpers import wait
+from browser_helpers import axe_source, wait
 from herald_js_site import REPO_ROOT
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
@@ -33,7 +33,7 @@ def messages(image) -> dict[str, dict]:
             "layout": "card", "title": {"text": "Spring sale", "color": "#202124"},
             "body": {"text": "20% off everything in the new collection until Sunday."},
             "imageUrl": image("portrait"), "landscapeImageUrl": image("landscape"), "backgroundColor": "#FFFFFF",
-            "primaryAction": {"text": "Shop now", "buttonColor": "#CC1A73E8", "url": "https://shop.example/sale"},
+            "primaryAction": {"text": "Shop now", "buttonColor": "#CC0D47A1", "url": "https://shop.example/sale"},
             "secondaryAction": {"text": "Later"},
         },
         "modal": {
@@ -175,6 +175,21 @@ def screenshot(driver, name: str) -> None:
     assert driver.save_screenshot(str(path)), f"could not save {path}"
 
 
+AXE_ON_THE_MESSAGE = """
+const done = arguments[arguments.length - 1];
+axe.run({ include: [["[data-herald-message]"]] }, { resultTypes: ["violations"] }).then((results) => done(
+  results.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => JSON.stringify(node.target)).join(", ")})`)),
+  (error) => done([`axe failed: ${error}`]));
+"""
+
+
+def accessibility_problems(driver) -> list[str]:
+    """axe-core's serious and critical findings inside the message (its shadow root included)."""
+    driver.execute_script(axe_source())
+    return driver.execute_async_script(AXE_ON_THE_MESSAGE)
+
+
 def events_made(driver) -> list[dict]:
     """Every event the client made: those uploaded to the fake server, then those still queued."""
     return run(
@@ -201,6 +216,7 @@ def test_each_layout_is_drawn_with_its_attributes_colors_and_roles(page, driver,
         assert outcome["campaign"] == 7 and outcome["outcome"] in ("displayed", "pending"), outcome
         seen = measure(driver, 7)
         screenshot(driver, layout + suffix)
+        assert accessibility_problems(driver) == []
 
         assert seen["campaign"] == "7" and seen["layout"] == layout
         assert inside(seen["box"], seen["viewport"]["width"], seen["viewport"]["height"]), seen["box"]
@@ -225,7 +241,7 @@ def test_each_layout_is_drawn_with_its_attributes_colors_and_roles(page, driver,
         if layout == "card":
             assert seen["surface"] == "rgb(255, 255, 255)" and seen["title"]["color"] == "rgb(32, 33, 36)"
             primary = next(button for button in seen["buttons"] if button["role"] == "primary")
-            assert primary["background"] == "rgba(26, 115, 232, 0.8)", "#AARRGGBB is alpha first"
+            assert primary["background"] == "rgba(13, 71, 161, 0.8)", "#AARRGGBB is alpha first"
             assert [button["role"] for button in seen["buttons"]] == ["secondary", "primary"]
         if layout == "modal":
             assert seen["surface"] == "rgb(255, 248, 225)"
