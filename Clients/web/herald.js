@@ -1176,12 +1176,14 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
       const afterFrame = () => requestAnimationFrame(() => requestAnimationFrame(() => {
         if (!this.ended) drawn();
       }));
-      if (!image || (image.complete && image.naturalWidth > 0)) {
+      if (!image) {
         afterFrame();
         return;
       }
-      this.on(image, "load", afterFrame, { once: true });
-      this.on(image, "error", () => this.fail("image_display"), { once: true });
+      // decode() settles whether the image loaded before this call or after; it fails for one that cannot be shown.
+      image.decode().then(afterFrame, () => {
+        if (!this.ended) this.fail("image_display");
+      });
     }
 
     startAutoDismiss() {

@@ -443,6 +443,24 @@ def test_the_impression_is_reported_once_the_image_is_drawn(page, driver, herald
     assert timing["waited"] >= 1200, timing
 
 
+def test_an_image_the_page_cannot_draw_is_a_display_error(page, driver, herald_js_site):
+    modal = dict(messages(image_url(herald_js_site))["modal"], imageUrl=herald_js_site.url("/img/missing.png"))
+    result = run(
+        driver,
+        """
+        testkit.setCampaigns([testkit.campaign(19, args[0])]);
+        const herald = await testkit.start({ loadImage: async () => true });
+        herald.triggerEvent("show_19");
+        await testkit.waitFor(() => testkit.called("displayError").length > 0);
+        return { calls: testkit.calls.map((call) => call.name).filter((name) => name !== "noMatchingTrigger"), onPage: !!testkit.host(19), slot: herald.slot,
+                 events: herald.queuedEvents.map((event) => [event.type, event.errorCode]) };
+        """,
+        modal,
+    )
+    assert result["calls"] == ["decide", "displayError"] and not result["onPage"] and result["slot"] is None
+    assert result["events"] == [["error", "image_display"]]
+
+
 # --- page hide: beacons ------------------------------------------------------------------------------
 
 
