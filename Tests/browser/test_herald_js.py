@@ -777,6 +777,17 @@ def test_what_persists_across_pages_is_namespaced_per_server_and_key(page, drive
     assert {key.rsplit(".", 1)[1] for key in keys} == {"state", "feed", "queue"}
 
 
+def test_a_new_page_within_the_session_timeout_continues_the_session(page, driver):
+    launched = "await testkit.start(args[0] ? { clock: () => Date.now() + args[0] * 1000 } : {}); return testkit.called('noMatchingTrigger').map((call) => call.event);"
+    assert run(driver, launched, 0) == ["app_launch", "session_start"]
+    driver.refresh()  # the old page is hidden as it unloads: herald.js keeps when
+    wait(driver).until(lambda d: d.execute_script("return document.readyState === 'complete' && !!window.testkit"))
+    assert run(driver, launched, 0) == ["app_launch"], "a page opened within 10 s continues the session"
+    driver.refresh()
+    wait(driver).until(lambda d: d.execute_script("return document.readyState === 'complete' && !!window.testkit"))
+    assert run(driver, launched, 11) == ["app_launch", "session_start"], "11 s later a new session begins"
+
+
 # --- data collection ---------------------------------------------------------------------------------
 
 
