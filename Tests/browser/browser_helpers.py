@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import urlparse
 
 from selenium.common.exceptions import ElementClickInterceptedException, WebDriverException
@@ -78,3 +79,10 @@ def submit_with(driver: WebDriver, element: WebElement) -> None:
         # Last resort, for submit buttons only: the sticky bar covered it.
         driver.execute_script("arguments[0].click()", element)
     wait(driver).until(replaced(old_page), message="the form was not submitted")
+
+
+def axe_source() -> str:
+    """axe-core's script (shipped by selenium-axe-python), to run accessibility checks in a page."""
+    import selenium_axe_python
+
+    return (Path(selenium_axe_python.__file__).parent / "axe-core" / "axe.min.js").read_text(encoding="utf-8")

@@ -3,6 +3,7 @@
 * ``driver`` is a headless Debian Chromium driven by the system chromedriver.
   Selenium Manager is never consulted because the driver path is explicit.
 * ``screenshot`` saves PNGs into ``<repo root>/test-artifacts/browser/``.
+* ``herald_js_site`` serves herald.js and its test pages on loopback (herald_js_site.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from herald_js_site import HeraldJsSite
 from selenium import webdriver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -53,3 +55,11 @@ def screenshot(driver):
         return path
 
     return save
+
+
+@pytest.fixture(scope="session")
+def herald_js_site():
+    """herald.js, wrapped as Herald serves it, with its test pages and images, on a loopback port."""
+    site = HeraldJsSite()
+    yield site
+    site.stop()

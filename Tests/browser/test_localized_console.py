@@ -29,7 +29,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from browser_helpers import current_path, replaced, visible, wait
+from browser_helpers import axe_source, current_path, replaced, visible, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -332,12 +332,6 @@ axe.run(document, {resultTypes: ["violations"]}).then((results) => {
   })));
 }).catch((error) => done([{id: "axe-error", impact: "critical", help: String(error), nodes: [], count: 0}]));
 """
-
-
-def axe_source() -> str:
-    import selenium_axe_python
-
-    return (Path(selenium_axe_python.__file__).parent / "axe-core" / "axe.min.js").read_text(encoding="utf-8")
 
 
 @dataclass
