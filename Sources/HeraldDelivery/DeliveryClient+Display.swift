@@ -167,8 +167,10 @@ extension DeliveryClient {
             self.slot = nil
             count(.timeout)
         case .shown(let at, false) where now.timeIntervalSince(at) >= configuration.rendererTimeout:
+            // A renderer that never reported may still hold the message: it takes it away, as the web client's does.
             self.slot = nil
             count(.rendererTimeout)
+            renderer?.withdraw(slot.message)
         default:
             break
         }
