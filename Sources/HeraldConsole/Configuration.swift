@@ -13,7 +13,9 @@ public struct ConsoleConfiguration: Sendable {
     public var sessionIdleTimeout: TimeInterval = 2 * 3600
     public var passwordHasher = PasswordHasher()
     public var loginThrottle = LoginThrottle.Policy()
-    /// Reverse proxies whose `X-Forwarded-For` names the client (for login throttling); empty trusts none.
+    /// Reverse proxies whose `X-Forwarded-For` names the client (for login throttling) and whose
+    /// `X-Forwarded-Proto` / `X-Forwarded-Host` name the origin browsers reached (Herald's own pages are
+    /// not another origin); empty trusts none.
     public var trustedProxies: [AddressRange] = []
     /// Offers the pseudo-language `en-XA` (every English string marked), for the test that finds text
     /// which did not come from a catalog.

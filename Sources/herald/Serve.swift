@@ -39,7 +39,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp(
         "A reverse proxy in front of Herald, as an address or a CIDR range; repeat for several (env HERALD_TRUSTED_PROXIES, comma-separated).",
-        discussion: "Only requests from these proxies take the client's address from X-Forwarded-For (its right-most address that is not a trusted proxy); login throttling counts failures per client address."))
+        discussion: "Only requests from these proxies take the client's address from X-Forwarded-For (its right-most address that is not a trusted proxy), and the scheme and host browsers reached from X-Forwarded-Proto and X-Forwarded-Host (for telling Herald's own pages from other origins); login throttling counts failures per client address."))
     var trustedProxies: [String] = []
 
     @Option(help: "Request threads (env HERALD_THREADS; default 2 per core, at least 4): a request waiting on the database holds its thread.")

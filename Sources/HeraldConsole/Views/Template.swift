@@ -19,7 +19,8 @@ enum Template: String, CaseIterable, Sendable {
     case newApp = "apps/new"
     case app = "apps/show"
     case keyCreated = "apps/key_created"
-    case revokeKey = "apps/revoke_key"
+    /// Revoking a key, removing an origin: what will happen, and a button that does it.
+    case confirmAppChange = "apps/confirm"
     case audit = "audit/index"
     // Preview: the pages, the framed document, and the partials it draws each layout with.
     case preview = "preview/page"
