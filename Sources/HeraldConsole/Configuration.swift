@@ -3,7 +3,7 @@ import HeraldStorage
 
 /// How the console behaves; the CLI fills it from flags and `HERALD_*` environment variables.
 public struct ConsoleConfiguration: Sendable {
-    /// The folder holding `Templates/`, `Public/`, `Locales/` and `migrations/`.
+    /// The folder holding `Templates/`, `Public/`, `Locales/` and `migrations/` (and `Clients/web/`).
     public var resources: URL
     /// Adds `Secure` to cookies; set it when Herald is served over https.
     public var secureCookies = false
@@ -26,6 +26,14 @@ public struct ConsoleConfiguration: Sendable {
     public init(resources: URL) {
         self.resources = resources
     }
+
+    /// The folder holding the web delivery client's source, `herald.js`, served at `/sdk/v1/`: by default
+    /// `Clients/web/` beside the other resources. Optional: without it the scripts answer 404.
+    public var webClientFolder: URL {
+        get { chosenWebClientFolder ?? resources.appendingPathComponent("Clients/web") }
+        set { chosenWebClientFolder = newValue }
+    }
+    private var chosenWebClientFolder: URL?
 
     public var templatesFolder: URL { resources.appendingPathComponent("Templates") }
     public var publicFolder: URL { resources.appendingPathComponent("Public") }

@@ -21,6 +21,7 @@ public final class HeraldApplication: Sendable {
             database: database, views: views, localization: localization, configuration: configuration, logger: logger,
             feeds: FeedService(database: database), keys: KeyAuthenticator(database: database),
             crossOrigin: CrossOrigin(origins: AllowedOrigins(database: database), trustedProxies: configuration.trustedProxies),
+            webClient: try WebClient(folder: configuration.webClientFolder, logger: logger),
             visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey))
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
         router = Router(Self.routes(services: services, staticFiles: staticFiles))

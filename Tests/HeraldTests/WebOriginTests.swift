@@ -57,6 +57,7 @@ struct WebOriginTests {
         let empty = admin.get(page).text
         #expect(empty.contains("Web origins"))
         #expect(empty.contains("No web origins yet"))
+        #expect(empty.contains(#"<a href="/sdk/v1/demo">Open the web client demo</a>"#))
 
         // When an admin adds one in capitals with the default port
         let added = try admin.submit("\(page)/origins", from: page, ["origin": "HTTPS://Shop.Example.com:443/"])
@@ -149,7 +150,7 @@ struct WebOriginTests {
         let page = "/apps/\(shop.id)"
         let empty = admin.get(page)
         try AdminPagesLocalizationTests.expectTranslated(empty, language, "apps/show origins")
-        for key in ["apps.show.origins", "apps.show.no_origins", "apps.show.origin", "apps.show.add_origin_submit"] {
+        for key in ["apps.show.origins", "apps.show.no_origins", "apps.show.origin", "apps.show.add_origin_submit", "apps.show.demo_link"] {
             #expect(empty.text.contains(Markup.escape(localizer(key))), "\(language.rawValue) lacks \(key)")
         }
         let refused = try admin.submit("\(page)/origins", from: page, ["origin": "http://shop.example.com"])

@@ -14,6 +14,7 @@ extension HeraldApplication {
         let users = UserPages(services: services)
         let apps = AppPages(services: services)
         let origins = AppOriginPages(services: services)
+        let demo = DemoPage(services: services)
         let audit = AuditPages(services: services)
         let keyInfo = KeyInfo(services: services)
         let feed = FeedHandler(feeds: services.feeds)
@@ -27,6 +28,11 @@ extension HeraldApplication {
             Route("GET", "/healthz", .anyone, health.alive),
             Route("GET", "/readyz", .anyone, health.ready),
             Route("GET", "/public/*", .anyone, staticFiles.serve),
+
+            // The web delivery client, for any site, and a page to try it on.
+            Route("GET", "/sdk/v1/herald.js", .anyone, services.webClient.classicScript),
+            Route("GET", "/sdk/v1/herald.mjs", .anyone, services.webClient.moduleScript),
+            Route("GET", "/sdk/v1/demo", .anyone, demo.show),
 
             Route("GET", "/setup", .visitor, accounts.setupForm),
             Route("POST", "/setup", .visitor, accounts.setup),

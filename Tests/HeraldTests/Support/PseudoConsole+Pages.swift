@@ -29,10 +29,12 @@ extension PseudoConsole {
         return targets.contains { $0.contains("{") } ? nil : targets
     }
 
-    /// Skipped: the API and static files (not pages), and downloads (JSON exports, CSV: its header is checked apart).
+    /// Skipped: the API, static files and the web client's scripts (not pages), and downloads (JSON exports,
+    /// CSV: its header is checked apart). The web client's demo page is a page.
     static func isPage(_ target: String) -> Bool {
         let path = String(target.prefix { $0 != "?" })
-        return !path.hasPrefix("/api/") && !path.hasPrefix("/public/") && !path.hasPrefix("/sdk/") && !["/healthz", "/readyz"].contains(path)
+        return !path.hasPrefix("/api/") && !path.hasPrefix("/public/") && !(path.hasPrefix("/sdk/") && path != "/sdk/v1/demo")
+            && !["/healthz", "/readyz"].contains(path)
             && !path.hasSuffix(".csv") && !path.hasSuffix("/export")
     }
 
