@@ -3,7 +3,7 @@ import HeraldStorage
 
 /// How the console behaves; the CLI fills it from flags and `HERALD_*` environment variables.
 public struct ConsoleConfiguration: Sendable {
-    /// The folder holding `Templates/`, `Public/`, `Locales/` and `migrations/`.
+    /// The folder holding `Templates/`, `Public/`, `Locales/` and `migrations/` (and `Clients/web/`).
     public var resources: URL
     /// Adds `Secure` to cookies; set it when Herald is served over https.
     public var secureCookies = false
@@ -13,7 +13,9 @@ public struct ConsoleConfiguration: Sendable {
     public var sessionIdleTimeout: TimeInterval = 2 * 3600
     public var passwordHasher = PasswordHasher()
     public var loginThrottle = LoginThrottle.Policy()
-    /// Reverse proxies whose `X-Forwarded-For` names the client (for login throttling); empty trusts none.
+    /// Reverse proxies whose `X-Forwarded-For` names the client (for login throttling) and whose
+    /// `X-Forwarded-Proto` / `X-Forwarded-Host` name the origin browsers reached (Herald's own pages are
+    /// not another origin); empty trusts none.
     public var trustedProxies: [AddressRange] = []
     /// Offers the pseudo-language `en-XA` (every English string marked), for the test that finds text
     /// which did not come from a catalog.
@@ -24,6 +26,14 @@ public struct ConsoleConfiguration: Sendable {
     public init(resources: URL) {
         self.resources = resources
     }
+
+    /// The folder holding the web delivery client's source, `herald.js`, served at `/sdk/v1/`: by default
+    /// `Clients/web/` beside the other resources. Optional: without it the scripts answer 404.
+    public var webClientFolder: URL {
+        get { chosenWebClientFolder ?? resources.appendingPathComponent("Clients/web") }
+        set { chosenWebClientFolder = newValue }
+    }
+    private var chosenWebClientFolder: URL?
 
     public var templatesFolder: URL { resources.appendingPathComponent("Templates") }
     public var publicFolder: URL { resources.appendingPathComponent("Public") }

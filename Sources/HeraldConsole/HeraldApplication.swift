@@ -20,6 +20,8 @@ public final class HeraldApplication: Sendable {
         services = Services(
             database: database, views: views, localization: localization, configuration: configuration, logger: logger,
             feeds: FeedService(database: database), keys: KeyAuthenticator(database: database),
+            crossOrigin: CrossOrigin(origins: AllowedOrigins(database: database), trustedProxies: configuration.trustedProxies),
+            webClient: try WebClient(folder: configuration.webClientFolder, logger: logger),
             visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey))
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
         router = Router(Self.routes(services: services, staticFiles: staticFiles))
@@ -27,7 +29,7 @@ public final class HeraldApplication: Sendable {
 
     /// Every route with the access it needs, for `herald routes` and the docs.
     public var routeTable: [(method: String, pattern: String, access: String)] {
-        Self.routes(services: services, staticFiles: staticFiles).map { ($0.method, $0.pattern, $0.access.description) }
+        Self.routes(services: services, staticFiles: staticFiles).map { ($0.method, $0.pattern, $0.accessDescription) }
     }
 
     public func respond(to request: Request) -> Response {
@@ -36,8 +38,9 @@ public final class HeraldApplication: Sendable {
         SecurityHeaders.apply(to: &response)
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        // The path only, never the query: a beacon's API key travels there.
         services.logger.info(
-            "\(request.method) \(request.path ?? request.target) \(response.status) \(String(format: "%.1f", milliseconds))ms")
+            "\(request.method) \(request.path ?? String(request.target.prefix { $0 != "?" })) \(response.status) \(String(format: "%.1f", milliseconds))ms")
         return response
     }
 }

@@ -4,7 +4,8 @@ import HeraldHTTP
 import HeraldStorage
 import Logging
 
-/// What every feature needs: the database, the views, the configuration, the log, and the in-memory feeds and keys.
+/// What every feature needs: the database, the views, the configuration, the log, the in-memory feeds, keys
+/// and allowed web origins, and the web client's scripts.
 struct Services: Sendable {
     let database: AppDatabase
     let views: Views
@@ -13,6 +14,8 @@ struct Services: Sendable {
     let logger: Logger
     let feeds: FeedService
     let keys: KeyAuthenticator
+    let crossOrigin: CrossOrigin
+    let webClient: WebClient
     let visitorForms: VisitorForms
     let knownBrowsers: KnownBrowsers
 

@@ -140,8 +140,12 @@ public struct Trigger: Codable, Sendable, Equatable {
         filters = try container.decodeIfPresent([PropertyFilter].self, forKey: .filters) ?? []
     }
 
-    public static let builtInEvents = ["app_launch", "app_foreground", "session_start", "push_click"]
+    public static let builtInEvents = ["app_launch", "app_foreground", "session_start", pushClickEvent]
     public static let purchaseEvent = "purchase"
+    /// Fired when a push notification is opened; the only built-in event with a property its filters may compare.
+    public static let pushClickEvent = "push_click"
+    /// The property of `push_click`: the id of the push campaign opened (a number).
+    public static let pushCampaignProperty = "campaign_id"
 }
 
 /// A condition on an event's (or a user's) property.

@@ -198,11 +198,14 @@ extension Campaign {
             if trigger.filters.count > CampaignLimits.filtersPerTrigger {
                 problems.append(FieldProblem(path: "triggers.\(index).filters", key: "too_many_filters", arguments: ["limit": .number(CampaignLimits.filtersPerTrigger)]))
             }
-            if Trigger.builtInEvents.contains(trigger.event) && !trigger.filters.isEmpty {
+            if trigger.event != Trigger.pushClickEvent && Trigger.builtInEvents.contains(trigger.event) && !trigger.filters.isEmpty {
                 problems.append(FieldProblem(path: "triggers.\(index).filters", key: "built_in_event_filters"))
             }
             for (filterIndex, filter) in trigger.filters.enumerated() {
                 problems += filter.problems(at: "triggers.\(index).filters.\(filterIndex)")
+                if trigger.event == Trigger.pushClickEvent {
+                    problems += filter.pushClickProblems(at: "triggers.\(index).filters.\(filterIndex)")
+                }
             }
         }
         return problems
@@ -328,6 +331,22 @@ extension Message {
 }
 
 extension PropertyFilter {
+    /// A `push_click` carries one property, the opened push campaign's id (a number), so its filters may
+    /// compare only that, as a number.
+    func pushClickProblems(at path: String) -> [FieldProblem] {
+        if !property.isEmpty && property != Trigger.pushCampaignProperty {
+            return [FieldProblem(path: "\(path).property", key: "push_click_filter_property")]
+        }
+        switch (op, value) {
+        case (.contains, _):
+            return [FieldProblem(path: "\(path).op", key: "push_click_filter_contains")]
+        case (.exists, _), (_, .number?), (_, nil):
+            return []
+        default:
+            return [FieldProblem(path: "\(path).value", key: "push_click_filter_number")]
+        }
+    }
+
     func texts(at path: String) -> [(path: String, text: String, multiline: Bool)] {
         var texts = [("\(path).property", property, false)]
         if case .string(let text) = value { texts.append(("\(path).value", text, false)) }

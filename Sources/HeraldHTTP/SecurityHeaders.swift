@@ -1,7 +1,8 @@
 /// The headers on every answer, the console's and the HTTP adapter's own: no script or style but
 /// our own, no framing, no sniffing, no address sent to other sites.
 public enum SecurityHeaders {
-    public static let contentSecurityPolicy = [
+    /// The policy's directives, each `name sources`, for pages that loosen one of them.
+    public static let policyDirectives = [
         "default-src 'self'",
         "script-src 'self'",
         "style-src 'self'",
@@ -10,7 +11,9 @@ public enum SecurityHeaders {
         "frame-ancestors 'none'",
         "base-uri 'none'",
         "object-src 'none'",
-    ].joined(separator: "; ")
+    ]
+
+    public static let contentSecurityPolicy = policyDirectives.joined(separator: "; ")
 
     /// Sets the headers a handler did not set itself (a page may set its own policy and framing, as the
     /// console's message preview does).

@@ -7,7 +7,7 @@ import Synchronization
 public final class AppDatabase: Sendable {
     public let pool: DatabasePool
     private let migrator: DatabaseMigrator
-    /// Counts committed transactions that touched what feeds and API keys are built from, so
+    /// Counts committed transactions that touched what feeds, API keys and allowed web origins are built from, so
     /// in-memory copies know when to rebuild without asking the database.
     public let changes = ChangeCounter()
     /// Requests the database could not take lately (disk full, read-only, …), for `/readyz`.
@@ -68,7 +68,7 @@ public final class AppDatabase: Sendable {
         let changes = changes
         // Keys' last-use times change all the time and matter to no copy: only revocation is tracked there.
         let region = DatabaseRegionObservation(
-            tracking: Table("campaigns"), Table("apps"), Table("test_devices"),
+            tracking: Table("campaigns"), Table("apps"), Table("test_devices"), Table("app_origins"),
             Table("api_keys").select(Column("revoked_at")))
         let cancellable = region.start(in: pool, onError: { _ in changes.bump() }, onChange: { _ in changes.bump() })
         observation.withLock { $0 = cancellable }

@@ -31,6 +31,27 @@ extension TestDevice: FetchableRecord {
     }
 }
 
+/// A web origin (`https://shop.example.com`, stored normalized) whose pages may use the app's key from
+/// visitors' browsers.
+public struct AllowedOrigin: Sendable, Equatable, Identifiable {
+    public var id: Int64
+    public var appID: Int64
+    public var origin: String
+    public var createdAt: Date
+
+    /// The most origins one app may allow: a shop and its staging and local sites, not a list of the web.
+    public static let maxPerApp = 50
+}
+
+extension AllowedOrigin: FetchableRecord {
+    public init(row: Row) throws {
+        id = row["id"]
+        appID = row["app_id"]
+        origin = row["origin"]
+        createdAt = row["created_at"]
+    }
+}
+
 extension App: FetchableRecord {
     public init(row: Row) throws {
         id = row["id"]
@@ -106,9 +127,52 @@ public struct AppStore: Sendable {
             try AuditLogStore.record(actor, action: "device.remove", subject: "test device \(device.name) of app \(appID)", details: device.installationID, at: now, in: db)
         }
     }
+
+    /// The app's allowed web origins, in alphabetical order.
+    public func origins(appID: Int64) throws -> [AllowedOrigin] {
+        try pool.read {
+            try AllowedOrigin.fetchAll($0, sql: "SELECT * FROM app_origins WHERE app_id = ? ORDER BY origin", arguments: [appID])
+        }
+    }
+
+    /// Every app's allowed web origins, for the answers to browsers (at most `maxPerApp` per app).
+    public func allOrigins() throws -> [AllowedOrigin] {
+        try pool.read { try AllowedOrigin.fetchAll($0, sql: "SELECT * FROM app_origins") }
+    }
+
+    /// Allows `origin` (already normalized) for the app, with its audit line, in one transaction; the count
+    /// is checked inside it, so two admins adding at once cannot pass the limit.
+    public func addOrigin(appID: Int64, origin: String, actor: AuditActor, now: Date) throws -> AllowedOrigin {
+        try pool.write { db in
+            let allowed = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM app_origins WHERE app_id = ?", arguments: [appID]) ?? 0
+            let taken = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM app_origins WHERE app_id = ? AND origin = ?", arguments: [appID, origin]) ?? 0
+            if taken > 0 { throw AppStoreError.originTaken }
+            if allowed >= AllowedOrigin.maxPerApp { throw AppStoreError.tooManyOrigins }
+            try db.execute(
+                sql: "INSERT INTO app_origins (app_id, origin, created_at) VALUES (?, ?, ?)", arguments: [appID, origin, now])
+            let added = AllowedOrigin(id: db.lastInsertedRowID, appID: appID, origin: origin, createdAt: now)
+            try AuditLogStore.record(actor, action: "origin.add", subject: "web origin of app \(appID)", details: origin, at: now, in: db)
+            return added
+        }
+    }
+
+    /// Removes one of the app's origins with its audit line; nil when the app has no such origin.
+    @discardableResult
+    public func removeOrigin(id: Int64, appID: Int64, actor: AuditActor, now: Date) throws -> AllowedOrigin? {
+        try pool.write { db in
+            guard let allowed = try AllowedOrigin.fetchOne(
+                db, sql: "SELECT * FROM app_origins WHERE id = ? AND app_id = ?", arguments: [id, appID]) else { return nil }
+            try db.execute(sql: "DELETE FROM app_origins WHERE id = ?", arguments: [id])
+            try AuditLogStore.record(actor, action: "origin.remove", subject: "web origin of app \(appID)", details: allowed.origin, at: now, in: db)
+            return allowed
+        }
+    }
 }
 
 public enum AppStoreError: Error, Equatable {
     case nameTaken
     case deviceTaken
+    case originTaken
+    case tooManyOrigins
 }

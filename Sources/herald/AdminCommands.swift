@@ -47,7 +47,7 @@ struct UserCommand: ParsableCommand {
 }
 
 struct AppCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "app", abstract: "Manage apps.", subcommands: [Create.self])
+    static let configuration = CommandConfiguration(commandName: "app", abstract: "Manage apps.", subcommands: [Create.self, Origin.self])
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Register an app; prints its id as the last word.")
@@ -65,6 +65,68 @@ struct AppCommand: ParsableCommand {
             defer { try? database.close() }
             let app = try AppRegistry(database: database).createApp(name: name, platforms: platforms, actor: .commandLine, now: Date())
             print("Created app \(app.name) with id \(app.id)")
+        }
+    }
+
+    struct Origin: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Manage the web origins whose pages may use the app's keys from visitors' browsers.",
+            discussion: "Pages on an allowed origin get CORS on the feed and events; a page on any other origin that sends one of the app's keys is refused with 403. A running server sees a change within 30 seconds.",
+            subcommands: [Add.self, Remove.self, List.self])
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Allow an origin, such as https://shop.example.com; prints it as stored.")
+
+            @OptionGroup var storage: StorageOptions
+
+            @Option(help: "The app's id.")
+            var app: Int64
+
+            @Argument(help: "scheme://host[:port]: https, or http for localhost, 127.0.0.1 and [::1].")
+            var origin: String
+
+            func run() throws {
+                let database = try storage.openDatabase()
+                defer { try? database.close() }
+                let added = try AppRegistry(database: database).addOrigin(appID: app, origin: origin, actor: .commandLine, now: Date())
+                print("Pages on \(added.origin) may now use the keys of app \(app) from browsers")
+            }
+        }
+
+        struct Remove: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Stop allowing an origin.")
+
+            @OptionGroup var storage: StorageOptions
+
+            @Option(help: "The app's id.")
+            var app: Int64
+
+            @Argument(help: "The origin, as listed (or as typed when it was added).")
+            var origin: String
+
+            func run() throws {
+                let database = try storage.openDatabase()
+                defer { try? database.close() }
+                let removed = try AppRegistry(database: database).removeOrigin(appID: app, origin: origin, actor: .commandLine, now: Date())
+                print("Pages on \(removed.origin) may no longer use the keys of app \(app)")
+            }
+        }
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Print the app's allowed origins, one per line.")
+
+            @OptionGroup var storage: StorageOptions
+
+            @Option(help: "The app's id.")
+            var app: Int64
+
+            func run() throws {
+                let database = try storage.openDatabase()
+                defer { try? database.close() }
+                for allowed in try AppRegistry(database: database).origins(appID: app) {
+                    print(allowed.origin)
+                }
+            }
         }
     }
 }

@@ -18,7 +18,7 @@ struct StorageOptions: ParsableArguments {
     @Option(help: "The SQLite database file (env HERALD_DB; default ./data/herald.sqlite).")
     var db: String?
 
-    @Option(help: "The folder holding Templates/, Public/ and migrations/ (env HERALD_RESOURCES; default: found from the working directory).")
+    @Option(help: "The folder holding Templates/, Public/, Locales/, migrations/ and Clients/web/ (env HERALD_RESOURCES; default: found from the working directory).")
     var resources: String?
 
     var databasePath: String {
@@ -84,7 +84,7 @@ struct RoutesCommand: AsyncParsableCommand {
             logger: Logger(label: "herald"))
         for route in application.routeTable {
             let width = application.routeTable.map(\.pattern.count).max() ?? 0
-            print(route.method.padding(toLength: 7, withPad: " ", startingAt: 0)
+            print(route.method.padding(toLength: 8, withPad: " ", startingAt: 0)
                 + route.pattern.padding(toLength: width + 2, withPad: " ", startingAt: 0) + route.access)
         }
         try database.close()

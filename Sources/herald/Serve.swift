@@ -39,8 +39,11 @@ struct Serve: AsyncParsableCommand {
 
     @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp(
         "A reverse proxy in front of Herald, as an address or a CIDR range; repeat for several (env HERALD_TRUSTED_PROXIES, comma-separated).",
-        discussion: "Only requests from these proxies take the client's address from X-Forwarded-For (its right-most address that is not a trusted proxy); login throttling counts failures per client address."))
+        discussion: "Only requests from these proxies take the client's address from X-Forwarded-For (its right-most address that is not a trusted proxy), and the scheme and host browsers reached from X-Forwarded-Proto and X-Forwarded-Host (for telling Herald's own pages from other origins); login throttling counts failures per client address."))
     var trustedProxies: [String] = []
+
+    @Option(help: "The folder holding the web client's source, herald.js, served at /sdk/v1/ (env HERALD_WEB_CLIENT; default Clients/web/ in the resources folder). Without it the server runs and those scripts answer 404.")
+    var webClient: String?
 
     @Option(help: "Request threads (env HERALD_THREADS; default 2 per core, at least 4): a request waiting on the database holds its thread.")
     var threads: Int?
@@ -70,6 +73,9 @@ struct Serve: AsyncParsableCommand {
         var configuration = ConsoleConfiguration(resources: try storage.resourcesFolder())
         configuration.secureCookies = secureCookies || environment["HERALD_SECURE_COOKIES"] == "1"
         configuration.trustedProxies = proxies
+        if let folder = webClient ?? environment["HERALD_WEB_CLIENT"] {
+            configuration.webClientFolder = URL(fileURLWithPath: folder)
+        }
         if !proxies.isEmpty {
             logger.info("client addresses come from X-Forwarded-For on connections from \(proxies.map(\.description).joined(separator: ", "))")
         }

@@ -81,6 +81,39 @@ struct CampaignAPITests {
         #expect(try fixture.app.database.campaigns.list(CampaignQuery(), now: fixture.app.clock.now).total == 0)
     }
 
+    @Test("A push_click trigger may filter on campaign_id as a number: stored and published; as text or on another property, a 422 at its path")
+    func pushClickFilter() async throws {
+        let fixture = try await Self.fixture()
+        func campaign(_ filter: String) -> String {
+            Self.cardJSON(app: fixture.shop).replacingOccurrences(
+                of: #"{"event": "purchase", "filters": [{"property": "product_id", "op": "eq", "value": "sku_1"}]}"#,
+                with: #"{"event": "push_click", "filters": [\#(filter)]}"#)
+        }
+        let created = fixture.call("POST", "/api/v1/campaigns", json: campaign(#"{"property": "campaign_id", "op": "eq", "value": 42}"#))
+        #expect(created.status == 201, "\(created.text)")
+        let document = try fixture.document(created)
+        #expect(document.triggers == [Trigger(event: "push_click", filters: [PropertyFilter(property: "campaign_id", op: .eq, value: .number(42))])])
+        let id = try #require(document.id)
+        #expect(fixture.call("POST", "/api/v1/campaigns/\(id)/publish").status == 200)
+
+        for (filter, path, words) in [
+            (#"{"property": "campaign_id", "op": "eq", "value": "42"}"#, "triggers.0.filters.0.value", "is a number"),
+            (#"{"property": "screen", "op": "exists"}"#, "triggers.0.filters.0.property", "only on campaign_id"),
+            (#"{"property": "campaign_id", "op": "contains", "value": "4"}"#, "triggers.0.filters.0.op", "is a number"),
+        ] {
+            let refused = fixture.call("POST", "/api/v1/campaigns", json: campaign(filter))
+            #expect(refused.status == 422, "\(filter)")
+            let error = try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: [String: Any]]
+            let fields = error?["error"]?["fields"] as? [[String: String]] ?? []
+            #expect(fields.contains { $0["path"] == path && $0["message"]?.contains(words) == true }, "\(filter): \(fields)")
+        }
+        // The other built-in events still carry no properties
+        let launch = fixture.call("POST", "/api/v1/campaigns", json: campaign(#"{"property": "campaign_id", "op": "eq", "value": 42}"#)
+            .replacingOccurrences(of: "push_click", with: "app_launch"))
+        #expect(launch.status == 422)
+        #expect(launch.text.contains("triggers.0.filters"))
+    }
+
     @Test("Bad input is a 4xx that says what is wrong, never a 5xx")
     func badInput() async throws {
         let fixture = try await Self.fixture()

@@ -533,7 +533,8 @@ struct RulesTriggerTests {
         RulesCheck.expectOnly("triggers.1.event", in: campaign.problems(for: .publish))
     }
 
-    @Test("Built-in events carry no properties, so filters on them are refused", arguments: Trigger.builtInEvents)
+    @Test("Built-in events other than push_click carry no properties, so filters on them are refused",
+          arguments: Trigger.builtInEvents.filter { $0 != Trigger.pushClickEvent })
     func builtInWithFilters(event: String) {
         // Given a built-in event with a filter, as the third trigger
         let filter = PropertyFilter(property: "screen", op: .eq, value: .string("home"))
@@ -543,6 +544,31 @@ struct RulesTriggerTests {
 
         // Then the filters of that trigger are refused
         RulesCheck.expectOnly("triggers.2.filters", in: campaign.problems(for: .draft))
+    }
+
+    @Test("push_click may filter on campaign_id as a number, and on nothing else")
+    func pushClickFilters() {
+        func problems(_ filters: [PropertyFilter]) -> [FieldProblem] {
+            RulesFixtures.campaign(.banner) { $0.triggers = [Trigger(event: "app_launch"), Trigger(event: "push_click", filters: filters)] }
+                .problems(for: .publish)
+        }
+        // Given filters on the opened push's id: equal to one, above one, present at all
+        #expect(problems([PropertyFilter(property: "campaign_id", op: .eq, value: .number(42))]).isEmpty)
+        #expect(problems([PropertyFilter(property: "campaign_id", op: .gte, value: .number(40)),
+                          PropertyFilter(property: "campaign_id", op: .ne, value: .number(41))]).isEmpty)
+        #expect(problems([PropertyFilter(property: "campaign_id", op: .exists)]).isEmpty)
+
+        // Then another property, the id as text, and "contains" are each refused at their field
+        let other = problems([PropertyFilter(property: "screen", op: .eq, value: .string("home"))])
+        RulesCheck.expectOnly("triggers.1.filters.0.property", in: other)
+        #expect(other.first?.text?.key == "push_click_filter_property")
+        let text = problems([PropertyFilter(property: "campaign_id", op: .eq, value: .string("42"))])
+        RulesCheck.expectOnly("triggers.1.filters.0.value", in: text)
+        #expect(text.first?.text?.key == "push_click_filter_number")
+        RulesCheck.expectOnly("triggers.1.filters.0.value", in: problems([PropertyFilter(property: "campaign_id", op: .ne, value: .bool(true))]))
+        let contains = problems([PropertyFilter(property: "campaign_id", op: .contains, value: .string("4"))])
+        RulesCheck.expectOnly("triggers.1.filters.0.op", in: contains)
+        #expect(contains.first?.text?.key == "push_click_filter_contains")
     }
 
     @Test("Purchase and custom events may have filters", arguments: ["purchase", "level_up"])

@@ -95,7 +95,7 @@ struct CommandLineTests {
 
     @Test("Every command has --help")
     func help() throws {
-        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["key", "create"], ["device", "add"], ["export"], ["import"], ["demo"], ["simulate"], ["backup"], ["routes"]] {
+        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["app", "origin", "add"], ["app", "origin", "remove"], ["app", "origin", "list"], ["key", "create"], ["device", "add"], ["export"], ["import"], ["demo"], ["simulate"], ["backup"], ["routes"]] {
             let output = try Self.run(command + ["--help"])
             #expect(output.status == 0, "\(command)")
             #expect(output.stdout.contains("USAGE"), "\(command)")
@@ -137,6 +137,51 @@ struct CommandLineTests {
         let routes = try Self.run(["routes", "--db", db])
         #expect(routes.stdout.contains("/users"))
         #expect(routes.stdout.contains("admin"))
+    }
+
+    @Test("app origin add, list and remove: origins stored as browsers write them, mistakes and unknown apps refused with what is wrong")
+    func origins() throws {
+        let folder = try TemporaryFolder()
+        let db = folder.url.appendingPathComponent("herald.sqlite").path
+        let app = try Self.run(["app", "create", "--db", db, "--name", "Shop", "--platform", "web"]).lastWord
+
+        // Given two origins added as people type them
+        let added = try Self.run(["app", "origin", "add", "--db", db, "--app", app, "HTTPS://Shop.Example.com:443/"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout.contains("https://shop.example.com"))
+        #expect(try Self.run(["app", "origin", "add", "--db", db, "--app", app, "http://localhost:3000"]).status == 0)
+
+        // Then the list prints them one per line, as stored
+        let listed = try Self.run(["app", "origin", "list", "--db", db, "--app", app])
+        #expect(listed.status == 0)
+        #expect(listed.stdout == "http://localhost:3000\nhttps://shop.example.com\n")
+
+        // And mistakes are refused with what is wrong, and nothing is stored
+        for (origin, words) in [("http://shop.example.com", "http:// is allowed only for localhost"), ("https://shop.example.com", "already allowed"),
+                                ("https://shop.example.com/cart", "no path, query or fragment")] {
+            let refused = try Self.run(["app", "origin", "add", "--db", db, "--app", app, origin])
+            #expect(refused.status != 0, "\(origin)")
+            #expect(refused.stderr.contains(words), "\(origin): \(refused.stderr)")
+        }
+        let noApp = try Self.run(["app", "origin", "add", "--db", db, "--app", "999", "https://x.example"])
+        #expect(noApp.status != 0)
+        #expect(noApp.stderr.contains("There is no app with id 999."))
+
+        // When one is removed (named as typed), the list no longer has it; removing it again says so
+        let removed = try Self.run(["app", "origin", "remove", "--db", db, "--app", app, "https://SHOP.example.com"])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(try Self.run(["app", "origin", "list", "--db", db, "--app", app]).stdout == "http://localhost:3000\n")
+        let again = try Self.run(["app", "origin", "remove", "--db", db, "--app", app, "https://shop.example.com"])
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("https://shop.example.com is not an allowed origin of app \(app)."))
+
+        // And each change is in the audit log, made by the command line
+        let database = try DatabaseQueue(path: db)
+        let lines = try database.read { try Row.fetchAll($0, sql: "SELECT action, actor, details FROM audit_log WHERE action LIKE 'origin.%' ORDER BY id") }
+        #expect(lines.map { [$0["action"], $0["actor"], $0["details"]] as [String] } == [
+            ["origin.add", "command line", "https://shop.example.com"], ["origin.add", "command line", "http://localhost:3000"],
+            ["origin.remove", "command line", "https://shop.example.com"],
+        ])
     }
 
     @Test("backup makes a valid copy while the server runs, and SIGTERM stops the server with exit 0 within 10 s")

@@ -124,6 +124,35 @@ struct ComposerTests {
         #expect(try app.database.campaigns.list(CampaignQuery(), now: app.clock.now).total == 0)
     }
 
+    @Test("A push_click trigger filters on campaign_id as a number; text, another property or “contains” is refused next to its field")
+    func pushClickFilter() async throws {
+        let (app, admin, shop) = try await Self.setUp()
+        let base = Self.cardFields(app: shop).filter { !$0.0.hasPrefix("triggers.") } + [("intent", "publish")]
+        func filter(_ property: String, _ op: String, _ type: String, _ value: String) -> [(String, String)] {
+            [("triggers.0.event", "push_click"), ("triggers.0.filters.0.property", property), ("triggers.0.filters.0.op", op),
+             ("triggers.0.filters.0.type", type), ("triggers.0.filters.0.value", value)]
+        }
+
+        // Given a message that follows the push campaign 42
+        let published = try admin.submit("/campaigns", from: "/campaigns/new", pairs: base + filter("campaign_id", "eq", "number", "42"))
+        #expect(published.status == 303, "\(published.text.components(separatedBy: "error-summary").dropFirst().first?.prefix(600) ?? "")")
+        let stored = try #require(try app.database.campaigns.find(id: try Self.campaignID(published)))
+        #expect(stored.campaign.triggers == [Trigger(event: "push_click", filters: [PropertyFilter(property: "campaign_id", op: .eq, value: .number(42))])])
+
+        // When the id is typed as text, another property is named, or "contains" is chosen: refused at that field
+        for (fields, field, message) in [
+            (filter("campaign_id", "eq", "string", "42"), "triggers-0-filters-0-value", "set the value&#39;s type to number"),
+            (filter("screen", "eq", "string", "home"), "triggers-0-filters-0-property", "can filter only on campaign_id"),
+            (filter("campaign_id", "contains", "string", "4"), "triggers-0-filters-0-op", "compare it with equals"),
+        ] {
+            let refused = try admin.submit("/campaigns", from: "/campaigns/new", pairs: base + fields)
+            #expect(refused.status == 422)
+            #expect(refused.text.contains(#"id="field-\#(field)-error""#), "\(field)")
+            #expect(refused.text.contains(message), "\(message)")
+        }
+        #expect(try app.database.campaigns.list(CampaignQuery(), now: app.clock.now).total == 1)
+    }
+
     @Test("Drafts may be incomplete but not malformed")
     func drafts() async throws {
         let (app, admin, shop) = try await Self.setUp()

@@ -94,7 +94,7 @@ struct FeedTests {
         let etag = try #require(first.headers["ETag"])
         #expect(etag.hasPrefix("\"") && !etag.hasPrefix("W/"))
         #expect(first.headers["Cache-Control"] == "no-cache")
-        #expect(first.headers["Vary"] == "Authorization, X-Installation-Id")
+        #expect(first.headers["Vary"] == "Authorization, X-Installation-Id, Origin")
 
         let again = fixture.feed(headers: [("If-None-Match", etag)])
         #expect(again.status == 304)

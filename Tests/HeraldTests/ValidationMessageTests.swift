@@ -46,6 +46,11 @@ struct ValidationMessageTests {
                         PropertyFilter(property: "a", op: .lte, value: .string("x")),
                         PropertyFilter(property: "a", op: .contains, value: .number(1)),
                     ]),
+                    Trigger(event: "push_click", filters: [
+                        PropertyFilter(property: "screen", op: .exists),
+                        PropertyFilter(property: "campaign_id", op: .contains, value: .string("4")),
+                        PropertyFilter(property: "campaign_id", op: .eq, value: .string("42")),
+                    ]),
                 ]
             },
             edited { $0.schedule = Schedule(start: Date(timeIntervalSince1970: 0), end: Date(timeIntervalSince1970: -10), timeZone: "Mars/Olympus") },

@@ -81,8 +81,21 @@ def submit_with(driver: WebDriver, element: WebElement) -> None:
     wait(driver).until(replaced(old_page), message="the form was not submitted")
 
 
+# axe-core (shipped by selenium-axe-python): load `axe_source()` into the page, then run this with
+# execute_async_script; it answers the serious and critical violations, four nodes each at most.
+AXE_RUN_JS = r"""
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ["violations"]}).then((results) => {
+  done(results.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.slice(0, 4).map((n) => n.target.join(" ") + (n.failureSummary ? " — " + n.failureSummary.split("\n").slice(1, 2).join("") : "")),
+    count: v.nodes.length,
+  })));
+}).catch((error) => done([{id: "axe-error", impact: "critical", help: String(error), nodes: [], count: 0}]));
+"""
+
+
 def axe_source() -> str:
-    """axe-core's script (shipped by selenium-axe-python), to run accessibility checks in a page."""
     import selenium_axe_python
 
     return (Path(selenium_axe_python.__file__).parent / "axe-core" / "axe.min.js").read_text(encoding="utf-8")

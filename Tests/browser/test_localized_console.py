@@ -1,9 +1,9 @@
 """The console in each of its languages, in a real (headless) Chromium: mirrored, translated, fitting and accessible.
 
-One seeded server (an admin per language, the app "Ẓshop", a published campaign with English, Persian,
-Arabic, German and Japanese versions of its message, and events) is surveyed once: for each language the
-campaign list, the composer (new and edit), the campaign page, its report and the settings page are
-loaded at 1440 and 390 px wide. The tests then read the survey, one aspect each, and list every problem
+One seeded server (an admin per language, the app "Ẓshop" with a web origin, a published campaign with
+English, Persian, Arabic, German and Japanese versions of its message, and events) is surveyed once: for
+each language the campaign list, the composer (new and edit), the campaign page, its report, the settings
+page and the app's page are loaded at 1440 and 390 px wide. The tests then read the survey, one aspect each, and list every problem
 they find at once:
 
 * ``<html lang dir>``: the user's language, right-to-left for Persian and Arabic;
@@ -29,7 +29,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from browser_helpers import axe_source, current_path, replaced, visible, wait
+from browser_helpers import AXE_RUN_JS, axe_source, current_path, replaced, visible, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -70,7 +70,7 @@ USER_DATA = [
 # own name in the language chooser (so anyone finds theirs).
 ALLOWED_WORDS = {
     "Herald", "iOS", "Android", "JSON", "CSV", "API", "URL", "URLs", "APNs", "FCM", "HTTP", "HTTPS", "UTC", "GMT",
-    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "English", "Deutsch",
+    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "English", "Deutsch", "localhost",
 }
 # Things that are not words of a language: links, addresses, ISO dates, time zone names, colors, BCP 47 tags.
 NOT_WORDS = [
@@ -84,21 +84,24 @@ NOT_WORDS = [
     re.compile(r"(?<![\w\-])[a-z]{2,3}-(?:[A-Z][a-z]{3}(?:-(?:[A-Z]{2}|\d{3}))?|[A-Z]{2}|\d{3})(?![\w\-])"),
     # The URL scheme named in prose ("an https URL"), as URLs write it.
     re.compile(r"(?<![\w\-/])https?(?![\w\-])"),
+    # HTTP header names, which Japanese writes without spaces around them: X-Installation-Id.
+    re.compile(r"(?<![A-Za-z0-9_\-])X(?:-[A-Z][A-Za-z]*)+(?![A-Za-z0-9_\-])"),
     # Identifiers joined with `.`, `_` or `:`: field paths, event and error codes, API scopes.
     re.compile(r"(?<![^\W_])[A-Za-z][A-Za-z0-9]*(?:[._:][A-Za-z0-9]+)+(?![^\W_])"),
 ]
 
-PAGES = ["list", "composer-new", "composer", "campaign", "report", "settings"]
+PAGES = ["list", "composer-new", "composer", "campaign", "report", "settings", "app"]
 
 
-def page_path(page: str, campaign: int) -> str:
+def page_path(page: str, seeded: "Seeded") -> str:
     return {
         "list": "/campaigns",
         "composer-new": "/campaigns/new",
-        "composer": f"/campaigns/{campaign}/edit",
-        "campaign": f"/campaigns/{campaign}",
-        "report": f"/campaigns/{campaign}/report",
+        "composer": f"/campaigns/{seeded.campaign}/edit",
+        "campaign": f"/campaigns/{seeded.campaign}",
+        "report": f"/campaigns/{seeded.campaign}/report",
         "settings": "/account",
+        "app": f"/apps/{seeded.app}",
     }[page]
 
 
@@ -249,6 +252,7 @@ def events(campaign: int) -> dict:
 class Seeded:
     server: object
     campaign: int
+    app: int
 
 
 @pytest.fixture(scope="module")
@@ -262,12 +266,13 @@ def localized_herald(tmp_path_factory, herald_cli, herald_serve):
                             database=database, cwd=workdir).split()[-1])
     key = herald_cli("key", "create", "--app", str(app_id), "--name", "Ẓmain", "--scope", "campaigns:read",
                      "--scope", "campaigns:write", "--scope", "events:write", database=database, cwd=workdir).split()[-1]
+    herald_cli("app", "origin", "add", "--app", str(app_id), "https://shop.example.com", database=database, cwd=workdir)
     with herald_serve(workdir, database) as server:
         created = api(server, key, "POST", "/api/v1/campaigns", campaign_document(app_id))
         campaign = created["id"]
         api(server, key, "POST", f"/api/v1/campaigns/{campaign}/publish")
         api(server, key, "POST", "/api/v1/events", events(campaign))
-        yield Seeded(server=server, campaign=campaign)
+        yield Seeded(server=server, campaign=campaign, app=app_id)
 
 
 # --- the survey --------------------------------------------------------------------
@@ -320,17 +325,6 @@ for (const el of document.body.querySelectorAll("*")) {
     " px: '" + (el.innerText || el.getAttribute("aria-label") || "").replace(/\s+/g, " ").trim().slice(0, 60) + "'"});
 }
 return {scrollWidth: root.scrollWidth, clientWidth: width, offenders: offenders.slice(0, 8).map((o) => o.text)};
-"""
-
-AXE_RUN_JS = r"""
-const done = arguments[arguments.length - 1];
-axe.run(document, {resultTypes: ["violations"]}).then((results) => {
-  done(results.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => ({
-    id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.slice(0, 4).map((n) => n.target.join(" ") + (n.failureSummary ? " — " + n.failureSummary.split("\n").slice(1, 2).join("") : "")),
-    count: v.nodes.length,
-  })));
-}).catch((error) => done([{id: "axe-error", impact: "critical", help: String(error), nodes: [], count: 0}]));
 """
 
 
@@ -411,7 +405,7 @@ def survey(driver, localized_herald) -> dict[str, list[Visit]]:
             for width in WIDTHS:
                 set_width(driver, width)
                 for page in PAGES:
-                    visit = Visit(language, page, width, page_path(page, localized_herald.campaign))
+                    visit = Visit(language, page, width, page_path(page, localized_herald))
                     driver.get(localized_herald.server.url(visit.path))
                     visible(driver, "main")
                     html = driver.find_element(By.TAG_NAME, "html")

@@ -65,7 +65,13 @@ CONFIG = schemathesis.Config.from_dict({
     },
     "operations": [
         # A batch with bad events is still a 200: each bad item is rejected in the answer, with its index.
-        {"include-operation-id": "postEvents", "checks": {"negative_data_rejection": {"enabled": False}}},
+        # A generated Origin is one no app allows: the feed, events and their preflights refuse it with 403.
+        {"include-operation-id": "postEvents", "checks": {
+            "negative_data_rejection": {"enabled": False},
+            "positive_data_acceptance": {"enabled": True, "expected-statuses": ["2xx", 403, 404, 409, 412, 422]}}},
+        *({"include-operation-id": operation,
+           "checks": {"positive_data_acceptance": {"enabled": True, "expected-statuses": ["2xx", 304, 403]}}}
+          for operation in ("getFeed", "preflightFeed", "preflightEvents")),
         # Two valid dates in the wrong order (`from` after `to`) are a 400, like every other bad query.
         {"include-operation-id": "getCampaignStats",
          "checks": {"positive_data_acceptance": {"enabled": True, "expected-statuses": ["2xx", 400, 404]}}},

@@ -23,43 +23,60 @@ extension HeraldApplication {
         case .found(let route, let parameters):
             var context = RequestContext(request: request, now: services.configuration.clock())
             context.parameters = parameters
-            do {
-                switch route.access {
-                case .anyone:
-                    return try route.handler(context)
-                case .apiKey(let scope):
-                    return try authenticateKey(context, scope: scope, route: route)
-                case .visitor, .signedIn:
-                    return try browserPage(context, route: route)
-                }
-            } catch {
-                if let mapped = HTTPError(domain: error) {
-                    return errorResponse(mapped, api: api, context: context)
-                }
-                services.logger.error("\(request.method) \(path) failed: \(error)")
-                if let unavailable = StorageUnavailable(error) {
-                    services.database.unavailability.record(unavailable, at: context.now)
-                    let saving = request.method != "GET" && request.method != "HEAD"
-                    return errorResponse(.unavailable(unavailable, saving: saving), api: api, context: context)
-                }
-                return errorResponse(.internalError, api: api, context: context)
+            var response = answer(context, route: route, path: path, api: api)
+            if route.answersWebOrigins { services.crossOrigin.decorate(&response, for: request, now: context.now) }
+            return response
+        }
+    }
+
+    /// Runs the checks `route`'s access asks for, then its handler; errors become error answers.
+    private func answer(_ context: RequestContext, route: Route, path: String, api: Bool) -> Response {
+        let request = context.request
+        do {
+            switch route.access {
+            case .anyone:
+                return try route.handler(context)
+            case .apiKey(let scope):
+                return try authenticateKey(context, scope: scope, route: route)
+            case .visitor, .signedIn:
+                return try browserPage(context, route: route)
             }
+        } catch {
+            if let mapped = HTTPError(domain: error) {
+                return errorResponse(mapped, api: api, context: context)
+            }
+            services.logger.error("\(request.method) \(path) failed: \(error)")
+            if let unavailable = StorageUnavailable(error) {
+                services.database.unavailability.record(unavailable, at: context.now)
+                let saving = request.method != "GET" && request.method != "HEAD"
+                return errorResponse(.unavailable(unavailable, saving: saving), api: api, context: context)
+            }
+            return errorResponse(.internalError, api: api, context: context)
         }
     }
 
     private func authenticateKey(_ context: RequestContext, scope: APIScope?, route: Route) throws -> Response {
         var context = context
-        guard let header = context.request.headers["Authorization"], header.utf8.count > 7,
-              header.prefix(7).lowercased() == "bearer " else {
-            throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.")
+        let secret: String
+        if let header = context.request.headers["Authorization"] {
+            guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else {
+                throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.")
+            }
+            secret = header.dropFirst(7).trimmingSpaces
+        } else if route.takesKeyFromQuery, let query = context.request.query["key"], !query.isEmpty {
+            secret = query
+        } else {
+            throw HTTPError(401, route.takesKeyFromQuery
+                ? "Send an API key as `Authorization: Bearer <key>`, or, from `navigator.sendBeacon`, as the `key` query parameter."
+                : "Send an API key as `Authorization: Bearer <key>`.")
         }
-        let secret = header.dropFirst(7).trimmingSpaces
         guard let key = try services.keys.authenticate(secret: secret, now: context.now) else {
             throw HTTPError(401, "This API key is unknown or has been revoked.")
         }
         if let scope, !key.scopes.contains(scope) {
             throw HTTPError(403, "This API key lacks the `\(scope.rawValue)` scope.")
         }
+        if route.answersWebOrigins { try services.crossOrigin.check(context.request, appID: key.appID, now: context.now) }
         context.apiKey = key
         return try route.handler(context)
     }

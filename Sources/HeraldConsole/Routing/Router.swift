@@ -9,12 +9,34 @@ public struct Route: Sendable {
     public let pattern: String
     public let access: Access
     let handler: Handler
+    /// Answers pages on the web origins the key's app allows (CORS), and refuses pages on others.
+    public private(set) var answersWebOrigins = false
+    /// Also takes the API key from the `key` query parameter, for `navigator.sendBeacon`, which cannot set
+    /// headers; `Authorization` wins when both are sent.
+    public private(set) var takesKeyFromQuery = false
 
     public init(_ method: String, _ pattern: String, _ access: Access, _ handler: @escaping Handler) {
         self.method = method
         self.pattern = pattern
         self.access = access
         self.handler = handler
+    }
+
+    func answeringWebOrigins() -> Route {
+        var route = self
+        route.answersWebOrigins = true
+        return route
+    }
+
+    func takingKeyFromQuery() -> Route {
+        var route = self
+        route.takesKeyFromQuery = true
+        return route
+    }
+
+    /// The access and the ways in, as the route table shows them.
+    var accessDescription: String {
+        access.description + (answersWebOrigins ? ", web origins" : "") + (takesKeyFromQuery ? ", key in query" : "")
     }
 
     fileprivate var segments: [Substring] { Router.segments(pattern) }

@@ -13,6 +13,8 @@ extension HeraldApplication {
         let preview = PreviewPages(services: services)
         let users = UserPages(services: services)
         let apps = AppPages(services: services)
+        let origins = AppOriginPages(services: services)
+        let demo = DemoPage(services: services)
         let audit = AuditPages(services: services)
         let keyInfo = KeyInfo(services: services)
         let feed = FeedHandler(feeds: services.feeds)
@@ -26,6 +28,11 @@ extension HeraldApplication {
             Route("GET", "/healthz", .anyone, health.alive),
             Route("GET", "/readyz", .anyone, health.ready),
             Route("GET", "/public/*", .anyone, staticFiles.serve),
+
+            // The web delivery client, for any site, and a page to try it on.
+            Route("GET", "/sdk/v1/herald.js", .anyone, services.webClient.classicScript),
+            Route("GET", "/sdk/v1/herald.mjs", .anyone, services.webClient.moduleScript),
+            Route("GET", "/sdk/v1/demo", .anyone, demo.show),
 
             Route("GET", "/setup", .visitor, accounts.setupForm),
             Route("POST", "/setup", .visitor, accounts.setup),
@@ -88,6 +95,9 @@ extension HeraldApplication {
             Route("POST", "/apps/{id}/settings", .signedIn(.admin), apps.saveSettings),
             Route("POST", "/apps/{id}/devices", .signedIn(.admin), apps.addDevice),
             Route("POST", "/apps/{id}/devices/{deviceID}/remove", .signedIn(.admin), apps.removeDevice),
+            Route("POST", "/apps/{id}/origins", .signedIn(.admin), origins.add),
+            Route("GET", "/apps/{id}/origins/{originID}/remove", .signedIn(.admin), origins.confirmRemove),
+            Route("POST", "/apps/{id}/origins/{originID}/remove", .signedIn(.admin), origins.remove),
             Route("POST", "/apps/{id}/keys", .signedIn(.admin), apps.createKey),
             Route("GET", "/apps/{id}/keys/{keyID}/revoke", .signedIn(.admin), apps.confirmRevoke),
             Route("POST", "/apps/{id}/keys/{keyID}/revoke", .signedIn(.admin), apps.revoke),
@@ -95,7 +105,8 @@ extension HeraldApplication {
             Route("GET", "/audit", .signedIn(.admin), audit.index),
 
             Route("GET", "/api/v1/key", .apiKey(nil), keyInfo.show),
-            Route("GET", "/api/v1/feed", .apiKey(.feedRead), feed.feed),
+            Route("GET", "/api/v1/feed", .apiKey(.feedRead), feed.feed).answeringWebOrigins(),
+            Route("OPTIONS", "/api/v1/feed", .anyone, services.crossOrigin.preflight(methods: "GET")),
             Route("GET", "/api/v1/campaigns", .apiKey(.campaignsRead), campaignAPI.list),
             Route("POST", "/api/v1/campaigns", .apiKey(.campaignsWrite), campaignAPI.create),
             Route("GET", "/api/v1/campaigns/{id}", .apiKey(.campaignsRead), campaignAPI.show),
@@ -107,7 +118,8 @@ extension HeraldApplication {
             Route("POST", "/api/v1/campaigns/{id}/stop", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.stop)),
             Route("POST", "/api/v1/campaigns/{id}/archive", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.archive)),
             Route("GET", "/api/v1/campaigns/{id}/stats", .apiKey(.campaignsRead), statsAPI.stats),
-            Route("POST", "/api/v1/events", .apiKey(.eventsWrite), events.ingest),
+            Route("POST", "/api/v1/events", .apiKey(.eventsWrite), events.ingest).answeringWebOrigins().takingKeyFromQuery(),
+            Route("OPTIONS", "/api/v1/events", .anyone, services.crossOrigin.preflight(methods: "POST")),
             Route("DELETE", "/api/v1/installations/{installationId}", .apiKey(.installationsDelete), eraser.erase),
         ]
     }

@@ -19,8 +19,10 @@ enum Template: String, CaseIterable, Sendable {
     case newApp = "apps/new"
     case app = "apps/show"
     case keyCreated = "apps/key_created"
-    case revokeKey = "apps/revoke_key"
+    /// Revoking a key, removing an origin: what will happen, and a button that does it.
+    case confirmAppChange = "apps/confirm"
     case audit = "audit/index"
+    case demo = "sdk/demo"
     // Preview: the pages, the framed document, and the partials it draws each layout with.
     case preview = "preview/page"
     case previewGallery = "preview/gallery"

@@ -68,10 +68,13 @@ enum EventBatches {
                 return EventBatchCase(body: broken(&draw, json), events: [], status: 400, resent: [])
             case 1:
                 var refused = EventBatchCase(body: Array(json.text.utf8), events: [], status: 415, resent: [])
-                refused.contentType = draw.pick(["text/plain", "application/x-ndjson", "", "multipart/form-data; boundary=x"])
+                refused.contentType = draw.pick(["text/html", "application/x-ndjson", "", "multipart/form-data; boundary=x"])
                 return refused
             default:
-                return EventBatchCase(body: Array(json.text.utf8), events: events, status: size > 1000 ? 422 : 200, resent: resent)
+                var batch = EventBatchCase(body: Array(json.text.utf8), events: events, status: size > 1000 ? 422 : 200, resent: resent)
+                // A browser's beacon sends the same JSON as text/plain.
+                if draw.chance(0.1) { batch.contentType = draw.pick(["text/plain;charset=UTF-8", "text/plain"]) }
+                return batch
             }
         }
     }

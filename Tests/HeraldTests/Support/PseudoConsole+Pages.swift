@@ -18,6 +18,7 @@ extension PseudoConsole {
         case _ where pattern.hasPrefix("/campaigns/{id}"): fills = ["id": allCampaigns]
         case "/apps/{id}": fills = ["id": [shop, emptyApp].map(String.init)]
         case "/apps/{id}/keys/{keyID}/revoke": return keyIDs.map { "/apps/\(shop)/keys/\($0)/revoke" }
+        case "/apps/{id}/origins/{originID}/remove": return originIDs.map { "/apps/\(shop)/origins/\($0)/remove" }
         case "/users/{id}": fills = ["id": userIDs.map(String.init)]
         default: return nil
         }
@@ -28,10 +29,12 @@ extension PseudoConsole {
         return targets.contains { $0.contains("{") } ? nil : targets
     }
 
-    /// Skipped: the API and static files (not pages), and downloads (JSON exports, CSV: its header is checked apart).
+    /// Skipped: the API, static files and the web client's scripts (not pages), and downloads (JSON exports,
+    /// CSV: its header is checked apart). The web client's demo page is a page.
     static func isPage(_ target: String) -> Bool {
         let path = String(target.prefix { $0 != "?" })
-        return !path.hasPrefix("/api/") && !path.hasPrefix("/public/") && !path.hasPrefix("/sdk/") && !["/healthz", "/readyz"].contains(path)
+        return !path.hasPrefix("/api/") && !path.hasPrefix("/public/") && !(path.hasPrefix("/sdk/") && path != "/sdk/v1/demo")
+            && !["/healthz", "/readyz"].contains(path)
             && !path.hasSuffix(".csv") && !path.hasSuffix("/export")
     }
 
@@ -162,6 +165,10 @@ extension PseudoConsole {
         submit("POST /apps/{id}/devices (taken)", admin, "/apps/\(shop)/devices", from: "/apps/\(shop)",
                [("deviceName", "Ẓpixel"), ("installationId", "iid-zq-qa")])
         submit("POST /apps/{id}/keys (invalid)", admin, "/apps/\(shop)/keys", from: "/apps/\(shop)", [("name", "")])
+        for (problem, origin) in [("invalid", "ftp://zq.example"), ("insecure", "http://zq.example"), ("path", "https://zq.example/shop"),
+                                  ("taken", "https://shop.zq.example")] {
+            submit("POST /apps/{id}/origins (\(problem))", admin, "/apps/\(shop)/origins", from: "/apps/\(shop)", [("origin", origin)])
+        }
         importFile("POST /campaigns/import (not JSON)", app: app, dryRun: true, file: "this is not JSON")
         importFile("POST /campaigns/import (invalid campaign)", app: app, dryRun: true,
                    file: #"{"schemaVersion":1,"campaigns":[{"app":1,"name":"","priorty":3,"message":{"layout":"card"}}]}"#)
@@ -235,6 +242,11 @@ extension PseudoConsole {
         }
         submit("POST /apps/{id}/keys", admin, "/apps/\(shop)/keys", from: "/apps/\(shop)",
                [("name", "Ẓneu"), ("scopes", "feed:read"), ("scopes", "events:write")])
+        submit("POST /apps/{id}/origins", admin, "/apps/\(shop)/origins", from: "/apps/\(shop)", [("origin", "https://new.zq.example")])
+        if let added = try? app.database.apps.origins(appID: shop).first(where: { $0.origin == "https://new.zq.example" }) {
+            submit("POST /apps/{id}/origins/{originID}/remove", admin, "/apps/\(shop)/origins/\(added.id)/remove",
+                   from: "/apps/\(shop)/origins/\(added.id)/remove", [])
+        }
         if let key = keyIDs.last {
             submit("POST /apps/{id}/keys/{keyID}/revoke", admin, "/apps/\(shop)/keys/\(key)/revoke", from: "/apps/\(shop)/keys/\(key)/revoke", [])
         }

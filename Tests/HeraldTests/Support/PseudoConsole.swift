@@ -21,6 +21,7 @@ final class PseudoConsole {
     private(set) var emptyApp: Int64 = 0
     private(set) var campaigns: [String: Int64] = [:]
     private(set) var keyIDs: [Int64] = []
+    private(set) var originIDs: [Int64] = []
     private(set) var userIDs: [Int64] = []
     private var writerKey = ""
     /// What was fetched, in order: a label (`GET /campaigns`, `POST /users → GET /users`) and the answer.
@@ -123,6 +124,7 @@ final class PseudoConsole {
         keyIDs = [writer.key.id, reader.key.id]
         seeded.formUnion([writer.key.prefix, reader.key.prefix])  // random letters the pages show to tell keys apart
         _ = try database.apps.addTestDevice(appID: shop, installationID: "iid-zq-qa", name: "Ẓpixel", actor: actor, now: now)
+        originIDs = [try database.apps.addOrigin(appID: shop, origin: "https://shop.zq.example", actor: actor, now: now).id]
 
         // Users: an editor and a viewer made on the command line, a deactivated one; the viewer reads the pseudo-language.
         try app.createUser(email: "editor@example.com", role: .editor)

@@ -48,8 +48,10 @@ struct TestApp {
     /// Cheap scrypt parameters: the format and code path are the production ones, only faster.
     static let hasher = PasswordHasher(logRounds: 8)
 
-    /// `configure` changes the configuration before the application is built (the clock and hasher are set already).
-    init(configure: (inout ConsoleConfiguration) -> Void = { _ in }) async throws {
+    /// `configure` changes the configuration before the application is built (the clock and hasher are set
+    /// already); `logger` receives what the application logs (by default nothing is kept).
+    init(logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+         configure: (inout ConsoleConfiguration) -> Void = { _ in }) async throws {
         folder = try TemporaryFolder()
         clock = TestClock()
         database = try AppDatabase(
@@ -61,8 +63,7 @@ struct TestApp {
         let clock = clock
         configuration.clock = { clock.now }
         configure(&configuration)
-        application = try await HeraldApplication(
-            configuration: configuration, database: database, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        application = try await HeraldApplication(configuration: configuration, database: database, logger: logger)
     }
 
     /// The answer as a client receives it: a streamed body is read to its end, as the adapter sends it.

@@ -3,7 +3,8 @@ import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
 
-/// `/apps`: register apps, issue and revoke their API keys.
+/// `/apps`: register apps, issue and revoke their API keys, name their test devices; the app page also lists
+/// its allowed web origins (changed by `AppOriginPages`).
 struct AppPages: Sendable {
     let services: Services
 
@@ -90,6 +91,14 @@ struct AppPages: Sendable {
         let addedISO: String
     }
 
+    struct OriginRow: Sendable {
+        let id: Int64
+        let appID: Int64
+        let origin: String
+        let added: String
+        let addedISO: String
+    }
+
     struct AppDetail: Sendable {
         let id: Int64
         let name: String
@@ -97,6 +106,9 @@ struct AppPages: Sendable {
         let created: String
         let createdISO: String
         let minInterval: FieldView
+        let origins: [OriginRow]
+        let originsCaption: String
+        let origin: FieldView
         let devices: [DeviceRow]
         let devicesCaption: String
         let deviceName: FieldView
@@ -173,21 +185,28 @@ struct AppPages: Sendable {
         }
     }
 
-    struct RevokeConfirmation: Sendable {
-        let appID: Int64
-        let keyID: Int64
+    /// A page that says what a change to the app will do, with the button that makes it and a way back.
+    struct Confirmation: Sendable {
         let heading: String
         let explanation: String
+        /// Where the button posts.
+        let action: String
+        let submit: String
+        /// The app's page, and the words of the link back to it.
+        let back: String
+        let keep: String
     }
 
     func confirmRevoke(_ context: RequestContext) throws -> Response {
         let (app, key) = try appAndKey(context)
         let localizer = context.localizer
         let title = localizer("apps.revoke.title", ["name": Localizer.isolated(key.name)])
-        let model = RevokeConfirmation(
-            appID: app.id, keyID: key.id, heading: title,
-            explanation: localizer("apps.revoke.explanation", ["prefix": Localizer.isolated(key.prefix + "…"), "app": Localizer.isolated(app.name)]))
-        return try services.page(.revokeKey, title: title, model: model, context: context)
+        let model = Confirmation(
+            heading: title,
+            explanation: localizer("apps.revoke.explanation", ["prefix": Localizer.isolated(key.prefix + "…"), "app": Localizer.isolated(app.name)]),
+            action: "/apps/\(app.id)/keys/\(key.id)/revoke", submit: localizer("apps.revoke.submit"),
+            back: "/apps/\(app.id)", keep: localizer("apps.revoke.keep"))
+        return try services.page(.confirmAppChange, title: title, model: model, context: context)
     }
 
     func revoke(_ context: RequestContext) throws -> Response {
@@ -197,7 +216,7 @@ struct AppPages: Sendable {
         return .redirect(to: "/apps/\(app.id)")
     }
 
-    private func app(_ context: RequestContext) throws -> App {
+    func app(_ context: RequestContext) throws -> App {
         guard let app = try services.database.apps.find(id: try context.id("id")) else { throw HTTPError.notFound }
         return app
     }
@@ -210,7 +229,7 @@ struct AppPages: Sendable {
         return (app, key)
     }
 
-    private func renderShow(_ context: RequestContext, app: App, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
+    func renderShow(_ context: RequestContext, app: App, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
         let localizer = context.localizer
         let errors = errors.localized(by: localizer)
         let keys = try services.database.apiKeys.all(appID: app.id).map {
@@ -226,6 +245,9 @@ struct AppPages: Sendable {
             DeviceRow(id: $0.id, appID: app.id, name: $0.name, installationID: $0.installationID,
                       added: localizer.date($0.createdAt), addedISO: UTCTime.rfc3339($0.createdAt))
         }
+        let origins = try services.database.apps.origins(appID: app.id).map {
+            OriginRow(id: $0.id, appID: app.id, origin: $0.origin, added: localizer.date($0.createdAt), addedISO: UTCTime.rfc3339($0.createdAt))
+        }
         let model = AppDetail(
             id: app.id, name: app.name, platforms: Self.platforms(app.platforms, localizer),
             created: localizer.date(app.createdAt), createdISO: UTCTime.rfc3339(app.createdAt),
@@ -233,6 +255,10 @@ struct AppPages: Sendable {
                                    value: form["minIntervalSeconds"] ?? String(app.minIntervalSeconds),
                                    hint: localizer("apps.show.min_interval_hint", ["default": localizer.number(30)]),
                                    errors: errors),
+            origins: origins,
+            originsCaption: localizer("apps.show.origins_caption", ["name": Localizer.isolated(app.name)]),
+            origin: FieldView("origin", label: localizer("apps.show.origin"), type: "url", value: form["origin"] ?? "",
+                              hint: localizer("apps.show.origin_hint"), errors: errors),
             devices: devices,
             devicesCaption: localizer("apps.show.devices_caption", ["name": Localizer.isolated(app.name)]),
             deviceName: FieldView("deviceName", label: localizer("apps.show.device_name"), value: form["deviceName"] ?? "", errors: errors),

@@ -54,6 +54,49 @@ public struct AppRegistry: Sendable {
         }
     }
 
+    /// Allows a web origin for the app: its pages may use the app's key from visitors' browsers.
+    /// Problems are reported on the field `origin`.
+    public func addOrigin(appID: Int64, origin typed: String, actor: AuditActor, now: Date) throws -> AllowedOrigin {
+        let origin = try Self.origin(typed, ofApp: appID, in: database)
+        do {
+            return try database.apps.addOrigin(appID: appID, origin: origin.text, actor: actor, now: now)
+        } catch AppStoreError.originTaken {
+            throw FormErrors("origin", Phrase(
+                "apps.errors.origin_taken", ["origin": .text(origin.text)], english: "\(origin.text) is already allowed for this app."))
+        } catch AppStoreError.tooManyOrigins {
+            throw FormErrors("origin", Phrase(
+                "apps.errors.origin_limit", ["limit": .number(AllowedOrigin.maxPerApp)],
+                english: "An app allows at most \(AllowedOrigin.maxPerApp) web origins: remove one before adding another."))
+        }
+    }
+
+    /// Removes an allowed origin named as typed (the command line), read as `addOrigin` reads it.
+    public func removeOrigin(appID: Int64, origin typed: String, actor: AuditActor, now: Date) throws -> AllowedOrigin {
+        let text = try Self.origin(typed, ofApp: appID, in: database).text
+        guard let allowed = try database.apps.origins(appID: appID).first(where: { $0.origin == text }),
+              let removed = try database.apps.removeOrigin(id: allowed.id, appID: appID, actor: actor, now: now) else {
+            throw FormErrors("origin", Phrase(
+                "apps.errors.origin_unknown", ["origin": .text(text), "id": .text(String(appID))],
+                english: "\(text) is not an allowed origin of app \(appID)."))
+        }
+        return removed
+    }
+
+    /// A typed origin for an app that exists, or the problems with either.
+    private static func origin(_ typed: String, ofApp appID: Int64, in database: AppDatabase) throws -> WebOrigin {
+        guard try database.apps.find(id: appID) != nil else { throw FormErrors("app", noApp(appID)) }
+        switch WebOrigin.parse(typed) {
+        case .success(let origin): return origin
+        case .failure(let problem): throw FormErrors("origin", problem.phrase)
+        }
+    }
+
+    /// The app's allowed web origins; an unknown app is an error (the command line names apps by id).
+    public func origins(appID: Int64) throws -> [AllowedOrigin] {
+        guard try database.apps.find(id: appID) != nil else { throw FormErrors("app", Self.noApp(appID)) }
+        return try database.apps.origins(appID: appID)
+    }
+
     /// The command line names an app by id; the forms only offer apps that exist.
     private static func noApp(_ id: Int64) -> Phrase {
         Phrase("apps.errors.no_app", ["id": .text(String(id))], english: "There is no app with id \(id).")

@@ -4,7 +4,8 @@ import HeraldHTTP
 import HeraldStorage
 
 /// `POST /api/v1/events`: a batch from a delivery component. Good items are stored (once per id, in one
-/// transaction with their rollups); bad items are rejected one by one with the reason.
+/// transaction with their rollups); bad items are rejected one by one with the reason. Browsers' beacons
+/// send the same JSON as text/plain, with the key in the query (see `Route.takesKeyFromQuery`).
 struct EventIngestor: Sendable {
     let services: Services
 
@@ -26,8 +27,9 @@ struct EventIngestor: Sendable {
 
     func ingest(_ context: RequestContext) throws -> Response {
         guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
-        guard context.request.mediaType == "application/json" else {
-            throw HTTPError(415, "Send events as JSON with `Content-Type: application/json`.")
+        // `navigator.sendBeacon` sends a string as text/plain (a JSON type would need a preflight it cannot make).
+        guard context.request.mediaType == "application/json" || context.request.mediaType == "text/plain" else {
+            throw HTTPError(415, "Send events as JSON with `Content-Type: application/json` (or `text/plain`, as `navigator.sendBeacon` sends a string).")
         }
         let items: [Batch.Item]
         do {
