@@ -278,3 +278,6 @@ def test_the_demo_page_is_a_test_device_for_a_test_on_device_draft(browser, worl
     assert "Only on test devices" in browser.execute_script("return arguments[0].shadowRoot.textContent", host)
     browser.execute_async_script(SETTLED, host)
     browser.save_screenshot(str(SCREENSHOTS / "web-client-demo-test-device.png"))
+    # The demo page keeps the console's strict policy: nothing herald.js draws is refused by it.
+    refused = [entry["message"] for entry in browser.get_log("browser") if "Content Security Policy" in entry["message"]]
+    assert not refused, refused
