@@ -254,6 +254,10 @@ const Herald = (() => {
   function messageProblem(message) {
     if (!isRecord(message)) return "a message is an object";
     if (!LAYOUTS.includes(message.layout)) return `layout must be one of ${LAYOUTS.join(", ")}`;
+    for (const field of ["imageUrl", "landscapeImageUrl"]) {
+      const value = message[field];
+      if (value !== undefined && value !== null && typeof value !== "string") return `${field} is a URL`;
+    }
     const hasTitle = isRecord(message.title) && nonBlank(message.title.text);
     const hasBody = isRecord(message.body) && nonBlank(message.body.text);
     const hasImage = nonBlank(message.imageUrl);
@@ -316,11 +320,29 @@ const Herald = (() => {
   }
 
   /** The images a message must have loaded before it shows: its image, and a card's landscape image. */
+  /** The images a message needs: whatever its image fields hold, so one that is not a URL fails (§3.2). */
   function imagesOf(message) {
+    const present = (value) => value !== undefined && value !== null && value !== "";
     const urls = [];
-    if (nonBlank(message.imageUrl)) urls.push(message.imageUrl);
-    if (message.layout === "card" && nonBlank(message.landscapeImageUrl)) urls.push(message.landscapeImageUrl);
+    if (present(message.imageUrl)) urls.push(message.imageUrl);
+    if (message.layout === "card" && present(message.landscapeImageUrl)) urls.push(message.landscapeImageUrl);
     return urls;
+  }
+
+  /**
+   * Images are https URLs (Herald refuses others); http only from a loopback host, so a developer's own
+   * machine can serve test images. Nothing else is fetched: it fails as `image_fetch`, as in Swift.
+   */
+  function fetchableImage(url) {
+    if (typeof url !== "string") return false;
+    let parsed;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return false;
+    }
+    if (parsed.protocol === "https:") return true;
+    return parsed.protocol === "http:" && (parsed.hostname === "localhost" || parsed.hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(parsed.hostname));
   }
 
   /** Hebrew, Arabic, Syriac, Thaana, N'Ko, Samaritan, Mandaic and their presentation forms (as the console's preview). */
@@ -1482,6 +1504,7 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
     // -- Images --
 
     imageState(url) {
+      if (!fetchableImage(url)) return "fail";
       let image = this.images.get(url);
       if (!image) {
         image = { state: "loading" };
