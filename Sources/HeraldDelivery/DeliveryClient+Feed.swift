@@ -35,7 +35,7 @@ extension DeliveryClient {
         case 200:
             let feed: Feed
             do {
-                feed = try CampaignJSON.decoder().decode(Feed.self, from: response.body)
+                feed = try CampaignJSON.decoder().decode(Feed.self, from: response.body).keepingDrawableCampaigns
             } catch {
                 return feedFailed("the feed did not read: \(error)", retryAfter: nil)
             }

@@ -43,7 +43,7 @@ extension DeliveryClient {
     func readiness(of message: InAppMessage) -> ImageReadiness {
         var loading = false
         for url in message.requiredImages where images.file(for: url) == nil {
-            if failedImages.contains(url) || !Self.isHTTPS(url) { return .failed }
+            if failedImages.contains(url) || !Self.isFetchable(url) { return .failed }
             loading = true
             requestImage(url, urgent: true)
         }
@@ -53,14 +53,18 @@ extension DeliveryClient {
             landscape: message.message.landscapeImageUrl.flatMap { images.file(for: $0) })
     }
 
-    /// Images are https URLs (validation refuses others); a client does not fetch anything else.
-    static func isHTTPS(_ url: String) -> Bool {
-        URL(string: url)?.scheme?.lowercased() == "https"
+    /// Images are https URLs (validation refuses others); http only from a loopback host, so a developer's
+    /// own machine can serve test images, as in herald.js. A client does not fetch anything else.
+    static func isFetchable(_ url: String) -> Bool {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else { return false }
+        if scheme == "https" { return true }
+        guard scheme == "http", let host = parsed.host?.lowercased() else { return false }
+        return host == "localhost" || host == "::1" || host == "[::1]" || host.wholeMatch(of: /127(\.[0-9]{1,3}){3}/) != nil
     }
 
     private func requestImage(_ url: String, urgent: Bool) {
         guard imageLoads[url] == nil else { return }
-        guard Self.isHTTPS(url) else {
+        guard Self.isFetchable(url) else {
             failedImages.insert(url)
             return
         }

@@ -134,3 +134,28 @@ enum VersionPattern {
         return matched
     }
 }
+
+extension Feed {
+    /// Without the campaigns whose message lacks what its layout needs to be drawn (Herald refuses to
+    /// publish such a message, so only a server's mistake sends one): a card and a full-screen message
+    /// need a title and an image, a modal and a banner a title, an image-only message an image, a
+    /// slide-up its text. herald.js applies the same rule (`messageProblem`).
+    var keepingDrawableCampaigns: Feed {
+        var feed = self
+        feed.campaigns.removeAll { !$0.message.isDrawable }
+        return feed
+    }
+}
+
+extension Message {
+    var isDrawable: Bool {
+        func blank(_ text: String?) -> Bool { (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+        let hasTitle = !blank(title?.text), hasBody = !blank(body?.text), hasImage = !blank(imageUrl)
+        switch layout {
+        case .card, .fullscreen: return hasTitle && hasImage
+        case .modal, .banner: return hasTitle
+        case .imageOnly: return hasImage
+        case .slideup: return hasBody
+        }
+    }
+}

@@ -30,6 +30,35 @@ public struct Feed: Codable, Sendable, Equatable {
     }
 }
 
+extension Feed {
+    enum CodingKeys: String, CodingKey { case schemaVersion, app, generatedAt, pollAfterSeconds, campaigns }
+
+    /// A campaign a client cannot read (a newer shape, a server's mistake) is skipped, not the whole feed:
+    /// the others still show, as they do in herald.js.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        schemaVersion = try container.decode(Int.self, forKey: .schemaVersion)
+        app = try container.decode(App.self, forKey: .app)
+        generatedAt = try container.decode(Date.self, forKey: .generatedAt)
+        pollAfterSeconds = try container.decode(Int.self, forKey: .pollAfterSeconds)
+        var list = try container.nestedUnkeyedContainer(forKey: .campaigns)
+        var campaigns: [FeedCampaign] = []
+        while !list.isAtEnd {
+            if let campaign = try? list.decode(FeedCampaign.self) {
+                campaigns.append(campaign)
+            } else {
+                // A failed decode does not move the container on; this always reads, and does.
+                _ = try list.decode(Unread.self)
+            }
+        }
+        self.campaigns = campaigns
+    }
+
+    private struct Unread: Decodable {
+        init(from decoder: Decoder) {}
+    }
+}
+
 /// A campaign as a device gets it: what a delivery client acts on and nothing else
 /// (`docs/delivery-semantics.md` §1). Not the name, the description or the status: those are the
 /// marketers' words, and no renderer needs them; a client that wants a label uses the id or a key in `data`.
