@@ -88,7 +88,9 @@ extension DeliveryClient {
         if let target = URL(string: url) {
             do {
                 let response = try await configuration.transport.send(
-                    TransportRequest(method: "GET", url: target, headers: ["Accept": "image/*"], body: nil))
+                    TransportRequest(
+                        method: "GET", url: target, headers: ["Accept": "image/*"], body: nil,
+                        maxResponseBytes: configuration.imageBytesLimit))
                 if (200..<300).contains(response.status), !response.body.isEmpty { body = response.body }
             } catch {
                 body = nil

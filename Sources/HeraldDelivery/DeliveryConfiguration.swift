@@ -27,6 +27,9 @@ public struct DeliveryConfiguration: Sendable {
     public var rendererTimeout: TimeInterval
     /// The image cache's bound on disk.
     public var imageCacheBytes: Int
+    /// The largest image fetched (Braze's limit for in-app images, 5 MB); a larger one fails as
+    /// `image_fetch`, and reading it stops there.
+    public var imageBytesLimit: Int
     /// The most events waiting on the device; when full, the oldest is dropped and counted.
     public var eventQueueLimit: Int
     /// Events per upload request (the server takes up to 1000).
@@ -38,7 +41,8 @@ public struct DeliveryConfiguration: Sendable {
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, installationID: String? = nil,
         automaticDataCollectionByDefault: Bool = true,
         minimumInterval: TimeInterval? = nil, sessionTimeout: TimeInterval = 10, displayTimeout: TimeInterval = 10,
-        rendererTimeout: TimeInterval = 10, imageCacheBytes: Int = 50 * 1024 * 1024, eventQueueLimit: Int = 1_000,
+        rendererTimeout: TimeInterval = 10, imageCacheBytes: Int = 50 * 1024 * 1024, imageBytesLimit: Int = 5 * 1024 * 1024,
+        eventQueueLimit: Int = 1_000,
         uploadBatchSize: Int = 500
     ) {
         self.serverURL = serverURL
@@ -55,6 +59,7 @@ public struct DeliveryConfiguration: Sendable {
         self.displayTimeout = displayTimeout
         self.rendererTimeout = rendererTimeout
         self.imageCacheBytes = imageCacheBytes
+        self.imageBytesLimit = imageBytesLimit
         self.eventQueueLimit = eventQueueLimit
         self.uploadBatchSize = uploadBatchSize
     }
