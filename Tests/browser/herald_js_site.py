@@ -37,7 +37,7 @@ def module_script(source: str) -> str:
     return source + "\nexport { Herald };\nexport default Herald;"
 
 
-def _png(width: int, height: int, pixel) -> bytes:
+def png(width: int, height: int, pixel) -> bytes:
     """A truecolor PNG whose pixel (x, y) is `pixel(x, y)` -> (r, g, b)."""
     rows = bytearray()
     for y in range(height):
@@ -65,7 +65,7 @@ def _picture(width: int, height: int, top: tuple[int, int, int], bottom: tuple[i
         t = y / height
         return tuple(round(a + (b - a) * t) for a, b in zip(top, bottom))
 
-    return _png(width, height, pixel)
+    return png(width, height, pixel)
 
 
 IMAGES = {

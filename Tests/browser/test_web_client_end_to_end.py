@@ -24,7 +24,8 @@ from selenium.webdriver.common.keys import Keys
 
 from browser_helpers import replaced, visible, wait
 from conftest import CHROMEDRIVER, CHROMIUM, REPO_ROOT
-from web_fixtures import IMAGE_HOST, image_server, page_server, png
+from herald_js_site import png
+from web_fixtures import IMAGE_HOST, image_server, page_server
 
 SCREENSHOTS = REPO_ROOT / "test-artifacts" / "screenshots"
 
@@ -108,7 +109,7 @@ def world(tmp_path_factory, herald_cli, herald_serve):
     folder = tmp_path_factory.mktemp("web-client")
     database = folder / "herald.sqlite"
     colours = {"card": (26, 115, 232), "modal": (255, 179, 0), "image_only": (67, 160, 71), "slideup": (142, 36, 170), "fullscreen": (55, 71, 79)}
-    images = {f"{name}.png": png(600, 400, rgb) for name, rgb in colours.items()}
+    images = {f"{name}.png": png(600, 400, lambda x, y, rgb=rgb: rgb) for name, rgb in colours.items()}
     with image_server(folder, images) as image_port, \
             page_server({"shop.html": lambda: _shop_page(world_state["herald"]), "elsewhere.html": lambda: _elsewhere_page(world_state["herald"])}) as shop_port, \
             page_server({"elsewhere.html": lambda: _elsewhere_page(world_state["herald"])}) as other_port:

@@ -10,27 +10,13 @@ from __future__ import annotations
 
 import http.server
 import ssl
-import struct
 import subprocess
 import threading
-import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
 IMAGE_HOST = "img.example"
-
-
-def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
-    """A solid-colour PNG, made here so the tests need no image files."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
-
-    row = b"\x00" + bytes(rgb) * width
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(row * height)) + chunk(b"IEND", b"")
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
