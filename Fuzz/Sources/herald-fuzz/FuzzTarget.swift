@@ -10,6 +10,7 @@ enum FuzzTarget: String, CaseIterable {
     case jsonBody = "json-body"
     case campaignJSON = "campaign-json"
     case utcTime = "utc-time"
+    case webOrigin = "web-origin"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -22,6 +23,7 @@ enum FuzzTarget: String, CaseIterable {
         case .jsonBody: JSONBodyTarget.run(bytes)
         case .campaignJSON: CampaignJSONTarget.run(bytes)
         case .utcTime: UTCTimeTarget.run(bytes)
+        case .webOrigin: WebOriginTarget.run(bytes)
         }
     }
 }
