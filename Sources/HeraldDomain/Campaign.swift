@@ -17,7 +17,12 @@ public struct Campaign: Codable, Sendable, Equatable {
     public var targeting: Targeting
     /// Reaches only the app's test devices, at once, ignoring the schedule.
     public var testOnDevice: Bool
+    /// In-app (the default) or push.
+    public var channel: Channel
+    /// An in-app campaign's message. A push campaign has none: an empty banner stands in, never written.
     public var message: Message
+    /// A push campaign's notification; nil for in-app campaigns.
+    public var push: PushNotification?
     /// Ordered key/value pairs delivered with the message (FIAM's appData, Braze's extras).
     public var data: CustomData
     /// API only: the stored revision, for `If-Match`.
@@ -26,7 +31,8 @@ public struct Campaign: Codable, Sendable, Equatable {
     public init(
         id: Int64? = nil, app: Int64, name: String, description: String? = nil, status: CampaignStatus? = nil,
         priority: Int = 5, schedule: Schedule = Schedule(), triggers: [Trigger] = [], frequency: Frequency = Frequency(),
-        targeting: Targeting = Targeting(), testOnDevice: Bool = false, message: Message, data: CustomData = CustomData()
+        targeting: Targeting = Targeting(), testOnDevice: Bool = false, channel: Channel = .inApp, message: Message,
+        push: PushNotification? = nil, data: CustomData = CustomData()
     ) {
         self.id = id
         self.app = app
@@ -39,18 +45,34 @@ public struct Campaign: Codable, Sendable, Equatable {
         self.frequency = frequency
         self.targeting = targeting
         self.testOnDevice = testOnDevice
+        self.channel = channel
         self.message = message
+        self.push = push
         self.data = data
     }
+
+    /// A push campaign: `push` is its notification.
+    public init(
+        id: Int64? = nil, app: Int64, name: String, description: String? = nil, priority: Int = 5, schedule: Schedule = Schedule(),
+        targeting: Targeting = Targeting(), testOnDevice: Bool = false, push: PushNotification, data: CustomData = CustomData()
+    ) {
+        self.init(
+            id: id, app: app, name: name, description: description, priority: priority, schedule: schedule, targeting: targeting,
+            testOnDevice: testOnDevice, channel: .push, message: Campaign.noMessage, push: push, data: data)
+    }
+
+    /// What stands in for a push campaign's message.
+    public static let noMessage = Message(layout: .banner)
 }
 
 extension Campaign {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, app, name, description, status, priority, schedule, triggers, frequency, targeting, testOnDevice, message, data
-        case revision
+        case id, app, name, description, status, priority, schedule, triggers, frequency, targeting, testOnDevice, channel, message
+        case push, data, revision
     }
 
-    /// Only `app`, `name` and `message` are required; the rest default as documented in `docs/campaign-json.md`.
+    /// Only `app`, `name` and `message` (`push` for a push campaign) are required; the rest default as
+    /// documented in `docs/campaign-json.md`.
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(knownKeys: CodingKeys.self)
         id = try container.decodeIfPresent(Int64.self, forKey: .id)
@@ -64,9 +86,40 @@ extension Campaign {
         frequency = try container.decodeIfPresent(Frequency.self, forKey: .frequency) ?? Frequency()
         targeting = try container.decodeIfPresent(Targeting.self, forKey: .targeting) ?? Targeting()
         testOnDevice = try container.decodeIfPresent(Bool.self, forKey: .testOnDevice) ?? false
-        message = try container.decode(Message.self, forKey: .message)
+        channel = try container.decodeIfPresent(Channel.self, forKey: .channel) ?? .inApp
+        switch channel {
+        case .inApp:
+            message = try container.decode(Message.self, forKey: .message)
+            push = try container.decodeIfPresent(PushNotification.self, forKey: .push)
+        case .push:
+            message = try container.decodeIfPresent(Message.self, forKey: .message) ?? Self.noMessage
+            push = try container.decode(PushNotification.self, forKey: .push)
+        }
         data = try container.decodeIfPresent(CustomData.self, forKey: .data) ?? CustomData()
         revision = try container.decodeIfPresent(Int.self, forKey: .revision)
+    }
+
+    /// Each campaign writes its own channel's content only: `message` or `push`.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(id, forKey: .id)
+        try container.encode(app, forKey: .app)
+        try container.encode(name, forKey: .name)
+        try container.encodeIfPresent(description, forKey: .description)
+        try container.encodeIfPresent(status, forKey: .status)
+        try container.encode(priority, forKey: .priority)
+        try container.encode(schedule, forKey: .schedule)
+        try container.encode(triggers, forKey: .triggers)
+        try container.encode(frequency, forKey: .frequency)
+        try container.encode(targeting, forKey: .targeting)
+        try container.encode(testOnDevice, forKey: .testOnDevice)
+        try container.encode(channel, forKey: .channel)
+        switch channel {
+        case .inApp: try container.encode(message, forKey: .message)
+        case .push: try container.encodeIfPresent(push, forKey: .push)
+        }
+        try container.encode(data, forKey: .data)
+        try container.encodeIfPresent(revision, forKey: .revision)
     }
 
     /// The campaign as it is stored and compared: without output-only fields (id, status, the API's
@@ -74,7 +127,13 @@ extension Campaign {
     /// when a campaign is saved, whether it came from the composer, the API or an import.
     public var content: Campaign {
         var copy = self
-        copy.message = message.keepingLayoutFields
+        switch channel {
+        case .inApp:
+            copy.message = message.keepingLayoutFields
+            copy.push = nil
+        case .push:
+            copy.message = Self.noMessage
+        }
         copy.id = nil
         copy.status = nil
         copy.revision = nil

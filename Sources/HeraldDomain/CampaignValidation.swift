@@ -79,6 +79,11 @@ public enum CampaignLimits {
     public static let daysSinceFirstOpen = 0...36_500
     /// Language versions of one message, the default aside.
     public static let languageVersions = 50
+    /// A notification's subtitle, sound, category and thread id.
+    public static let pushSubtitleLength = 200
+    public static let pushNameLength = 64
+    /// The icon badge: Apple keeps it an integer; a badge past this is a typo.
+    public static let badge = 0...99_999
 }
 
 extension Campaign {
@@ -101,12 +106,17 @@ extension Campaign {
         // saving (`content`). A malformed value in a dropped field is still refused: whoever sent it made
         // a mistake that silently dropping it would hide. (The composer drops such fields before judging:
         // they are what the marketer typed under another layout.)
-        let stored = message.keepingLayoutFields.problems(for: mode)
-        problems += stored + message.problems(for: .draft).filter { !stored.contains($0) }
+        switch channel {
+        case .inApp:
+            let stored = message.keepingLayoutFields.problems(for: mode)
+            problems += stored + message.problems(for: .draft).filter { !stored.contains($0) }
+            problems += triggerProblems(for: mode)
+            problems += frequencyProblems()
+        case .push:
+            problems += pushProblems(for: mode)
+        }
         problems += dataProblems()
-        problems += triggerProblems(for: mode)
         problems += scheduleProblems()
-        problems += frequencyProblems()
         problems += targeting.problems()
         problems += controlCharacterProblems()
         return problems
@@ -115,6 +125,7 @@ extension Campaign {
     /// Every text of the campaign with its path, and whether it may hold line breaks.
     var texts: [(path: String, text: String, multiline: Bool)] {
         var texts: [(String, String, Bool)] = [("name", name, false), ("description", description ?? "", true)]
+        texts += push?.texts ?? []
         let message = self.message.keepingLayoutFields
         texts += [("message.title.text", message.title?.text ?? "", true), ("message.body.text", message.body?.text ?? "", true)]
         for (path, button) in [("message.primaryAction", message.primaryAction), ("message.secondaryAction", message.secondaryAction)] {

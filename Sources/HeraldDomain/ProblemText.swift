@@ -121,6 +121,16 @@ public struct ProblemText: Sendable, Equatable {
         "button_text_missing": "Give the button a text, or remove its action.",
         "button_action_missing": "Give the button an action, or remove its text.",
         "second_button_text_missing": "Give the second button a text, or remove its action.",
+        // Push notifications
+        "push_required": "A push campaign needs its notification.",
+        "push_triggers": "A push campaign is sent, not triggered: remove its triggers.",
+        "push_text_required": "A notification needs a title or a body (or choose silent).",
+        "push_silent_shows_nothing": "A silent notification shows nothing: clear its title, subtitle, body, image, sound and badge, or turn silent off.",
+        "push_badge_range": "Choose a badge from 0 to {limit}.",
+        "push_name_too_long": "Use at most {limit} characters.",
+        "push_device_time_needs_start": "Sending at each device's own time needs a start time.",
+        "push_data_key_reserved": "The key “{key}” is kept by Herald or the push services (aps, herald_…, google., gcm., from, notification, message_type, collapse_key); choose another.",
+        "push_payload_too_large": "This notification takes {bytes} bytes for {provider}, over its limit of {limit}; shorten the text or the custom data.",
         // Targeting
         "percentage_range": "Choose a percentage from 1 to 100.",
         "app_version_required": "Enter the app version to compare with, or clear the rule.",

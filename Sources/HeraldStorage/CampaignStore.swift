@@ -115,7 +115,7 @@ public struct CampaignStore: Sendable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
                 """,
             arguments: [
-                campaign.app, campaign.name, state.rawValue, campaign.message.layout.rawValue, campaign.priority,
+                campaign.app, campaign.name, state.rawValue, campaign.listedLayout, campaign.priority,
                 campaign.schedule.start, campaign.schedule.end, state == .published ? startedAt(campaign, now: now) : nil,
                 campaign.testOnDevice, document, now, now, actor.label,
             ])
@@ -151,7 +151,7 @@ public struct CampaignStore: Sendable {
                     WHERE id = ?
                     """,
                 arguments: [
-                    campaign.name, state.rawValue, campaign.message.layout.rawValue, campaign.priority, campaign.schedule.start,
+                    campaign.name, state.rawValue, campaign.listedLayout, campaign.priority, campaign.schedule.start,
                     campaign.schedule.end, startedAt, campaign.testOnDevice, document, revision, now, actor.label, id,
                 ])
             try Self.recordRevision(id: id, revision: revision, state: state, document: document, actor: actor, now: now, in: db)
@@ -284,15 +284,15 @@ public struct CampaignStore: Sendable {
         return (sql, arguments)
     }
 
-    /// What an app's feed may contain: published campaigns, and test campaigns not yet ended or archived.
+    /// What an app's feed may contain: published in-app campaigns, and test ones not yet ended or archived.
     public func feedCandidates(appID: Int64) throws -> [StoredCampaign] {
         try pool.read { db in
             let ids = try Int64.fetchAll(
                 db, sql: """
-                    SELECT id FROM campaigns WHERE app_id = ?
+                    SELECT id FROM campaigns WHERE app_id = ? AND layout != ?
                     AND (state = 'published' OR (test_on_device = 1 AND state IN ('draft', 'published', 'paused')))
                     """,
-                arguments: [appID])
+                arguments: [appID, Campaign.pushLayout])
             return try ids.compactMap { try Self.find(id: $0, in: db) }
         }
     }

@@ -25,7 +25,15 @@ struct ValidationMessageTests {
             return campaign
         }
         let long = { (count: Int) in String(repeating: "a", count: count) }
+        var pushWithoutNotification = Campaign(app: 1, name: "Push", push: PushNotification())
+        pushWithoutNotification.push = nil
         return [
+            pushWithoutNotification,
+            Campaign(app: 1, name: "Push", push: PushNotification(inDeviceTimeZone: true)),
+            Campaign(app: 1, name: "Push", push: PushNotification(title: "t", badge: -1, sound: long(65), silent: true),
+                     data: CustomData([.init(key: "aps", value: "x")])),
+            { var push = Campaign(app: 1, name: "Push", push: PushNotification(title: "t", body: long(1000))); push.triggers = [Trigger(event: "app_launch")]
+              push.data = CustomData((0..<4).map { .init(key: "k\($0)", value: long(1000)) }); return push }(),
             edited { $0.name = ""; $0.description = long(2001); $0.priority = 11 },
             edited { $0.name = long(201) + "\u{7}"; $0.description = "line\u{7}" },
             edited { $0.data = CustomData((0..<51).map { .init(key: "k\($0)", value: "v") }) },

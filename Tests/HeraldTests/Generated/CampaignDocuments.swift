@@ -99,6 +99,7 @@ enum ValidCampaign {
         campaign.defaulted("frequency", &draw, rate: 0.6, fallback: .object([("type", .string("once"))]), frequency)
         campaign.defaulted("targeting", &draw, rate: 0.6, fallback: .object([]), targeting)
         campaign.defaulted("testOnDevice", &draw, rate: 0.5, fallback: .bool(false)) { JSONValue.bool($0.chance(0.3)).twice }
+        campaign.defaulted("channel", &draw, rate: 0.3, fallback: .string(Channel.inApp.rawValue)) { _ in JSONValue.string(Channel.inApp.rawValue).twice }
         campaign.both("message", message(&draw))
         var dataOrderUnknown = false
         campaign.defaulted("data", &draw, rate: 0.6, fallback: .array([])) { draw in
