@@ -19,6 +19,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // Push: APNs over HTTP/2 and FCM HTTP v1 (async-http-client), and the mock providers the tests
+        // run (a SwiftNIO HTTP/2 server over TLS with a self-signed certificate).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         // Tests only: generators for the generated-input properties.
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
@@ -66,6 +74,46 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        /// Sends one notification to one device through APNs or FCM HTTP v1, and says what came of it.
+        .target(
+            name: "HeraldPush",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        /// Mock APNs and FCM servers for the tests and the benchmark: HTTP/2 over TLS, verifying tokens as
+        /// the real providers do, with scripted answers by device token and a control port.
+        .target(
+            name: "PushMock",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/PushMock"
+        ),
+        /// `herald-push-mock keys|serve`: the mock providers as a process, for the Python tests and the benchmark.
+        .executableTarget(
+            name: "herald-push-mock",
+            dependencies: [
+                "PushMock",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/PushMockServer"
+        ),
         .executableTarget(
             name: "herald",
             dependencies: [
@@ -78,6 +126,9 @@ let package = Package(
             name: "HeraldTests",
             dependencies: [
                 "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldHTTP", "HeraldDomain", "HeraldDelivery",
+                "HeraldPush", "PushMock",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

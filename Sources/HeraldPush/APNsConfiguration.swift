@@ -1,0 +1,71 @@
+import Crypto
+import Foundation
+
+/// An app's APNs token-based connection: the `.p8` signing key from Apple, its key id, the team id and
+/// the app's bundle id (the topic). Checked when made, so a setting that cannot work is refused at once.
+public struct APNsConfiguration: Sendable {
+    /// Apple's production endpoint.
+    public static let productionURL = URL(string: "https://api.push.apple.com")!
+    /// Apple's development endpoint, for apps built with the development entitlement.
+    public static let sandboxURL = URL(string: "https://api.sandbox.push.apple.com")!
+
+    /// The `.p8` file's text: a P-256 private key in PKCS#8 PEM.
+    public let keyPEM: String
+    /// The key's 10-character id from Apple's developer site (the JWT's `kid`).
+    public let keyID: String
+    /// The 10-character team id (the JWT's `iss`).
+    public let teamID: String
+    /// The app's bundle id, sent as `apns-topic`.
+    public let topic: String
+    /// Where requests go: Apple's production or sandbox endpoint, or a test mock.
+    public let baseURL: URL
+    /// The key read from `keyPEM`, so a send never parses it again.
+    let signingKey: P256.Signing.PrivateKey
+
+    public init(keyPEM: String, keyID: String, teamID: String, topic: String, baseURL: URL = productionURL) throws {
+        signingKey = try Self.readKey(keyPEM)
+        guard Self.isAppleID(keyID) else {
+            throw PushConfigurationError(.apnsKeyID, "The APNs key id “\(keyID.prefix(40))” is not 10 letters A–Z and digits: copy the Key ID shown beside the key on Apple's developer site (Keys).")
+        }
+        guard Self.isAppleID(teamID) else {
+            throw PushConfigurationError(.apnsTeamID, "The APNs team id “\(teamID.prefix(40))” is not 10 letters A–Z and digits: copy the Team ID from Membership details on Apple's developer site.")
+        }
+        let trimmedTopic = topic.trimmingCharacters(in: .whitespaces)
+        guard !trimmedTopic.isEmpty else {
+            throw PushConfigurationError(.apnsTopic, "The APNs topic is empty: give the app's bundle id, such as com.example.app.")
+        }
+        guard trimmedTopic.utf8.count <= 255,
+              trimmedTopic.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
+        else {
+            throw PushConfigurationError(.apnsTopic, "The APNs topic “\(trimmedTopic.prefix(80))” is not a bundle id: give the app's bundle id, such as com.example.app (letters, digits, dots and hyphens).")
+        }
+        self.keyPEM = keyPEM
+        self.keyID = keyID
+        self.teamID = teamID
+        self.topic = trimmedTopic
+        self.baseURL = try PushSettingCheck.providerURL(baseURL, field: .apnsURL, name: "APNs URL")
+    }
+
+    /// Key and team ids as Apple issues them: exactly 10 of A–Z and 0–9.
+    static func isAppleID(_ text: String) -> Bool {
+        text.utf8.count == 10 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) }
+    }
+
+    static func readKey(_ pem: String) throws -> P256.Signing.PrivateKey {
+        let whatToDo = "give the .p8 file downloaded from Keys on Apple's developer site (it starts with -----BEGIN PRIVATE KEY-----)"
+        guard pem.utf8.count <= 16_384 else {
+            throw PushConfigurationError(.apnsKey, "The APNs key is \(pem.utf8.count) bytes, far more than a .p8 file: \(whatToDo).")
+        }
+        guard let label = PushSettingCheck.pemLabel(pem) else {
+            throw PushConfigurationError(.apnsKey, "The APNs key is not a PEM file: \(whatToDo).")
+        }
+        guard label == "PRIVATE KEY" else {
+            throw PushConfigurationError(.apnsKey, "The APNs key is a “\(label.prefix(40))”, not a PKCS#8 private key: \(whatToDo).")
+        }
+        do {
+            return try P256.Signing.PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw PushConfigurationError(.apnsKey, "The APNs key is not a P-256 (ES256) private key: \(whatToDo); APNs token keys are always P-256.")
+        }
+    }
+}
