@@ -68,8 +68,9 @@ let package = Package(
         .target(
             name: "HeraldConsole",
             dependencies: [
-                "HeraldHTTP", "HeraldDomain", "HeraldStorage",
+                "HeraldHTTP", "HeraldDomain", "HeraldStorage", "HeraldPush",
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

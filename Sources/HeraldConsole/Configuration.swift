@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldStorage
 
@@ -20,6 +21,11 @@ public struct ConsoleConfiguration: Sendable {
     /// Offers the pseudo-language `en-XA` (every English string marked), for the test that finds text
     /// which did not come from a catalog.
     public var pseudoLocale = false
+    /// Seals push credentials in the database; the command line gives one whose key is in a file.
+    /// The default's key lives only as long as the process (tests).
+    public var secretBox = SecretBox(key: SymmetricKey(size: .bits256))
+    /// How pushes are sent.
+    public var push = PushSettings()
     /// The current time; tests inject their own.
     public var clock: @Sendable () -> Date = { Date() }
 

@@ -17,14 +17,28 @@ public final class HeraldApplication: Sendable {
         let views = try await Views(folder: configuration.templatesFolder)
         let localization = try Localization(folder: configuration.localesFolder, pseudoLocale: configuration.pseudoLocale)
         let signingKey = try database.serverSecrets.signingKey(now: configuration.clock())
+        let pushEditor = PushSetupEditor(database: database, box: configuration.secretBox)
+        let dispatcher = try PushDispatcher(
+            database: database, credentials: pushEditor.credentials, settings: configuration.push, logger: logger)
         services = Services(
             database: database, views: views, localization: localization, configuration: configuration, logger: logger,
             feeds: FeedService(database: database), keys: KeyAuthenticator(database: database),
             crossOrigin: CrossOrigin(origins: AllowedOrigins(database: database), trustedProxies: configuration.trustedProxies),
             webClient: try WebClient(folder: configuration.webClientFolder, logger: logger),
-            visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey))
+            visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey),
+            push: PushService(editor: pushEditor, dispatcher: dispatcher, database: database, logger: logger))
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
         router = Router(Self.routes(services: services, staticFiles: staticFiles))
+    }
+
+    /// Starts sending push campaigns in the background (after settling what a killed process left mid-send).
+    public func startPushing() throws {
+        try services.push.dispatcher.start()
+    }
+
+    /// Stops sending: notifications in flight are answered and recorded first.
+    public func shutdown() async {
+        await services.push.dispatcher.shutdown()
     }
 
     /// Every route with the access it needs, for `herald routes` and the docs.

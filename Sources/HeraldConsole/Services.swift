@@ -18,6 +18,7 @@ struct Services: Sendable {
     let webClient: WebClient
     let visitorForms: VisitorForms
     let knownBrowsers: KnownBrowsers
+    let push: PushService
 
     static let sessionCookie = "herald_session"
 

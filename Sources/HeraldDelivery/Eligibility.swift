@@ -39,17 +39,8 @@ enum Eligibility {
     /// Whether the campaign targets this device. `firstOpen` and `installationID` come from the client's storage.
     static func targets(_ campaign: FeedCampaign, device: DeviceContext, firstOpen: Date, installationID: String, now: Date) -> Bool {
         let targeting = campaign.targeting
-        if let platforms = targeting.platforms, !platforms.contains(device.platform) { return false }
-        if let rule = targeting.appVersion {
-            switch rule.op {
-            case .equals: if device.appVersion != rule.value { return false }
-            case .contains: if !device.appVersion.contains(rule.value) { return false }
-            case .notContains: if device.appVersion.contains(rule.value) { return false }
-            case .regex: if !VersionPattern.matches(rule.value, device.appVersion) { return false }
-            }
-        }
-        if let languages = targeting.languages, !languages.contains(where: { languageMatches($0, device.language) }) { return false }
-        if let countries = targeting.countries, !countries.contains(where: { $0.uppercased() == device.country.uppercased() }) { return false }
+        let described = TargetedDevice(platform: device.platform, appVersion: device.appVersion, language: device.language, country: device.country)
+        guard targeting.admits(described, installationID: installationID, campaignID: campaign.id) else { return false }
         if let conditions = targeting.userProperties, !conditions.allSatisfy({ matches($0, device.userProperties) }) { return false }
         if let range = targeting.daysSinceFirstOpen {
             // Whole days, compared as doubles: a first open read from storage may be anything, and a
@@ -58,21 +49,7 @@ enum Eligibility {
             if let min = range.min, !(days >= Double(min)) { return false }
             if let max = range.max, !(days <= Double(max)) { return false }
         }
-        if let percentage = targeting.percentage, rolloutBucket(installationID: installationID, campaignID: campaign.id) >= percentage {
-            return false
-        }
         return true
-    }
-
-    /// `pt` matches `pt-BR`; `pt-BR` matches only `pt-BR`.
-    static func languageMatches(_ wanted: String, _ actual: String) -> Bool {
-        let wanted = wanted.lowercased(), actual = actual.lowercased()
-        return wanted == actual || actual.hasPrefix(wanted + "-")
-    }
-
-    /// A stable bucket 0–99 per installation and campaign, so a rollout shows to the same devices each time.
-    static func rolloutBucket(installationID: String, campaignID: Int64) -> Int {
-        Int(FNV1a.hash("\(campaignID):\(installationID)") % 100)
     }
 
     /// Whether frequency allows showing, given the campaign's last impression on this device.
@@ -94,44 +71,6 @@ enum Eligibility {
             if aStart != bStart { return aStart > bStart }
             return a.id > b.id
         }
-    }
-}
-
-/// FNV-1a, 64 bits, over UTF-8: the rollout bucket (both clients compute the same) and image file names.
-enum FNV1a {
-    static func hash(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
-        }
-        return hash
-    }
-}
-
-/// App version rules written as regular expressions. The pattern comes from the feed, and a pattern
-/// such as `^(a+)+$` backtracks for hours on the wrong version string: the match gives up after
-/// `budget` and counts as no match, so one campaign cannot freeze the app that evaluates it.
-enum VersionPattern {
-    static let budget: Duration = .milliseconds(10)
-    /// Version strings are short; a longer one is not a version, and is not matched.
-    static let maxVersionLength = 256
-
-    static func matches(_ pattern: String, _ version: String, budget: Duration = budget) -> Bool {
-        guard pattern.count <= CampaignLimits.appVersionRuleLength, version.utf16.count <= maxVersionLength,
-              let regex = try? NSRegularExpression(pattern: pattern) else { return false }
-        let deadline = ContinuousClock.now + budget
-        var matched = false
-        // With `.reportProgress` the block is also called while a long match runs, so it can stop it.
-        regex.enumerateMatches(in: version, options: [.reportProgress], range: NSRange(version.startIndex..., in: version)) { result, _, stop in
-            if result != nil {
-                matched = true
-                stop.pointee = true
-            } else if ContinuousClock.now > deadline {
-                stop.pointee = true
-            }
-        }
-        return matched
     }
 }
 

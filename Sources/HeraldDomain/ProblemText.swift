@@ -130,6 +130,7 @@ public struct ProblemText: Sendable, Equatable {
         "push_name_too_long": "Use at most {limit} characters.",
         "push_device_time_needs_start": "Sending at each device's own time needs a start time.",
         "push_data_key_reserved": "The key “{key}” is kept by Herald or the push services (aps, herald_…, google., gcm., from, notification, message_type, collapse_key); choose another.",
+        "push_targeting_device_only": "A push campaign's audience is chosen on the server from registered devices, which do not report this; use platforms, versions, languages, countries or a percentage.",
         "push_payload_too_large": "This notification takes {bytes} bytes for {provider}, over its limit of {limit}; shorten the text or the custom data.",
         // Targeting
         "percentage_range": "Choose a percentage from 1 to 100.",

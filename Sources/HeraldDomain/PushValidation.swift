@@ -12,6 +12,13 @@ extension Campaign {
         for (index, pair) in data.pairs.enumerated() where PushPayload.isReserved(pair.key) {
             problems.append(FieldProblem(path: "data.\(index).key", key: "push_data_key_reserved", arguments: ["key": .text(pair.key)]))
         }
+        // The server chooses a push campaign's devices from their registrations, which carry neither.
+        if targeting.userProperties?.isEmpty == false {
+            problems.append(FieldProblem(path: "targeting.userProperties", key: "push_targeting_device_only"))
+        }
+        if targeting.daysSinceFirstOpen != nil {
+            problems.append(FieldProblem(path: "targeting.daysSinceFirstOpen", key: "push_targeting_device_only"))
+        }
         problems += payloadProblems()
         return problems
     }

@@ -108,6 +108,8 @@ public final class AppDatabase: Sendable {
     public var auditLog: AuditLogStore { AuditLogStore(pool: pool) }
     public var campaigns: CampaignStore { CampaignStore(pool: pool) }
     public var events: EventStore { EventStore(pool: pool, batches: eventBatches) }
+    public var pushOutbox: PushOutboxStore { PushOutboxStore(pool: pool) }
+    public func pushCredentials(box: SecretBox) -> PushCredentialStore { PushCredentialStore(pool: pool, box: box) }
 
     private static func migrator(loadingFrom folder: URL) throws -> DatabaseMigrator {
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)

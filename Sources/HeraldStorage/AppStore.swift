@@ -176,3 +176,41 @@ public enum AppStoreError: Error, Equatable {
     case originTaken
     case tooManyOrigins
 }
+
+/// How an app sends pushes: a cap per device and day, and whether in-app changes send a silent refresh.
+public struct AppPushSettings: Sendable, Equatable {
+    /// At most this many push campaigns reach one device in 24 hours; nil for no cap.
+    public var dailyCap: Int?
+    /// Publishing, pausing or stopping an in-app campaign sends the app's devices a silent push to fetch the feed.
+    public var refreshOnChange: Bool
+
+    public init(dailyCap: Int? = nil, refreshOnChange: Bool = false) {
+        self.dailyCap = dailyCap
+        self.refreshOnChange = refreshOnChange
+    }
+
+    public static let dailyCapRange = 1...100
+}
+
+extension AppStore {
+    public func pushSettings(appID: Int64) throws -> AppPushSettings {
+        try pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT push_daily_cap, push_refresh_on_change FROM apps WHERE id = ?", arguments: [appID]) else {
+                return AppPushSettings()
+            }
+            return AppPushSettings(dailyCap: row["push_daily_cap"], refreshOnChange: row["push_refresh_on_change"])
+        }
+    }
+
+    public func setPushSettings(_ settings: AppPushSettings, appID: Int64, actor: AuditActor, now: Date) throws {
+        try pool.write { db in
+            try db.execute(
+                sql: "UPDATE apps SET push_daily_cap = ?, push_refresh_on_change = ? WHERE id = ?",
+                arguments: [settings.dailyCap, settings.refreshOnChange, appID])
+            try AuditLogStore.record(
+                actor, action: "app.push.settings", subject: "app \(appID)",
+                details: "daily cap \(settings.dailyCap.map(String.init) ?? "none"), refresh on change \(settings.refreshOnChange)", at: now, in: db)
+        }
+    }
+}
+

@@ -47,7 +47,7 @@ struct UserCommand: ParsableCommand {
 }
 
 struct AppCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "app", abstract: "Manage apps.", subcommands: [Create.self, Origin.self])
+    static let configuration = CommandConfiguration(commandName: "app", abstract: "Manage apps.", subcommands: [Create.self, Origin.self, Push.self])
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Register an app; prints its id as the last word.")
@@ -130,6 +130,81 @@ struct AppCommand: ParsableCommand {
         }
     }
 }
+
+extension AppCommand {
+    struct Push: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set an app's push credentials: an APNs token key, an FCM service account, or both; or remove one.")
+
+        @OptionGroup var storage: StorageOptions
+
+        @Option(help: "The app's id.")
+        var app: Int64
+
+        @Option(help: "The APNs token signing key, the .p8 file from Apple's developer site.")
+        var apnsKey: String?
+
+        @Option(help: "The key's 10-character Key ID.")
+        var apnsKeyId: String?
+
+        @Option(help: "Your 10-character Team ID.")
+        var apnsTeamId: String?
+
+        @Option(help: "The app's bundle id, sent as apns-topic.")
+        var apnsTopic: String?
+
+        @Option(help: "APNs's address (default https://api.push.apple.com; https://api.sandbox.push.apple.com for development builds).")
+        var apnsUrl: String?
+
+        @Option(help: "The FCM service-account JSON file from the Firebase console; its token_uri is where access tokens come from.")
+        var fcmServiceAccount: String?
+
+        @Option(help: "FCM's address (default https://fcm.googleapis.com).")
+        var fcmUrl: String?
+
+        @Option(help: "apns or fcm: remove that provider's credentials.")
+        var remove: PushProvider?
+
+        func validate() throws {
+            let apns = [apnsKey, apnsKeyId, apnsTeamId, apnsTopic]
+            if apns.contains(where: { $0 != nil }) && apns.contains(where: { $0 == nil }) {
+                throw ValidationError("APNs needs all four of --apns-key, --apns-key-id, --apns-team-id and --apns-topic.")
+            }
+            if apnsUrl != nil && apnsKey == nil { throw ValidationError("--apns-url goes with --apns-key.") }
+            if fcmUrl != nil && fcmServiceAccount == nil { throw ValidationError("--fcm-url goes with --fcm-service-account.") }
+            if apnsKey == nil && fcmServiceAccount == nil && remove == nil {
+                throw ValidationError("Give --apns-key (with its id, team and topic), --fcm-service-account, or --remove apns|fcm.")
+            }
+        }
+
+        func run() throws {
+            let database = try storage.openDatabase()
+            defer { try? database.close() }
+            let editor = PushSetupEditor(database: database, box: try storage.secretBox())
+            do {
+                if let remove {
+                    try editor.remove(remove, appID: app, actor: .commandLine, now: Date())
+                    print("Removed the \(remove.title) credentials of app \(app)")
+                }
+                if let apnsKey, let apnsKeyId, let apnsTeamId, let apnsTopic {
+                    let key = try String(contentsOfFile: apnsKey, encoding: .utf8)
+                    try editor.setAPNs(appID: app, keyPEM: key, keyID: apnsKeyId, teamID: apnsTeamId, topic: apnsTopic, url: apnsUrl, actor: .commandLine, now: Date())
+                    print("App \(app) sends through APNs with key \(apnsKeyId) of team \(apnsTeamId), topic \(apnsTopic)")
+                }
+                if let fcmServiceAccount {
+                    let file = try Data(contentsOf: URL(fileURLWithPath: fcmServiceAccount))
+                    try editor.setFCM(appID: app, serviceAccountJSON: file, url: fcmUrl, actor: .commandLine, now: Date())
+                    let setup = try editor.setup(appID: app)
+                    print("App \(app) sends through FCM as \(setup.fcmClientEmail ?? "") in project \(setup.fcmProjectID ?? "")")
+                }
+            } catch let errors as FormErrors {
+                throw ValidationError(errors.description)
+            }
+        }
+    }
+}
+
+extension PushProvider: ExpressibleByArgument {}
 
 struct KeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "key", abstract: "Manage API keys.", subcommands: [Create.self])

@@ -21,8 +21,21 @@ struct StorageOptions: ParsableArguments {
     @Option(help: "The folder holding Templates/, Public/, Locales/, migrations/ and Clients/web/ (env HERALD_RESOURCES; default: found from the working directory).")
     var resources: String?
 
+    @Option(help: "The file holding the key that seals push credentials in the database, made (mode 0600) when missing; keep it with backups, apart from the database (env HERALD_SECRET_KEY; default: the database's path + .key).")
+    var secretKey: String?
+
     var databasePath: String {
         db ?? ProcessInfo.processInfo.environment["HERALD_DB"] ?? "./data/herald.sqlite"
+    }
+
+    /// The box that seals and opens stored push credentials.
+    func secretBox() throws -> SecretBox {
+        let path = secretKey ?? ProcessInfo.processInfo.environment["HERALD_SECRET_KEY"] ?? databasePath + ".key"
+        do {
+            return try SecretBox(keyFile: path)
+        } catch let error as SecretBoxError {
+            throw ValidationError(error.description)
+        }
     }
 
     func resourcesFolder() throws -> URL {

@@ -48,6 +48,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Request threads (env HERALD_THREADS; default 2 per core, at least 4): a request waiting on the database holds its thread.")
     var threads: Int?
 
+    @Option(help: "Extra certificates (PEM) trusted for connections to APNs and FCM, besides the system's: a test server's or a proxy's (env HERALD_PUSH_TRUST_ROOTS).")
+    var pushTrustRoots: String?
+
+    @Option(help: "Notifications handed to APNs and FCM and not yet answered, across apps (env HERALD_PUSH_CONCURRENCY; default 64).")
+    var pushConcurrency: Int?
+
+    @Option(help: "Notifications a second per app and provider; 0 for no limit (env HERALD_PUSH_RATE; default 2000).")
+    var pushRate: Int?
+
     @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical (env HERALD_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -71,6 +80,14 @@ struct Serve: AsyncParsableCommand {
             logger.error("the database \(storage.databasePath) is read-only: pages and the feed work, every change fails with 503 until Herald is restarted on a writable file")
         }
         var configuration = ConsoleConfiguration(resources: try storage.resourcesFolder())
+        configuration.secretBox = try storage.secretBox()
+        configuration.push.trustRootsFile = pushTrustRoots ?? environment["HERALD_PUSH_TRUST_ROOTS"]
+        if let count = try Self.number(pushConcurrency, environment: "HERALD_PUSH_CONCURRENCY", in: 1...1000, "The number of notifications in flight") {
+            configuration.push.concurrency = count
+        }
+        if let rate = try Self.number(pushRate, environment: "HERALD_PUSH_RATE", in: 0...1_000_000, "The push rate per app and provider") {
+            configuration.push.ratePerSecond = rate == 0 ? nil : rate
+        }
         configuration.secureCookies = secureCookies || environment["HERALD_SECURE_COOKIES"] == "1"
         configuration.trustedProxies = proxies
         if let folder = webClient ?? environment["HERALD_WEB_CLIENT"] {
@@ -114,6 +131,7 @@ struct Serve: AsyncParsableCommand {
         }
         let server = HTTPServer(configuration: serverConfiguration, logger: logger, handler: application.respond(to:))
         try server.start()
+        try application.startPushing()
         if server.connectionLimit < serverConfiguration.connectionLimit, maxConnections != nil || environment["HERALD_MAX_CONNECTIONS"] != nil {
             logger.warning("the limit on open files leaves room for \(server.connectionLimit) connections, not \(serverConfiguration.connectionLimit): raise it (ulimit -Hn) to serve more")
         }
@@ -128,6 +146,7 @@ struct Serve: AsyncParsableCommand {
         let signal = await TerminationSignal.wait()
         logger.info("received \(signal), finishing requests in flight")
         server.shutdown(gracePeriod: .seconds(8))
+        await application.shutdown()
         try database.close()
         logger.info("stopped")
     }

@@ -29,7 +29,7 @@ struct ValidationMessageTests {
         pushWithoutNotification.push = nil
         return [
             pushWithoutNotification,
-            Campaign(app: 1, name: "Push", push: PushNotification(inDeviceTimeZone: true)),
+            Campaign(app: 1, name: "Push", targeting: Targeting(userProperties: [PropertyFilter(property: "vip", op: .exists)]), push: PushNotification(inDeviceTimeZone: true)),
             Campaign(app: 1, name: "Push", push: PushNotification(title: "t", badge: -1, sound: long(65), silent: true),
                      data: CustomData([.init(key: "aps", value: "x")])),
             { var push = Campaign(app: 1, name: "Push", push: PushNotification(title: "t", body: long(1000))); push.triggers = [Trigger(event: "app_launch")]

@@ -95,7 +95,7 @@ struct CampaignAPI: Sendable {
     func lifecycle(_ action: CampaignLifecycle.Action) -> Handler {
         { context in
             let current = try stored(context)
-            try CampaignLifecycle(store: store).perform(action, on: current, actor: context.actor, now: context.now)
+            try CampaignLifecycle(store: store, changed: services.push.campaignChanged).perform(action, on: current, actor: context.actor, now: context.now)
             return try answer(try stored(current.id, key: try key(context)), now: context.now)
         }
     }

@@ -19,6 +19,8 @@ struct CampaignLifecycle: Sendable {
     }
 
     let store: CampaignStore
+    /// Told of every change made (push campaigns start sending; devices may be asked to refresh).
+    var changed: @Sendable (StoredCampaign, CampaignState) -> Void = { _, _ in }
 
     /// Everything that stops `campaign` from being published at `now`.
     static func publishProblems(_ campaign: Campaign, now: Date) -> [FieldProblem] {
@@ -61,6 +63,7 @@ struct CampaignLifecycle: Sendable {
         } catch CampaignStoreError.staleRevision {
             throw Failure.stale
         }
+        changed(stored, next)
         return next
     }
 }

@@ -236,7 +236,7 @@ struct CampaignPages: Sendable {
         let stored = try campaign(context)
         let localizer = context.localizer
         do {
-            try CampaignLifecycle(store: store).perform(action, on: stored, actor: context.actor, now: context.now)
+            try CampaignLifecycle(store: store, changed: services.push.campaignChanged).perform(action, on: stored, actor: context.actor, now: context.now)
             try services.flash(context, .success, localizer(message, ["name": localizer.quoted(stored.campaign.name)]))
         } catch CampaignLifecycle.Failure.invalid(let problems) {
             return try renderSummary(context, stored: stored, problems: problems, status: 422)

@@ -1,0 +1,32 @@
+import Foundation
+import HeraldDomain
+import HeraldStorage
+import Logging
+
+/// What the console's features use of push: the credentials editor, the dispatcher, and what a
+/// campaign change means for sending.
+struct PushService: Sendable {
+    let editor: PushSetupEditor
+    let dispatcher: PushDispatcher
+    let database: AppDatabase
+    let logger: Logger
+
+    /// A push campaign published or resumed starts (or continues) sending at once; an in-app campaign
+    /// that starts or stops showing asks the app's devices to fetch the feed, when the app wants that.
+    func campaignChanged(_ stored: StoredCampaign, to state: CampaignState) {
+        switch stored.campaign.channel {
+        case .push:
+            if state == .published { dispatcher.wake() }
+        case .inApp:
+            guard state != stored.state, [.published, .paused, .stopped].contains(state) else { return }
+            do {
+                guard try database.apps.pushSettings(appID: stored.campaign.app).refreshOnChange else { return }
+                let queued = try database.pushOutbox.queueRefresh(appID: stored.campaign.app, now: Date())
+                logger.info("asked \(queued) devices of app \(stored.campaign.app) to fetch the feed after campaign \(stored.id) became \(state.rawValue)")
+                dispatcher.wake()
+            } catch {
+                logger.error("could not queue the feed refresh for app \(stored.campaign.app): \(error)")
+            }
+        }
+    }
+}
