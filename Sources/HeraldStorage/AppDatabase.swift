@@ -108,6 +108,7 @@ public final class AppDatabase: Sendable {
     public var auditLog: AuditLogStore { AuditLogStore(pool: pool) }
     public var campaigns: CampaignStore { CampaignStore(pool: pool) }
     public var events: EventStore { EventStore(pool: pool, batches: eventBatches) }
+    public var installations: InstallationStore { InstallationStore(pool: pool) }
 
     private static func migrator(loadingFrom folder: URL) throws -> DatabaseMigrator {
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
