@@ -710,6 +710,23 @@ const Herald = (() => {
   const transient = (status) => status === 408 || status === 429 || status >= 500;
   const refusesKey = (status) => status === 401 || status === 403;
 
+  // ---- Push payloads (docs/delivery-semantics.md §4) ----------------------------------------------
+
+  /** The push campaign's id in a notification's data: a whole number from 1 to 2^53 − 1, or one written in
+   *  decimal digits (FCM data carries only strings); null for anything else. */
+  function pushCampaignId(userInfo) {
+    const raw = isRecord(userInfo) ? userInfo.herald_campaign_id : undefined;
+    const number = typeof raw === "string" && /^\d{1,20}$/.test(raw) ? Number(raw) : raw;
+    return typeof number === "number" && Number.isSafeInteger(number) && number >= 1 ? number : null;
+  }
+
+  /** Whether a push asks for a refresh: APNs `aps.content-available` 1, or the data key `herald_refresh` "1". */
+  function silentPush(userInfo) {
+    if (!isRecord(userInfo)) return false;
+    const available = isRecord(userInfo.aps) ? userInfo.aps["content-available"] : undefined;
+    return available === 1 || available === "1" || userInfo.herald_refresh === "1";
+  }
+
   /** A request that gives up after LIMITS.requestMs, so a silent network cannot hold the client. */
   async function send(fetchFunction, url, init) {
     const controller = typeof AbortController === "function" ? new AbortController() : null;
@@ -1906,11 +1923,18 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
 
     // -- What the app does --
 
+    /** A push reached the page (from its service worker): push_received with the push campaign's id; a silent push
+     *  fetches the feed at once. Resolves to what `refresh()` resolves to for a silent push, `null` for any other. */
+    pushReceived(userInfo) {
+      const campaignId = pushCampaignId(userInfo);
+      if (campaignId !== null && !this.ended) this.recordFor(campaignId, null, "push_received", {}, this.clock());
+      return silentPush(userInfo) ? this.refresh() : Promise.resolve(null);
+    }
+
+    /** A push was opened: push_open with the push campaign's id, then the push_click trigger with it as `campaign_id`. */
     pushOpened(userInfo) {
-      // A whole number from 1 to 2^53 − 1, or one written in decimal digits (FCM data carries only strings).
-      const raw = isRecord(userInfo) ? userInfo.herald_campaign_id : undefined;
-      const number = typeof raw === "string" && /^\d{1,20}$/.test(raw) ? Number(raw) : raw;
-      const campaignId = typeof number === "number" && Number.isSafeInteger(number) && number >= 1 ? number : null;
+      const campaignId = pushCampaignId(userInfo);
+      if (campaignId !== null && !this.ended) this.recordFor(campaignId, null, "push_open", {}, this.clock());
       return this.triggerEvent("push_click", campaignId === null ? {} : { campaign_id: campaignId });
     }
 
@@ -1955,11 +1979,16 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
 
     record(entry, language, type, details, now) {
       if (entry.local) return; // a message the app made is not reported
+      this.recordFor(entry.campaign.id, language, type, details, now);
+    }
+
+    /** Queues an event for a campaign: a message's, or a push's. */
+    recordFor(campaignId, language, type, details, now) {
       const state = this.readState();
       const event = {
         id: uuidV7(now, this.settings.random),
         type,
-        campaignId: entry.campaign.id,
+        campaignId,
         occurredAt: new Date(now).toISOString(),
         platform: this.settings.platform(),
       };
@@ -2141,6 +2170,7 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
         displayNext: () => client.displayNext(),
         setSuppressed: (value) => client.setSuppressed(value),
         setDataCollection: (value) => client.setDataCollection(value),
+        pushReceived: (userInfo) => client.pushReceived(userInfo),
         pushOpened: (userInfo) => client.pushOpened(userInfo),
         addToStack: (message, data) => client.addToStack(message, data),
         recordConversion: (event, message) => client.recordConversion(event, message),

@@ -62,10 +62,15 @@ extension DeliveryClient {
     /// Queues an event for a campaign's message; a locally created message reports nothing.
     func record(_ message: InAppMessage, type: EventType, now: Date, detail: (inout OutgoingEvent) -> Void = { _ in }) {
         guard let campaignID = message.campaignID else { return }
+        record(campaignID: campaignID, type: type, language: message.language, now: now, detail: detail)
+    }
+
+    /// Queues an event for a campaign (a message's, or a push's), with the installation id only while data collection is on.
+    func record(campaignID: Int64, type: EventType, language: String?, now: Date, detail: (inout OutgoingEvent) -> Void = { _ in }) {
         var event = OutgoingEvent(
             id: TimeOrderedUUID.make(at: now).uuidString.lowercased(), type: type, campaignId: campaignID, occurredAt: now,
             platform: device.platform.rawValue, installationId: automaticDataCollectionEnabled ? state.installationID : nil,
-            language: message.language)
+            language: language)
         detail(&event)
         do {
             try queue.append(event)

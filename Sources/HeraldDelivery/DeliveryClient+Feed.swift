@@ -68,14 +68,16 @@ extension DeliveryClient {
         if configuration.clock() >= nextFeedRefresh { await refreshFeed() }
     }
 
-    /// Takes a key again after a 401 or 403 stopped the client, and polls and uploads as soon as asked.
+    /// Takes a key again after a 401 or 403 stopped the client, and polls, uploads and registers as soon as asked.
     public func resume(apiKey: String) {
         self.apiKey = apiKey
         stoppedStatus = nil
         feedBackoff.reset()
         uploadBackoff.reset()
+        registrationBackoff.reset()
         nextFeedRefresh = .distantPast
         nextUploadAttempt = .distantPast
+        nextRegistrationAttempt = .distantPast
     }
 
     func stop(status: Int) {

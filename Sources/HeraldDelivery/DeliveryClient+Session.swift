@@ -1,8 +1,8 @@
 import Foundation
 import HeraldDomain
 
-/// Sessions, the app's life cycle and push clicks: the built-in triggers the client fires itself
-/// (`docs/delivery-semantics.md` §4).
+/// Sessions and the app's life cycle: the built-in triggers the client fires itself (`docs/delivery-semantics.md`
+/// §4); push clicks are in `DeliveryClient+Push.swift`.
 extension DeliveryClient {
     /// The app started: fires `app_launch`, then `session_start` unless a session is still open (the app
     /// went to the background less than the session timeout ago). Also starts loading the images of
@@ -38,36 +38,6 @@ extension DeliveryClient {
         state.backgroundedAt = now
         saveState()
         return await flushEvents()
-    }
-
-    /// A push notification was opened: fires `push_click` with `campaign_id`, read from the payload's
-    /// `herald_campaign_id` (a number, or a decimal string as FCM data carries only strings); without
-    /// one, `push_click` has no properties.
-    @discardableResult
-    public nonisolated(nonsending) func pushOpened(userInfo: [AnyHashable: Any]) async -> TriggerResult {
-        await pushOpened(campaignID: Self.pushCampaignID(in: userInfo))
-    }
-
-    /// `pushOpened(userInfo:)` with the campaign id already read.
-    @discardableResult
-    public func pushOpened(campaignID: Int64?) -> TriggerResult {
-        let properties: [String: FilterValue] = campaignID.map { ["campaign_id": .number(Double($0))] } ?? [:]
-        return TriggerResult(event: "push_click", outcome: triggerEvent("push_click", properties: properties))
-    }
-
-    /// The push campaign's id in a notification's payload: a whole number from 1 to 2^53 − 1 (what every
-    /// client reads exactly, JavaScript's included), or such a number in decimal digits only. Anything
-    /// else counts as absent.
-    public nonisolated static func pushCampaignID(in userInfo: [AnyHashable: Any]) -> Int64? {
-        let largest: Int64 = (1 << 53) - 1
-        let id: Int64? = switch userInfo["herald_campaign_id"] {
-        case let number as Int: Int64(number)
-        case let number as Int64: number
-        case let number as Double: number.rounded() == number && abs(number) <= Double(largest) ? Int64(number) : nil
-        case let text as String: text.utf8.count <= 16 && text.utf8.allSatisfy({ (48...57).contains($0) }) ? Int64(text) : nil
-        default: nil
-        }
-        return id.flatMap { (1...largest).contains($0) ? $0 : nil }
     }
 
     /// Opens a session unless one continues, firing `session_start` for a new one. The app is in the

@@ -6,8 +6,9 @@ import HeraldDomain
 /// loads images, keeps sessions, and reports what happened.
 ///
 /// The client's work is split by job over several files: the feed (`DeliveryClient+Feed.swift`),
-/// triggers and the display pipeline (`+Display.swift`), images (`+Images.swift`), sessions and push
-/// (`+Session.swift`), and what the renderer reports and its upload (`+Events.swift`).
+/// triggers and the display pipeline (`+Display.swift`), images (`+Images.swift`), sessions (`+Session.swift`),
+/// push notifications (`+Push.swift`), the installation's registration and push token (`+Installation.swift`),
+/// and what the renderer reports and its upload (`+Events.swift`).
 public actor DeliveryClient {
     public static let builtInEvents = Trigger.builtInEvents
     /// The most messages waiting on the stack; when full, the bottom one drops.
@@ -49,11 +50,15 @@ public actor DeliveryClient {
     var apiKey: String
     var feedBackoff = Backoff()
     var uploadBackoff = Backoff()
+    var registrationBackoff = Backoff()
     var uploading = false
+    var registering = false
     /// The status (401 or 403) that stopped polling and uploads, until `resume(apiKey:)`.
     public internal(set) var stoppedStatus: Int?
     public internal(set) var nextUploadAttempt: Date = .distantPast
     public internal(set) var nextFeedRefresh: Date = .distantPast
+    /// When a registration that failed may be sent again.
+    public internal(set) var nextRegistrationAttempt: Date = .distantPast
     /// While true, triggers are ignored (not queued). Not persisted: a restart starts unsuppressed.
     public internal(set) var messageDisplaySuppressed = false
     public internal(set) var device: DeviceContext
@@ -92,7 +97,8 @@ public actor DeliveryClient {
         messageDisplaySuppressed = suppressed
     }
 
-    /// The device changed (language, orientation, properties…); later choices use the new context.
+    /// The device changed (language, orientation, properties, notification permission…); later choices use
+    /// the new context, and the next `registerInstallationIfDue()` tells Herald what its registration says.
     public func updateDevice(_ device: DeviceContext) {
         self.device = device
     }

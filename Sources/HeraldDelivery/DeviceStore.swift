@@ -2,7 +2,7 @@ import Foundation
 import HeraldDomain
 
 /// What the client keeps on the device, in one folder: its state (installation, first open, frequency
-/// history, session, data-collection choice) and the last good feed, each written atomically and read at
+/// history, session, data-collection choice, push token and registration) and the last good feed, each written atomically and read at
 /// start. The event queue (`EventQueue`) and the images (`ImageCache`) have their own files there.
 struct DeviceStore: Sendable {
     /// The state that survives restarts.
@@ -18,6 +18,17 @@ struct DeviceStore: Sendable {
         /// When the app last went to the background (nil while in the foreground), so a relaunch within the
         /// session timeout continues the session.
         var backgroundedAt: Date?
+        /// The push token the app registered last.
+        var pushToken: PushToken?
+        /// The registration Herald last answered for good (stored it, or refused it as a whole), so the same
+        /// one is not sent again; nil until then.
+        var settledRegistration: InstallationRegistration?
+    }
+
+    /// A push token and the provider that gave it.
+    struct PushToken: Codable, Sendable, Equatable {
+        var provider: PushProvider
+        var token: String
     }
 
     /// The last feed the server answered with, and its ETag.

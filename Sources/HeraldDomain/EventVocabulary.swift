@@ -2,6 +2,10 @@
 /// ingestion that checks it and the reports that count it.
 public enum EventType: String, Sendable, Codable, CaseIterable {
     case impression, click, dismiss, error, conversion
+    /// A push notification reached the device (the app told its client); the event's campaign is the push campaign.
+    case pushReceived = "push_received"
+    /// The user opened a push notification; the event's campaign is the push campaign.
+    case pushOpen = "push_open"
 }
 
 /// Which part of a message was clicked.

@@ -15,9 +15,12 @@ extension Campaign {
     }
 }
 
-/// The push service a device's token belongs to.
+/// The push services Herald sends notifications through.
 public enum PushProvider: String, Codable, Sendable, CaseIterable {
-    case apns, fcm
+    /// Apple Push Notification service: tokens are the device token's bytes in hex.
+    case apns
+    /// Firebase Cloud Messaging: registration tokens.
+    case fcm
 
     /// The largest payload the provider takes, in UTF-8 bytes: APNs's for its JSON payload, FCM's for
     /// the message without its device token.

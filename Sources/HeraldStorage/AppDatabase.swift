@@ -110,6 +110,7 @@ public final class AppDatabase: Sendable {
     public var events: EventStore { EventStore(pool: pool, batches: eventBatches) }
     public var pushOutbox: PushOutboxStore { PushOutboxStore(pool: pool) }
     public func pushCredentials(box: SecretBox) -> PushCredentialStore { PushCredentialStore(pool: pool, box: box) }
+    public var installations: InstallationStore { InstallationStore(pool: pool) }
 
     private static func migrator(loadingFrom folder: URL) throws -> DatabaseMigrator {
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)

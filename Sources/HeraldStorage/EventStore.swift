@@ -297,10 +297,17 @@ public struct EventStore: Sendable {
         return (top, other)
     }
 
-    /// Erases an installation's raw events and its device rows (a data-subject request);
-    /// the rollups keep their counts. The audit line commits with the erasure. Returns how many events
-    /// were erased.
-    public func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> Int {
+    /// What an erasure removed.
+    public struct Erasure: Sendable, Equatable {
+        /// Raw events erased.
+        public var events: Int
+        /// Whether the installation's registration (its push token, device details) was erased too.
+        public var registration: Bool
+    }
+
+    /// Erases an installation's raw events, its device rows and its registration (a data-subject
+    /// request); the rollups keep their counts. The audit line commits with the erasure.
+    public func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> Erasure {
         try pool.write { db in
             try db.execute(
                 sql: """
@@ -310,10 +317,11 @@ public struct EventStore: Sendable {
                 arguments: [installationID, appID])
             try db.execute(sql: "DELETE FROM events WHERE installation_id = ? AND app_id = ?", arguments: [installationID, appID])
             let erased = db.changesCount
+            let registration = try InstallationStore.delete(appID: appID, installationID: installationID, in: db)
             try AuditLogStore.record(
-                actor, action: "installation.erase", subject: "installation \(installationID) of app \(appID)", details: "\(erased) events",
-                at: now, in: db)
-            return erased
+                actor, action: "installation.erase", subject: "installation \(installationID) of app \(appID)",
+                details: "\(erased) events" + (registration ? " and its registration" : ""), at: now, in: db)
+            return Erasure(events: erased, registration: registration)
         }
     }
 

@@ -16,20 +16,6 @@ public struct OutboxEntry: Sendable, Equatable {
     public var attempts: Int
 }
 
-/// A registered installation with a push token, as the planner reads it.
-public struct PushTarget: Sendable, Equatable {
-    public var rowID: Int64
-    public var installationID: String
-    public var provider: PushProvider
-    public var token: String
-    public var platform: Platform
-    public var appVersion: String
-    public var language: String
-    public var country: String
-    public var timeZone: String?
-    public var notificationsAllowed: Bool
-}
-
 /// What became of one attempt.
 public enum OutboxOutcome: Sendable, Equatable {
     case sent(at: Date)
@@ -90,33 +76,15 @@ public struct PushOutboxStore: Sendable {
         }
     }
 
-    /// The next page of `appID`'s installations with a token after the send's last planned row, and
-    /// the app's test devices' installation ids (for test campaigns).
-    public func nextTargets(campaignID: Int64, appID: Int64, limit: Int = planPage) throws -> (targets: [PushTarget], testDevices: Set<String>) {
-        try pool.read { db in
-            let after = try Int64.fetchOne(db, sql: "SELECT planned_through FROM push_sends WHERE campaign_id = ?", arguments: [campaignID]) ?? 0
-            let rows = try Row.fetchAll(
-                db, sql: """
-                    SELECT id, installation_id, push_provider, push_token, platform, app_version, language, country, time_zone, notifications_allowed
-                    FROM installations WHERE app_id = ? AND push_token IS NOT NULL AND id > ? ORDER BY id LIMIT ?
-                    """,
-                arguments: [appID, after, limit])
-            let targets = rows.compactMap { row -> PushTarget? in
-                guard let provider = PushProvider(rawValue: row["push_provider"]), let platform = Platform(rawValue: row["platform"]) else { return nil }
-                return PushTarget(
-                    rowID: row["id"], installationID: row["installation_id"], provider: provider, token: row["push_token"], platform: platform,
-                    appVersion: row["app_version"] ?? "", language: row["language"] ?? "", country: row["country"] ?? "",
-                    timeZone: row["time_zone"], notificationsAllowed: row["notifications_allowed"])
-            }
-            let testDevices = Set(try String.fetchAll(db, sql: "SELECT installation_id FROM test_devices WHERE app_id = ?", arguments: [appID]))
-            return (targets, testDevices)
-        }
+    /// The registration id (`Installation.rowID`) the campaign's fan-out has reached.
+    public func plannedThrough(campaignID: Int64) throws -> Int64 {
+        try pool.read { try Int64.fetchOne($0, sql: "SELECT planned_through FROM push_sends WHERE campaign_id = ?", arguments: [campaignID]) ?? 0 }
     }
 
     /// Adds the rows of one page (each installation at most once per campaign) and moves the send's
     /// mark past the page, in one transaction, so a restart continues after it.
     public func plan(
-        campaignID: Int64, appID: Int64, entries: [(target: PushTarget, due: Date)], through lastRowID: Int64?, complete: Bool, now: Date
+        campaignID: Int64, appID: Int64, entries: [(installation: Installation, due: Date)], through lastRowID: Int64?, complete: Bool, now: Date
     ) throws {
         try pool.write { db in
             try db.execute(
@@ -126,10 +94,11 @@ public struct PushOutboxStore: Sendable {
                 INSERT OR IGNORE INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at, state)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')
                 """)
-            for (target, due) in entries {
+            for (installation, due) in entries {
+                guard let provider = installation.pushProvider, let token = installation.pushToken else { continue }
                 try insert.execute(arguments: [
-                    appID, campaignID, target.installationID, target.provider.rawValue, target.token, target.platform.rawValue,
-                    target.language.isEmpty ? nil : target.language, due,
+                    appID, campaignID, installation.installationID, provider.rawValue, token, installation.platform.rawValue,
+                    installation.language, due,
                 ])
             }
             if let lastRowID {
@@ -228,13 +197,7 @@ public struct PushOutboxStore: Sendable {
                     try db.execute(sql: "UPDATE push_outbox SET state = 'skipped', reason = ? WHERE id = ?", arguments: [reason, entry.id])
                 case .unregistered(let reason):
                     try db.execute(sql: "UPDATE push_outbox SET state = 'unregistered', reason = ? WHERE id = ?", arguments: [reason, entry.id])
-                    // Only if the installation still holds that token: it may have registered a new one since.
-                    try db.execute(
-                        sql: """
-                            UPDATE installations SET push_token = NULL, token_removed_at = ?, token_removed_reason = ?, updated_at = ?
-                            WHERE app_id = ? AND push_provider = ? AND push_token = ?
-                            """,
-                        arguments: [now, reason, now, entry.appID, entry.provider.rawValue, entry.token])
+                    try InstallationStore.removeToken(appID: entry.appID, provider: entry.provider, token: entry.token, reason: reason, now: now, in: db)
                     // Other campaigns' rows for the dead token end too, instead of each being refused in turn.
                     try db.execute(
                         sql: "UPDATE push_outbox SET state = 'unregistered', reason = ? WHERE app_id = ? AND token = ? AND state = 'pending'",

@@ -147,6 +147,9 @@ final class VectorRun: @unchecked Sendable {
             transport.setFeed(Data((step["feed"] ?? .null).text.utf8))
             let refresh = await client.refreshFeed()
             guard refresh == .updated || refresh == .notModified else { throw TestFailure("feed: the client did not take it: \(refresh)") }
+        case "pushReceived":
+            if let feed = step["feed"] { transport.setFeed(Data(feed.text.utf8)) }
+            await client.pushReceived(userInfo: VectorValue.userInfo(step["userInfo"]))
         case "pushOpened":
             return [await client.pushOpened(userInfo: VectorValue.userInfo(step["userInfo"]))]
         case "addToStack":

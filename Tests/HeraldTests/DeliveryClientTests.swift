@@ -4,7 +4,6 @@ import GRDB
 import HeraldDomain
 import HeraldMicroHTTPD
 import HeraldStorage
-import Logging
 import Synchronization
 import Testing
 
@@ -22,12 +21,7 @@ struct DeliveryClientTests {
 
         init() async throws {
             app = try await TestApp()
-            let application = app.application
-            var configuration = HTTPServerConfiguration()
-            configuration.port = 0
-            configuration.threads = 2
-            server = HTTPServer(configuration: configuration, logger: Logger(label: "test"), handler: { application.respond(to: $0) })
-            try server.start()
+            server = try app.serveOnLoopback()
             shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], actor: .commandLine, now: app.clock.now).id
             key = try app.database.apiKeys.create(
                 appID: shop, name: "sdk", scopes: [.feedRead, .eventsWrite, .campaignsRead], actor: .commandLine, now: app.clock.now).secret
@@ -71,6 +65,8 @@ struct DeliveryClientTests {
                 case .dismiss: totals.dismissals += row.count
                 case .error: totals.errors += row.count
                 case .conversion: totals.conversions += row.count
+                case .pushReceived: totals.pushesReceived += row.count
+                case .pushOpen: totals.pushOpens += row.count
                 }
             }
             return totals
@@ -78,7 +74,7 @@ struct DeliveryClientTests {
     }
 
     struct CampaignTotals: Equatable {
-        var impressions = 0, clicks = 0, dismissals = 0, errors = 0, conversions = 0
+        var impressions = 0, clicks = 0, dismissals = 0, errors = 0, conversions = 0, pushesReceived = 0, pushOpens = 0
     }
 
     /// Records what the client asks the app to do.

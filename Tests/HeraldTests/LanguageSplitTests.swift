@@ -155,14 +155,7 @@ struct LanguageSplitTests {
     func migrationBackfill() async throws {
         // Given a database at migration 0006 with rollups of real and test traffic
         let folder = try TemporaryFolder()
-        let old = folder.url.appendingPathComponent("migrations")
-        try FileManager.default.createDirectory(at: old, withIntermediateDirectories: true)
-        for file in try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("migrations").path) where file < "0007" {
-            try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("migrations/\(file)"), to: old.appendingPathComponent(file))
-        }
-        let path = folder.url.appendingPathComponent("herald.sqlite").path
-        let before = try AppDatabase(path: path, migrations: old)
-        try before.migrate()
+        let (before, path) = try TestApp.database(migratedBefore: "0007", in: folder)
         try await before.pool.write { db in
             for (day, platform, test, type, detail, count) in [
                 ("2026-09-20", "ios", 0, "impression", "", 5), ("2026-09-20", "android", 0, "impression", "", 2),

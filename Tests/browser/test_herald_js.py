@@ -889,10 +889,32 @@ def test_a_push_opened_fires_push_click_with_the_campaign_id(page, driver):
             { triggers: [{ event: "push_click", filters: [{ property: "campaign_id", op: "eq", value: 7 }] }] }),
         ]);
         const herald = await testkit.start({ renderer: { display: () => undefined, withdraw: () => undefined } });
-        return [herald.pushOpened({ herald_campaign_id: "8" }).outcome, herald.pushOpened({ herald_campaign_id: "7" }).outcome];
+        const received = await herald.pushReceived({ herald_campaign_id: 7, aps: { alert: "Sale" } });
+        const outcomes = [herald.pushOpened({ herald_campaign_id: "8" }).outcome, herald.pushOpened({ herald_campaign_id: "7" }).outcome];
+        herald.pushOpened({});
+        return { received, outcomes, events: herald.queuedEvents.map((event) => [event.type, event.campaignId]) };
         """,
     )
-    assert result == ["noMatch", "displayed"]
+    assert result["received"] is None, "an alert fetches nothing"
+    assert result["outcomes"] == ["noMatch", "displayed"]
+    assert result["events"] == [["push_received", 7], ["push_open", 8], ["push_open", 7]]
+
+
+def test_a_silent_push_fetches_the_feed_at_once(page, driver):
+    result = run(
+        driver,
+        """
+        testkit.setCampaigns([testkit.campaign(1, { layout: "modal", title: { text: "First" } })]);
+        const herald = await testkit.start({ renderer: { display: () => undefined, withdraw: () => undefined } });
+        testkit.setCampaigns([testkit.campaign(2, { layout: "modal", title: { text: "Published just now" } }, { triggers: [{ event: "sale" }] })]);
+        const alert = await herald.pushReceived({ aps: { alert: "Hi", "content-available": 0 } });
+        const stillOld = herald.triggerEvent("sale").outcome;
+        const silent = await herald.pushReceived({ aps: { "content-available": 1 } });
+        const fcm = await herald.pushReceived({ herald_refresh: "1" });
+        return { alert, stillOld, silent, fcm, now: herald.triggerEvent("sale").outcome, events: herald.queuedEvents.length };
+        """,
+    )
+    assert result == {"alert": None, "stillOld": "noMatch", "silent": True, "fcm": True, "now": "displayed", "events": 0}
 
 
 def test_start_refuses_options_it_cannot_use(page, driver):

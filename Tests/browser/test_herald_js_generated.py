@@ -99,7 +99,10 @@ try {
     herald.triggerEvent(name, properties);
     herald.displayNext();
   }
-  for (const payload of pushes) herald.pushOpened(payload);
+  for (const payload of pushes) {
+    await herald.pushReceived(payload);
+    herald.pushOpened(payload);
+  }
   await new Promise((resolve) => setTimeout(resolve, 0));
 } catch (error) {
   errors.push("thrown: " + String(error && error.stack || error));
@@ -126,7 +129,7 @@ def test_no_feed_or_event_makes_herald_js_throw_or_draw_a_broken_message(page, d
     @settings(max_examples=200 * SCALE, deadline=None, derandomize=False,
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(body=feed_bodies, triggers=st.lists(st.tuples(st.sampled_from(EVENTS), properties), min_size=1, max_size=4),
-           pushes=st.lists(st.dictionaries(st.sampled_from(["herald_campaign_id", "aps"]), json_values, max_size=2), max_size=2))
+           pushes=st.lists(st.dictionaries(st.sampled_from(["herald_campaign_id", "aps", "herald_refresh"]), json_values, max_size=3), max_size=2))
     def check(body, triggers, pushes):
         result = run(driver, EXERCISE, body, json.dumps(triggers), json.dumps(pushes))
         assert result["errors"] == [], (result["errors"], body)

@@ -234,6 +234,13 @@ async function runStep(Herald, world, client, step) {
       world.feedRevision += 1;
       await client.refresh();
       return {};
+    case "pushReceived":
+      if (step.feed) {
+        world.feed = step.feed;
+        world.feedRevision += 1;
+      }
+      await client.pushReceived(step.userInfo);
+      return {};
     case "pushOpened": return { outcomes: [client.pushOpened(step.userInfo)] };
     case "addToStack": client.addToStack(step.message, step.data); return {};
     default: throw new Error(`unknown step "${step.do}"`);

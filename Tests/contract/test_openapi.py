@@ -226,7 +226,20 @@ def test_every_endpoint_answers_as_documented(api: Api):
     assert stats.status == 200 and stats.json()["totals"]["impressions"] == 1
     assert [(row.get("language"), row["impressions"]) for row in stats.json()["byLanguage"]] == [("fa", 1), (None, 0)]
     assert api.call("GET", f"/api/v1/campaigns/{campaign_id}/stats?from=2026-02-30").status == 400
-    assert api.call("DELETE", "/api/v1/installations/iid-1", key="privacy").json()["erasedEvents"] == 1
+    registration = {"platform": "ios", "pushProvider": "apns", "pushToken": "AB" * 32, "appVersion": "2.4.0", "language": "pt-br",
+                    "country": "br", "timeZone": "America/Sao_Paulo", "notificationsAllowed": True}
+    registered = api.call("PUT", "/api/v1/installations/iid-1", key="events", body=registration)
+    assert registered.status == 201
+    assert {key: registered.json()[key] for key in ("pushToken", "language", "country")} == {"pushToken": "ab" * 32, "language": "pt-BR", "country": "BR"}
+    assert api.call("PUT", "/api/v1/installations/iid-1", key="events", body={"platform": "ios", "notificationsAllowed": False}).status == 200
+    unknown = api.call("PUT", "/api/v1/installations/iid-1", key="events", body={**registration, "pushTokn": "ab"})
+    assert unknown.status == 422 and [field["path"] for field in unknown.json()["error"]["fields"]] == ["pushTokn"]
+    assert api.call("PUT", "/api/v1/installations/iid-1", key="events", body={"platform": "ios", "notificationsAllowed": True, "pushToken": "ab"}).status == 422
+    assert api.call("PUT", "/api/v1/installations/iid-1", key="events", raw=b'{"platform": ', headers={"Content-Type": "application/json"}).status == 400
+    assert api.call("PUT", "/api/v1/installations/iid-1", key="events", raw=b"{}", headers={"Content-Type": "text/plain"}).status == 415
+    assert api.call("PUT", "/api/v1/installations/iid-1", key="feed", body=registration).status == 403
+    erased = api.call("DELETE", "/api/v1/installations/iid-1", key="privacy").json()
+    assert erased["erasedEvents"] == 1 and erased["erasedRegistration"] is True
     assert api.call("DELETE", "/api/v1/installations/iid-1", key="events").status == 403
 
     # Browsers: a preflight for an allowed origin, a refused one, the feed and events from pages, a beacon
@@ -273,7 +286,8 @@ def test_a_change_the_database_cannot_take_is_a_documented_503(api: Api):
                  "occurredAt": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "platform": "ios"}
         for answer in (api.call("POST", "/api/v1/events", key="events", body={"events": [event]}),
                        api.call("PUT", f"/api/v1/campaigns/{created.json()['id']}", body=card(api.app_id, "Never saved")),
-                       api.call("POST", "/api/v1/campaigns", body=card(api.app_id, "Never created"))):
+                       api.call("POST", "/api/v1/campaigns", body=card(api.app_id, "Never created")),
+                       api.call("PUT", "/api/v1/installations/iid-disk-full", key="events", body={"platform": "ios", "notificationsAllowed": True})):
             assert answer.status == 503
             assert answer.json()["error"]["code"] == "unavailable"
             assert int(answer.headers["Retry-After"]) > 0

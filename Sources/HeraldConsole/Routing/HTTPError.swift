@@ -55,6 +55,13 @@ public struct HTTPError: Error, Sendable, Equatable {
     public static let internalError = HTTPError(500, Phrase(
         "errors.internal", english: "Something went wrong on our side. Try again; if it keeps happening, tell your admin."))
 
+    /// 422 for a JSON document that breaks rules: the message names every field and what is wrong with it.
+    public static func invalid(_ problems: [FieldProblem]) -> HTTPError {
+        let summary = problems.count == 1 ? "1 field is invalid" : "\(problems.count) fields are invalid"
+        let details = problems.map { "\($0.path): \($0.message.hasSuffix(".") ? String($0.message.dropLast()) : $0.message)" }
+        return HTTPError(422, "\(summary): \(details.joined(separator: "; ")).", fields: problems)
+    }
+
     /// 405 for a method the address does not take.
     public static func methodNotAllowed(_ method: String) -> HTTPError {
         HTTPError(405, Phrase("errors.method_not_allowed", ["method": .text(method)],

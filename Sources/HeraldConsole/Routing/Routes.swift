@@ -21,6 +21,7 @@ extension HeraldApplication {
         let campaignAPI = CampaignAPI(services: services)
         let events = EventIngestor(services: services)
         let eraser = InstallationEraser(services: services)
+        let registrar = InstallationRegistrar(services: services)
         let statsAPI = StatsAPI(services: services)
         let reports = ReportPages(services: services)
 
@@ -120,6 +121,7 @@ extension HeraldApplication {
             Route("GET", "/api/v1/campaigns/{id}/stats", .apiKey(.campaignsRead), statsAPI.stats),
             Route("POST", "/api/v1/events", .apiKey(.eventsWrite), events.ingest).answeringWebOrigins().takingKeyFromQuery(),
             Route("OPTIONS", "/api/v1/events", .anyone, services.crossOrigin.preflight(methods: "POST")),
+            Route("PUT", "/api/v1/installations/{installationId}", .apiKey(.eventsWrite), registrar.register),
             Route("DELETE", "/api/v1/installations/{installationId}", .apiKey(.installationsDelete), eraser.erase),
         ]
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldConsole
 import HeraldHTTP
+import HeraldMicroHTTPD
 import HeraldStorage
 import Logging
 import Synchronization
@@ -77,6 +78,31 @@ struct TestApp {
             }
         }
         return response
+    }
+
+    /// The application behind a real HTTP server on a free loopback port, started; the caller shuts it down.
+    func serveOnLoopback() throws -> HTTPServer {
+        let application = application
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 2
+        let server = HTTPServer(configuration: configuration, logger: Logger(label: "test"), handler: { application.respond(to: $0) })
+        try server.start()
+        return server
+    }
+
+    /// A database in `folder` migrated only as far as the migration files whose names sort before `first`
+    /// (such as "0010"): what an earlier Herald left, for tests of the migrations after it.
+    static func database(migratedBefore first: String, in folder: TemporaryFolder) throws -> (database: AppDatabase, path: String) {
+        let old = folder.url.appendingPathComponent("migrations")
+        try FileManager.default.createDirectory(at: old, withIntermediateDirectories: true)
+        for file in try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("migrations").path) where file < first {
+            try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("migrations/\(file)"), to: old.appendingPathComponent(file))
+        }
+        let path = folder.url.appendingPathComponent("herald.sqlite").path
+        let database = try AppDatabase(path: path, migrations: old)
+        try database.migrate()
+        return (database, path)
     }
 
     /// A browser with its own cookie jar.

@@ -67,7 +67,7 @@ enum VectorValue {
         return device
     }
 
-    /// A push payload as the app gets it: strings and numbers.
+    /// A push payload as the app gets it: strings, numbers and dictionaries (`aps`).
     static func userInfo(_ value: JSONValue?) -> [AnyHashable: Any] {
         var info: [AnyHashable: Any] = [:]
         for member in value?.members ?? [] {
@@ -75,6 +75,7 @@ enum VectorValue {
             case .string(let text): info[member.key] = text
             case .number(let number): info[member.key] = number == number.rounded() && abs(number) < 1e15 ? Int(number) as Any : number
             case .bool(let flag): info[member.key] = flag
+            case .object: info[member.key] = userInfo(member.value)
             default: info[member.key] = member.value.text
             }
         }

@@ -121,11 +121,7 @@ struct CampaignAPI: Sendable {
 
     private func validate(_ campaign: Campaign, publish: Bool, now: Date) throws {
         let problems = publish ? CampaignLifecycle.publishProblems(campaign, now: now) : campaign.problems(for: .draft)
-        guard problems.isEmpty else {
-            let summary = problems.count == 1 ? "1 field is invalid" : "\(problems.count) fields are invalid"
-            let details = problems.map { "\($0.path): \($0.message.hasSuffix(".") ? String($0.message.dropLast()) : $0.message)" }
-            throw HTTPError(422, "\(summary): \(details.joined(separator: "; ")).", fields: problems)
-        }
+        guard problems.isEmpty else { throw HTTPError.invalid(problems) }
     }
 
     private func decodeBody(_ context: RequestContext) throws -> Campaign {

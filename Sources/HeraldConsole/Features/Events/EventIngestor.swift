@@ -83,8 +83,8 @@ struct EventIngestor: Sendable {
             return .failure(Problem(reason: "`platform` must be ios, android or web."))
         }
         let installation = item.installationId
-        if let installation, installation.isEmpty || installation.count > 200 || ControlCharacters.first(in: installation, multiline: false) != nil {
-            return .failure(Problem(reason: "`installationId` must be 1 to 200 characters without control characters, or absent when the user has not opted in."))
+        if let installation, !InstallationID.isValid(installation) {
+            return .failure(Problem(reason: "`installationId` must be \(InstallationID.rule), or absent when the user has not opted in."))
         }
         var language: String?
         if let tag = item.language {
@@ -96,7 +96,7 @@ struct EventIngestor: Sendable {
         let detail: String
         var url: String?
         switch type {
-        case .impression:
+        case .impression, .pushReceived, .pushOpen:
             detail = ""
         case .click:
             guard let action = item.action.flatMap(ClickAction.init(rawValue:)) else {
@@ -183,19 +183,21 @@ struct EventIngestor: Sendable {
     }
 }
 
-/// `DELETE /api/v1/installations/{installationId}`: erase one installation's raw events.
+/// `DELETE /api/v1/installations/{installationId}`: erase one installation's raw events and its registration.
 struct InstallationEraser: Sendable {
     let services: Services
 
     private struct Answer: Encodable {
         let installationId: String
         let erasedEvents: Int
+        let erasedRegistration: Bool
     }
 
     func erase(_ context: RequestContext) throws -> Response {
         guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
         guard let installation = context.parameters["installationId"], !installation.isEmpty else { throw HTTPError.notFound }
         let erased = try services.database.events.eraseInstallation(installation, appID: key.appID, actor: context.actor, now: context.now)
-        return .json(Array(try CampaignJSON.encoder().encode(Answer(installationId: installation, erasedEvents: erased))))
+        let answer = Answer(installationId: installation, erasedEvents: erased.events, erasedRegistration: erased.registration)
+        return .json(Array(try CampaignJSON.encoder().encode(answer)))
     }
 }

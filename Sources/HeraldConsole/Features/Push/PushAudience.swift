@@ -5,12 +5,14 @@ import HeraldStorage
 /// Who gets a push campaign, and when: its targeting evaluated on the server against registered
 /// installations, with the rules clients apply to in-app campaigns.
 enum PushAudience {
-    static func admits(_ target: PushTarget, campaign: Campaign, campaignID: Int64, testDevices: Set<String>) -> Bool {
-        if campaign.testOnDevice && !testDevices.contains(target.installationID) { return false }
+    static func admits(_ installation: Installation, campaign: Campaign, campaignID: Int64, testDevices: Set<String>) -> Bool {
+        if campaign.testOnDevice && !testDevices.contains(installation.installationID) { return false }
         // A device whose user turned notifications off shows no alert; a silent push still wakes the app.
-        if campaign.push?.silent != true && !target.notificationsAllowed { return false }
-        let device = TargetedDevice(platform: target.platform, appVersion: target.appVersion, language: target.language, country: target.country)
-        return campaign.targeting.admits(device, installationID: target.installationID, campaignID: campaignID)
+        if campaign.push?.silent != true && !installation.notificationsAllowed { return false }
+        let device = TargetedDevice(
+            platform: installation.platform, appVersion: installation.appVersion ?? "", language: installation.language ?? "",
+            country: installation.country ?? "")
+        return campaign.targeting.admits(device, installationID: installation.installationID, campaignID: campaignID)
     }
 
     /// When the notification is due on this device: at once for a test campaign; at the start; or, sent

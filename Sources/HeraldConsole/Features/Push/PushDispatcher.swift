@@ -149,14 +149,16 @@ public final class PushDispatcher: Sendable {
     /// Plans one page of installations for `stored`; returns whether the campaign is fully planned.
     private func planPage(_ stored: StoredCampaign, now: Date) throws -> Bool {
         let campaign = stored.campaign
-        let page = try database.pushOutbox.nextTargets(campaignID: stored.id, appID: campaign.app)
-        let entries = page.targets.compactMap { target -> (target: PushTarget, due: Date)? in
-            guard PushAudience.admits(target, campaign: campaign, campaignID: stored.id, testDevices: page.testDevices) else { return nil }
-            return (target, PushAudience.due(campaign, timeZone: target.timeZone, publishedAt: stored.startedAt ?? now, now: now))
+        let after = try database.pushOutbox.plannedThrough(campaignID: stored.id)
+        let page = try database.installations.withTokens(appID: campaign.app, after: after, pageSize: PushOutboxStore.planPage)
+        let testDevices = campaign.testOnDevice ? Set(try database.apps.testDevices(appID: campaign.app).map(\.installationID)) : []
+        let entries = page.installations.compactMap { installation -> (installation: Installation, due: Date)? in
+            guard PushAudience.admits(installation, campaign: campaign, campaignID: stored.id, testDevices: testDevices) else { return nil }
+            return (installation, PushAudience.due(campaign, timeZone: installation.timeZone, publishedAt: stored.startedAt ?? now, now: now))
         }
-        let complete = page.targets.count < PushOutboxStore.planPage
+        let complete = page.next == nil
         try database.pushOutbox.plan(
-            campaignID: stored.id, appID: campaign.app, entries: entries, through: page.targets.last?.rowID, complete: complete, now: now)
+            campaignID: stored.id, appID: campaign.app, entries: entries, through: page.installations.last?.rowID, complete: complete, now: now)
         return complete
     }
 

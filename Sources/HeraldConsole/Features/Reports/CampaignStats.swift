@@ -77,6 +77,8 @@ struct CampaignStats: Encodable, Sendable, Equatable {
             case .dismiss: dismissals += count
             case .error: errors += count
             case .conversion: conversions += count
+            // Push receipts and opens belong to push campaigns' own figures, not to these.
+            case .pushReceived, .pushOpen: break
             }
             ctr = impressions == 0 ? 0 : (Double(clicks) / Double(impressions) * 10_000).rounded() / 10_000
         }
@@ -154,8 +156,7 @@ struct CampaignStats: Encodable, Sendable, Equatable {
             case .click: clicksByAction[row.detail, default: 0] += row.count
             case .dismiss: dismissalsByType[row.detail, default: 0] += row.count
             case .error: errorsByCode[row.detail, default: 0] += row.count
-            case .conversion: break
-            case .impression: break
+            case .conversion, .impression, .pushReceived, .pushOpen: break
             }
         }
         conversionsByEvent = Dictionary(counts.topConversions.map { ($0.event, $0.count) }, uniquingKeysWith: +)

@@ -183,6 +183,7 @@ struct ReportPages: Sendable {
         case .dismiss: totals.dismissals
         case .error: totals.errors
         case .conversion: totals.conversions
+        case .pushReceived, .pushOpen: 0
         }
     }
 

@@ -1,0 +1,45 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+
+/// `PUT /api/v1/installations/{installationId}`: a delivery client registers its installation (platform,
+/// push token, app version, language, country, time zone, notification permission), or says what
+/// changed. The whole registration is replaced; 201 when the installation is new, 200 when it was known.
+struct InstallationRegistrar: Sendable {
+    let services: Services
+
+    func register(_ context: RequestContext) throws -> Response {
+        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+        guard let id = context.parameters["installationId"] else { throw HTTPError.notFound }
+        guard InstallationID.isValid(id) else {
+            throw HTTPError(422, "The installation id in the address must be \(InstallationID.rule); nothing was saved.",
+                            fields: [FieldProblem("installationId", "Use \(InstallationID.rule).")])
+        }
+        guard context.request.mediaType == "application/json" else {
+            throw HTTPError(415, "Send the installation as JSON with `Content-Type: application/json`.")
+        }
+        let registration = try InstallationBody.read(context.request.body)
+        let (installation, created) = try services.database.installations.upsert(
+            appID: key.appID, installationID: id, registration: registration, now: context.now)
+        return .json(Array(try CampaignJSON.encoder().encode(installation)), status: created ? 201 : 200)
+    }
+}
+
+/// The body of a registration, read strictly: the parser the fuzz target `installation-body` runs.
+enum InstallationBody {
+    /// The registration in `body`, checked and as Herald stores it (`InstallationRegistration.normalized`).
+    /// Not JSON, or a field of the wrong type: a 400 naming where. A key the registration does not define,
+    /// or a rule broken: a 422 naming each field. Nothing is saved either way.
+    static func read(_ body: [UInt8]) throws -> InstallationRegistration {
+        let registration: InstallationRegistration
+        do {
+            registration = try JSONBody.decode(InstallationRegistration.self, from: body)
+        } catch let unknown as UnknownKeyError {
+            throw HTTPError(422, "`\(unknown.path)` is not a field of an installation; nothing was saved.", fields: [unknown.problem])
+        }
+        let problems = registration.problems
+        guard problems.isEmpty else { throw HTTPError.invalid(problems) }
+        return registration.normalized
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import GRDB
+import HeraldDomain
+
+/// An installation of an app as Herald stored its registration.
+public struct Installation: Sendable, Equatable {
+    /// The row's id: the push sender pages by it.
+    public var rowID: Int64
+    public var appID: Int64
+    /// The client's own id for the installation.
+    public var installationID: String
+    public var platform: Platform
+    /// The provider of the token, or of the last token when it was pruned; nil when it never had one.
+    public var pushProvider: PushProvider?
+    /// nil when the installation has no token, or its provider said the token is dead.
+    public var pushToken: String?
+    public var appVersion: String?
+    public var language: String?
+    public var country: String?
+    public var timeZone: String?
+    public var notificationsAllowed: Bool
+    /// When a provider said the token is dead, and what it said.
+    public var tokenRemovedAt: Date?
+    public var tokenRemovedReason: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+}
+
+/// The installation as the API answers it: what it registered as stored, and what Herald adds (times, a
+/// token's removal); not the row's id or app.
+extension Installation: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case installationID = "installationId"
+        case platform, pushProvider, pushToken, appVersion, language, country, timeZone, notificationsAllowed
+        case tokenRemovedAt, tokenRemovedReason, createdAt, updatedAt
+    }
+}
+
+extension Installation: FetchableRecord {
+    public init(row: Row) throws {
+        let platform: String = row["platform"]
+        let provider: String? = row["push_provider"]
+        guard let parsed = Platform(rawValue: platform) else { throw InstallationStoreError.unreadable("platform \(platform)") }
+        rowID = row["id"]
+        appID = row["app_id"]
+        installationID = row["installation_id"]
+        self.platform = parsed
+        pushProvider = try provider.map { text in
+            guard let provider = PushProvider(rawValue: text) else { throw InstallationStoreError.unreadable("push provider \(text)") }
+            return provider
+        }
+        pushToken = row["push_token"]
+        appVersion = row["app_version"]
+        language = row["language"]
+        country = row["country"]
+        timeZone = row["time_zone"]
+        notificationsAllowed = row["notifications_allowed"]
+        tokenRemovedAt = row["token_removed_at"]
+        tokenRemovedReason = row["token_removed_reason"]
+        createdAt = row["created_at"]
+        updatedAt = row["updated_at"]
+    }
+}
+
+/// How many of an app's installations there are, and what they can receive.
+public struct InstallationCounts: Sendable, Equatable {
+    public var installations = 0
+    /// Installations holding a live token, by provider.
+    public var withToken: [PushProvider: Int] = [:]
+    public var notificationsAllowed = 0
+    /// Installations whose last token a provider said is dead, and which have none since.
+    public var tokensRemoved = 0
+
+    public init() {}
+}
+
+/// One page of an app's installations with a live token, and where the next page starts.
+public struct InstallationPage: Sendable, Equatable {
+    public var installations: [Installation]
+    /// The `after` of the next page; nil when this page came short, so there is no more.
+    public var next: Int64?
+}
+
+public enum InstallationStoreError: Error, Equatable {
+    /// A stored value this Herald cannot read (a newer Herald wrote it, or someone edited the file).
+    case unreadable(String)
+}
+
+/// The `installations` table: registrations by delivery clients, and their push tokens.
+public struct InstallationStore: Sendable {
+    let pool: DatabasePool
+
+    /// The most installations one page of `withTokens` holds.
+    public static let maxPageSize = 1000
+    /// A provider's reason for a dead token is kept to this many characters.
+    public static let maxReasonLength = 200
+
+    /// Stores `registration` (already checked: `problems` empty, and `normalized`) for the app's
+    /// installation, creating it or replacing what it said before. A token that another installation of
+    /// the app holds is taken from it: the app was reinstalled and the provider gave the new installation
+    /// the same token. One transaction; what is returned was read back from it.
+    public func upsert(
+        appID: Int64, installationID: String, registration: InstallationRegistration, now: Date
+    ) throws -> (installation: Installation, created: Bool) {
+        try pool.write { db in
+            let existing = try Int64.fetchOne(
+                db, sql: "SELECT id FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
+            if let provider = registration.pushProvider, let token = registration.pushToken {
+                try db.execute(
+                    sql: """
+                        UPDATE installations SET push_token = NULL, push_provider = NULL, updated_at = ?
+                        WHERE app_id = ? AND push_provider = ? AND push_token = ? AND installation_id <> ?
+                        """,
+                    arguments: [now, appID, provider.rawValue, token, installationID])
+            }
+            // A new token is live whatever happened to the last one; without one, a pruned token's record stays.
+            let hasToken = registration.pushToken != nil
+            try db.execute(
+                sql: """
+                    INSERT INTO installations
+                        (app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
+                         notifications_allowed, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, installation_id) DO UPDATE SET
+                        platform = excluded.platform,
+                        push_provider = CASE WHEN excluded.push_token IS NOT NULL OR token_removed_at IS NULL
+                            THEN excluded.push_provider ELSE push_provider END,
+                        push_token = excluded.push_token, app_version = excluded.app_version, language = excluded.language,
+                        country = excluded.country, time_zone = excluded.time_zone, notifications_allowed = excluded.notifications_allowed,
+                        token_removed_at = CASE WHEN ? THEN NULL ELSE token_removed_at END,
+                        token_removed_reason = CASE WHEN ? THEN NULL ELSE token_removed_reason END,
+                        updated_at = excluded.updated_at
+                    """,
+                arguments: [
+                    appID, installationID, registration.platform.rawValue, registration.pushProvider?.rawValue, registration.pushToken,
+                    registration.appVersion, registration.language, registration.country, registration.timeZone,
+                    registration.notificationsAllowed, now, now, hasToken, hasToken,
+                ])
+            guard let stored = try Self.installation(appID: appID, id: installationID, db) else {
+                throw InstallationStoreError.unreadable("installation \(installationID) of app \(appID) after saving it")
+            }
+            return (stored, existing == nil)
+        }
+    }
+
+    /// The app's installation with the client's id `id`, or nil.
+    public func installation(appID: Int64, id: String) throws -> Installation? {
+        try pool.read { try Self.installation(appID: appID, id: id, $0) }
+    }
+
+    private static func installation(appID: Int64, id: String, _ db: Database) throws -> Installation? {
+        try Installation.fetchOne(db, sql: "SELECT * FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, id])
+    }
+
+    /// Prunes a token its provider said is dead (APNs 410 `Unregistered`, FCM `UNREGISTERED`): the
+    /// installation holding it keeps no token and records when and `reason`. Only while it still holds
+    /// that token: one it registered since the send is not touched. Returns whether a token was removed.
+    @discardableResult
+    public func removeToken(appID: Int64, provider: PushProvider, token: String, reason: String, now: Date) throws -> Bool {
+        try pool.write { try Self.removeToken(appID: appID, provider: provider, token: token, reason: reason, now: now, in: $0) }
+    }
+
+    /// `removeToken` inside the caller's transaction (the outbox records the send and prunes at once).
+    static func removeToken(appID: Int64, provider: PushProvider, token: String, reason: String, now: Date, in db: Database) throws -> Bool {
+        try db.execute(
+            sql: """
+                UPDATE installations SET push_token = NULL, token_removed_at = ?, token_removed_reason = ?, updated_at = ?
+                WHERE app_id = ? AND push_provider = ? AND push_token = ?
+                """,
+            arguments: [now, String(reason.prefix(Self.maxReasonLength)), now, appID, provider.rawValue, token])
+        return db.changesCount > 0
+    }
+
+    /// The app's installations holding a live token of `provider` (nil: of either), in the order they
+    /// were first registered, from just after the installation whose `rowID` is `after` (nil: from the
+    /// first); at most `pageSize` (1…`maxPageSize`) of them. Each page is one indexed range read.
+    public func withTokens(appID: Int64, provider: PushProvider? = nil, after: Int64? = nil, pageSize: Int) throws -> InstallationPage {
+        let limit = min(max(pageSize, 1), Self.maxPageSize)
+        let installations = try pool.read { db in
+            try Installation.fetchAll(
+                db, sql: """
+                    SELECT * FROM installations
+                    WHERE app_id = ? AND (? IS NULL OR push_provider = ?) AND push_token IS NOT NULL AND id > ?
+                    ORDER BY id LIMIT ?
+                    """,
+                arguments: [appID, provider?.rawValue, provider?.rawValue, after ?? 0, limit])
+        }
+        return InstallationPage(installations: installations, next: installations.count == limit ? installations.last?.rowID : nil)
+    }
+
+    /// How many installations the app has, how many can be sent to by each provider, allow
+    /// notifications, and lost their token to a provider.
+    public func counts(appID: Int64) throws -> InstallationCounts {
+        try pool.read { db in
+            var counts = InstallationCounts()
+            if let row = try Row.fetchOne(
+                db, sql: """
+                    SELECT COUNT(*) AS installations, COALESCE(SUM(notifications_allowed), 0) AS allowed,
+                        COALESCE(SUM(push_token IS NULL AND token_removed_at IS NOT NULL), 0) AS removed
+                    FROM installations WHERE app_id = ?
+                    """, arguments: [appID]) {
+                counts.installations = row["installations"]
+                counts.notificationsAllowed = row["allowed"]
+                counts.tokensRemoved = row["removed"]
+            }
+            for provider in PushProvider.allCases {
+                counts.withToken[provider] = try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM installations WHERE app_id = ? AND push_provider = ? AND push_token IS NOT NULL",
+                    arguments: [appID, provider.rawValue]) ?? 0
+            }
+            return counts
+        }
+    }
+
+    /// Deletes the app's installation `installationID` inside the caller's transaction (an erasure);
+    /// returns whether there was one.
+    static func delete(appID: Int64, installationID: String, in db: Database) throws -> Bool {
+        try db.execute(sql: "DELETE FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
+        return db.changesCount > 0
+    }
+}
