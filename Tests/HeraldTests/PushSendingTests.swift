@@ -1,0 +1,242 @@
+import Crypto
+import Foundation
+@testable import HeraldConsole
+import HeraldDomain
+import HeraldStorage
+import PushMock
+import Testing
+
+/// The dispatcher against the mock APNs and FCM on loopback: what each device is sent, and what each
+/// of the providers' answers does to the outbox and the registrations.
+@Suite("Push sending through the outbox", .serialized)
+struct PushSendingTests {
+    struct Fixture {
+        let app: TestApp
+        let mock: MockProviders
+        let appID: Int64
+        let box: SecretBox
+
+        var outbox: PushOutboxStore { app.database.pushOutbox }
+
+        func register(_ id: String, provider: PushProvider, token: String, platform: Platform = .ios, language: String = "en",
+                      country: String = "US", timeZone: String? = nil, allowed: Bool = true) throws {
+            _ = try app.database.installations.upsert(
+                appID: appID, installationID: id,
+                registration: InstallationRegistration(
+                    platform: platform, pushProvider: provider, pushToken: token, appVersion: "2.4.0", language: language,
+                    country: country, timeZone: timeZone, notificationsAllowed: allowed),
+                now: Date())
+        }
+
+        func publish(_ campaign: Campaign) throws -> Int64 {
+            try app.database.campaigns.create(campaign, state: .published, actor: .commandLine, now: Date())
+        }
+
+        /// Waits (up to 20 s) until the campaign's send is done; returns its counts.
+        func finished(_ campaignID: Int64) async throws -> PushProgress {
+            for _ in 0..<400 {
+                let progress = try outbox.progress(campaignID: campaignID)
+                if progress.isDone { return progress }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            Issue.record("campaign \(campaignID) did not finish sending: \(try outbox.progress(campaignID: campaignID))")
+            return try outbox.progress(campaignID: campaignID)
+        }
+
+        func requests(_ provider: String, path: String? = nil) -> [RecordedRequest] {
+            mock.requests().filter { $0.provider == provider && (path == nil || $0.path == path) }
+        }
+    }
+
+    static func run(concurrency: Int = 16, _ body: (Fixture) async throws -> Void) async throws {
+        let folder = try TemporaryFolder()
+        let certificate = folder.url.appendingPathComponent("mock.pem")
+        var options = MockProviders.Options()
+        options.certificateFile = certificate
+        let mock = try await MockProviders.start(options)
+        let box = SecretBox(key: SymmetricKey(size: .bits256))
+        do {
+            let app = try await TestApp { configuration in
+                configuration.secretBox = box
+                configuration.push.trustRootsFile = certificate.path
+                configuration.push.concurrency = concurrency
+                configuration.push.ratePerSecond = nil
+            }
+            let created = try app.database.apps.create(name: "Shop", platforms: [.ios, .android], actor: .commandLine, now: Date())
+            let editor = PushSetupEditor(database: app.database, box: box)
+            try editor.setAPNs(
+                appID: created.id, keyPEM: mock.credentials.apnsKeyPEM, keyID: mock.credentials.apnsKeyID, teamID: mock.credentials.apnsTeamID,
+                topic: "com.example.shop", url: mock.baseURL.absoluteString, actor: .commandLine, now: Date())
+            try editor.setFCM(appID: created.id, serviceAccountJSON: mock.credentials.fcmServiceAccountJSON, url: mock.baseURL.absoluteString,
+                              actor: .commandLine, now: Date())
+            let fixture = Fixture(app: app, mock: mock, appID: created.id, box: box)
+            try app.application.startPushing()
+            do {
+                try await body(fixture)
+            } catch {
+                await app.application.shutdown()
+                throw error
+            }
+            await app.application.shutdown()
+        } catch {
+            try await mock.shutdown()
+            throw error
+        }
+        try await mock.shutdown()
+    }
+
+    static let notification = PushNotification(
+        title: "Sale", subtitle: "Shoes", body: "Half price today", badge: 1, sound: "default", category: "OFFER", threadId: "sales",
+        url: "myapp://sale", translations: ["fa": PushTranslation(title: "حراج", body: "نیم‌بها، فقط امروز")])
+
+    @Test("Each registered device gets its language's version once, through its provider, with APNs's headers and FCM's token")
+    func sendsEachDeviceItsVersion() async throws {
+        try await Self.run { fixture in
+            try fixture.register("i-en", provider: .apns, token: "aaaa01")
+            try fixture.register("i-fa", provider: .apns, token: "aaaa02", language: "fa-IR")
+            try fixture.register("a-fa", provider: .fcm, token: "fcm-token-03", platform: .android, language: "fa")
+            try fixture.register("i-off", provider: .apns, token: "aaaa04", allowed: false)
+            let data = CustomData([.init(key: "screen", value: "sale")])
+            let id = try fixture.publish(Campaign(app: fixture.appID, name: "Sale", push: Self.notification, data: data))
+            fixture.app.application.services.push.dispatcher.wake()
+            let progress = try await fixture.finished(id)
+            #expect(progress.sent == 3)
+            #expect(progress.planned == 3, "a device whose user turned notifications off is not targeted")
+
+            let apns = fixture.requests("apns")
+            #expect(Set(apns.map(\.path)) == ["/3/device/aaaa01", "/3/device/aaaa02"])
+            let english = try #require(apns.first { $0.path == "/3/device/aaaa01" })
+            #expect(english.body == String(decoding: PushPayload.apns(Self.notification.version(for: "en").notification, campaignID: id, data: data), as: UTF8.self))
+            #expect(english.header("apns-topic") == "com.example.shop")
+            #expect(english.header("apns-push-type") == "alert")
+            #expect(english.header("apns-priority") == "10")
+            #expect(english.header("apns-collapse-id") == "herald-\(id)")
+            let expiration = try #require(english.header("apns-expiration").flatMap(Double.init))
+            #expect(abs(expiration - Date().addingTimeInterval(86_400).timeIntervalSince1970) < 120)
+            let persian = try #require(apns.first { $0.path == "/3/device/aaaa02" })
+            #expect(persian.body.contains("حراج"))
+
+            let fcm = try #require(fixture.requests("fcm").first { $0.path.hasSuffix("messages:send") })
+            #expect(fcm.path == "/v1/projects/\(fixture.mock.credentials.fcmProjectID)/messages:send")
+            #expect(fcm.body == String(decoding: PushPayload.fcm(Self.notification.version(for: "fa").notification, campaignID: id, data: data, token: "fcm-token-03"), as: UTF8.self))
+            #expect(fcm.header("authorization")?.hasPrefix("Bearer ") == true)
+        }
+    }
+
+    @Test("A dead token is pruned (410 / UNREGISTERED), a 429's Retry-After is waited out before the retry, a bad token fails with its reason")
+    func providerAnswers() async throws {
+        try await Self.run { fixture in
+            try fixture.register("gone-apns", provider: .apns, token: "gone01")
+            try fixture.register("gone-fcm", provider: .fcm, token: "gone-fcm-02", platform: .android)
+            try fixture.register("busy", provider: .apns, token: "busy03")
+            try fixture.register("bad", provider: .apns, token: "bad04")
+            try fixture.register("fine", provider: .fcm, token: "fine05", platform: .android)
+            let id = try fixture.publish(Campaign(app: fixture.appID, name: "Answers", push: PushNotification(title: "Hi", body: "There")))
+            let progress = try await fixture.finished(id)
+            #expect(progress.sent == 2)
+            #expect(progress.unregistered == 2)
+            #expect(progress.failed == 1)
+            #expect(try fixture.outbox.failures(campaignID: id).contains { $0.state == "failed" && $0.reason == "BadDeviceToken" })
+            for gone in ["gone-apns", "gone-fcm"] {
+                let installation = try #require(try fixture.app.database.installations.installation(appID: fixture.appID, id: gone))
+                #expect(installation.pushToken == nil)
+                #expect(installation.tokenRemovedAt != nil)
+            }
+            #expect(try fixture.app.database.installations.installation(appID: fixture.appID, id: "fine")?.pushToken == "fine05")
+            let busy = fixture.requests("apns", path: "/3/device/busy03")
+            #expect(busy.map(\.status) == [429, 200])
+            if busy.count == 2 {
+                #expect(busy[1].receivedAt - busy[0].receivedAt >= 0.95, "the retry came \(busy[1].receivedAt - busy[0].receivedAt) s after a Retry-After of 1 s")
+            }
+        }
+    }
+
+    @Test("Targeting is evaluated on the server: platform, language, country and percentage; test campaigns reach only test devices")
+    func targeting() async throws {
+        try await Self.run { fixture in
+            for index in 0..<200 {
+                try fixture.register("device-\(index)", provider: index % 2 == 0 ? .apns : .fcm, token: "tok\(index)",
+                                     platform: index % 2 == 0 ? .ios : .android, language: index % 4 < 2 ? "de" : "en", country: index % 3 == 0 ? "DE" : "US")
+            }
+            let targeting = Targeting(platforms: [.ios], languages: ["de"], percentage: 50)
+            let id = try fixture.publish(Campaign(app: fixture.appID, name: "Targeted", targeting: targeting, push: PushNotification(title: "Hallo")))
+            let progress = try await fixture.finished(id)
+            let expected = (0..<200).filter { index in
+                index % 2 == 0 && index % 4 < 2 && Targeting.rolloutBucket(installationID: "device-\(index)", campaignID: id) < 50
+            }
+            #expect(progress.sent == expected.count)
+            #expect(Set(fixture.requests("apns").map(\.path)) == Set(expected.map { "/3/device/tok\($0)" }))
+
+            try fixture.app.database.apps.addTestDevice(appID: fixture.appID, installationID: "device-7", name: "QA", actor: .commandLine, now: Date())
+            var test = Campaign(app: fixture.appID, name: "Test", push: PushNotification(title: "Test"))
+            test.testOnDevice = true
+            test.schedule.start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 86_400).rounded())
+            let testID = try fixture.publish(test)
+            let testProgress = try await fixture.finished(testID)
+            #expect(testProgress.sent == 1, "a test campaign goes to the test devices at once, whatever its schedule")
+        }
+    }
+
+    @Test("Rows left sending by a stopped process are settled unknown and never sent again")
+    func interruptedRowsAreNotResent() async throws {
+        try await Self.run { fixture in
+            await fixture.app.application.services.push.dispatcher.shutdown()
+            try fixture.register("one", provider: .apns, token: "one01")
+            try fixture.register("two", provider: .apns, token: "two02")
+            let id = try fixture.app.database.campaigns.create(
+                Campaign(app: fixture.appID, name: "Crash", push: PushNotification(title: "Hi")), state: .draft, actor: .commandLine, now: Date())
+            try fixture.app.database.campaigns.setState(id: id, to: .published, actor: .commandLine, now: Date())
+            // What a process killed mid-send leaves: both rows planned, one claimed (`sending`).
+            let page = try fixture.app.database.installations.withTokens(appID: fixture.appID, pageSize: 10)
+            try fixture.outbox.plan(campaignID: id, appID: fixture.appID, entries: page.installations.map { ($0, Date()) },
+                                    through: page.installations.last?.rowID, complete: true, now: Date())
+            let claimed = try fixture.outbox.claim(limit: 1, now: Date())
+            #expect(claimed.count == 1)
+            let restarted = try PushDispatcher(
+                database: fixture.app.database, credentials: fixture.app.database.pushCredentials(box: fixture.box),
+                settings: { var settings = PushSettings(); settings.trustRootsFile = fixture.app.application.services.push.dispatcher.settings.trustRootsFile; return settings }(),
+                logger: .init(label: "test"))
+            try restarted.start()
+            let progress = try await fixture.finished(id)
+            await restarted.shutdown()
+            #expect(progress.unknown == 1)
+            #expect(progress.sent == 1)
+            #expect(fixture.requests("apns").map(\.path) == ["/3/device/two02"], "the claimed row is not sent again")
+        }
+    }
+
+    @Test("A paused campaign's rows wait; resumed, they are sent")
+    func pausedCampaignsWait() async throws {
+        try await Self.run { fixture in
+            try fixture.register("one", provider: .apns, token: "one01")
+            let id = try fixture.app.database.campaigns.create(
+                Campaign(app: fixture.appID, name: "Paused", push: PushNotification(title: "Hi")), state: .paused, actor: .commandLine, now: Date())
+            let page = try fixture.app.database.installations.withTokens(appID: fixture.appID, pageSize: 10)
+            try fixture.outbox.plan(campaignID: id, appID: fixture.appID, entries: page.installations.map { ($0, Date()) },
+                                    through: page.installations.last?.rowID, complete: true, now: Date())
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(try fixture.outbox.progress(campaignID: id).pending == 1)
+            #expect(fixture.requests("apns").isEmpty)
+            try fixture.app.database.campaigns.setState(id: id, to: .published, actor: .commandLine, now: Date())
+            #expect(try await fixture.finished(id).sent == 1)
+        }
+    }
+
+    @Test("Sent at each device's time: 09:00 in the schedule's zone is 09:00 in each device's zone, the next day where it has passed")
+    func deviceTime() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Europe/Berlin")!
+        let start = calendar.date(from: DateComponents(year: 2030, month: 6, day: 1, hour: 9))!
+        var campaign = Campaign(app: 1, name: "Morning", schedule: Schedule(start: start, timeZone: "Europe/Berlin"),
+                                push: PushNotification(title: "Good morning", inDeviceTimeZone: true))
+        let early = Date(timeIntervalSince1970: 1_900_000_000 - 86_400 * 365)
+        let tehran = PushAudience.due(campaign, timeZone: "Asia/Tehran", publishedAt: early, now: early)
+        #expect(tehran == start.addingTimeInterval(-90 * 60), "Tehran (+03:30) is 1 h 30 ahead of Berlin in summer (+02:00)")
+        #expect(PushAudience.due(campaign, timeZone: nil, publishedAt: early, now: early) == start, "no zone: the schedule's")
+        #expect(PushAudience.due(campaign, timeZone: "Not/AZone", publishedAt: early, now: early) == start)
+        let justAfterTehranNine = start.addingTimeInterval(-90 * 60 + 60)
+        #expect(PushAudience.due(campaign, timeZone: "Asia/Tehran", publishedAt: early, now: justAfterTehranNine) == tehran.addingTimeInterval(86_400))
+        campaign.push?.inDeviceTimeZone = false
+        #expect(PushAudience.due(campaign, timeZone: "Asia/Tehran", publishedAt: early, now: early) == start)
+    }
+}
