@@ -18,7 +18,7 @@ public final class HeraldApplication: Sendable {
         let localization = try Localization(folder: configuration.localesFolder, pseudoLocale: configuration.pseudoLocale)
         let signingKey = try database.serverSecrets.signingKey(now: configuration.clock())
         let pushEditor = PushSetupEditor(database: database, box: configuration.secretBox)
-        let dispatcher = try PushDispatcher(
+        let dispatcher = PushDispatcher(
             database: database, credentials: pushEditor.credentials, settings: configuration.push, logger: logger)
         services = Services(
             database: database, views: views, localization: localization, configuration: configuration, logger: logger,

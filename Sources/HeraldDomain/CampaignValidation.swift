@@ -108,13 +108,16 @@ extension Campaign {
         // they are what the marketer typed under another layout.)
         switch channel {
         case .inApp:
+            // Dropped when saved: whoever sent it meant something else, which dropping it would hide.
+            if push != nil { problems.append(FieldProblem(path: "push", key: "push_on_in_app")) }
             let stored = message.keepingLayoutFields.problems(for: mode)
             problems += stored + message.problems(for: .draft).filter { !stored.contains($0) }
             problems += triggerProblems(for: mode)
-            problems += frequencyProblems()
         case .push:
             problems += pushProblems(for: mode)
         }
+        // A push campaign goes once to each device; a malformed rule is still refused, not kept unread.
+        problems += frequencyProblems()
         problems += dataProblems()
         problems += scheduleProblems()
         problems += targeting.problems()

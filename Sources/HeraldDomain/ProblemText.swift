@@ -122,6 +122,8 @@ public struct ProblemText: Sendable, Equatable {
         "button_action_missing": "Give the button an action, or remove its text.",
         "second_button_text_missing": "Give the second button a text, or remove its action.",
         // Push notifications
+        "push_on_in_app": "An in-app campaign has no push notification: remove push, or set channel to push.",
+        "message_on_push": "A push campaign has no in-app message: remove message, or set channel to in_app.",
         "push_required": "A push campaign needs its notification.",
         "push_triggers": "A push campaign is sent, not triggered: remove its triggers.",
         "push_text_required": "A notification needs a title or a body (or choose silent).",

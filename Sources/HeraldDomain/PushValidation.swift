@@ -3,7 +3,8 @@ extension Campaign {
     /// payload against each provider's limit, and custom data keys that do not collide with the payload's.
     func pushProblems(for mode: ValidationMode) -> [FieldProblem] {
         var problems: [FieldProblem] = []
-        guard let push else { return [FieldProblem(path: "push", key: "push_required")] }
+        if message != Campaign.noMessage { problems.append(FieldProblem(path: "message", key: "message_on_push")) }
+        guard let push else { return problems + [FieldProblem(path: "push", key: "push_required")] }
         if !triggers.isEmpty { problems.append(FieldProblem(path: "triggers", key: "push_triggers")) }
         problems += push.problems(for: mode)
         if push.inDeviceTimeZone && schedule.start == nil {

@@ -192,7 +192,7 @@ struct PushSendingTests {
                                     through: page.installations.last?.rowID, complete: true, now: Date())
             let claimed = try fixture.outbox.claim(limit: 1, now: Date())
             #expect(claimed.count == 1)
-            let restarted = try PushDispatcher(
+            let restarted = PushDispatcher(
                 database: fixture.app.database, credentials: fixture.app.database.pushCredentials(box: fixture.box),
                 settings: { var settings = PushSettings(); settings.trustRootsFile = fixture.app.application.services.push.dispatcher.settings.trustRootsFile; return settings }(),
                 logger: .init(label: "test"))

@@ -29,6 +29,8 @@ struct ValidationMessageTests {
         pushWithoutNotification.push = nil
         return [
             pushWithoutNotification,
+            { var both = Campaign(app: 1, name: "Push", push: PushNotification(title: "t")); both.message = Message(layout: .modal); return both }(),
+            edited { $0.push = PushNotification(title: "t") },
             Campaign(app: 1, name: "Push", targeting: Targeting(userProperties: [PropertyFilter(property: "vip", op: .exists)]), push: PushNotification(inDeviceTimeZone: true)),
             Campaign(app: 1, name: "Push", push: PushNotification(title: "t", badge: -1, sound: long(65), silent: true),
                      data: CustomData([.init(key: "aps", value: "x")])),

@@ -92,15 +92,27 @@ enum ValidCampaign {
         campaign.optional("description", &draw, rate: 0.5) { JSONValue.string(GeneratedText.valid(&$0, maxPieces: 20, multiline: true)).twice }
         campaign.defaulted("priority", &draw, rate: 0.7, fallback: .number(5)) { JSONValue.number(Double($0.int(1...10))).twice }
         campaign.defaulted("schedule", &draw, rate: 0.7, fallback: schedule(nil, nil, "UTC"), schedule)
-        campaign.defaulted("triggers", &draw, rate: 0.8, fallback: .array([])) { draw in
-            let triggers = draw.list(0...4, trigger)
-            return (.array(triggers.map(\.sent)), .array(triggers.map(\.stored)))
+        // A push campaign (a quarter of them): no triggers, server-side targeting only, a notification instead of a message.
+        let push = draw.chance(0.25)
+        if push {
+            campaign.sent.append(("triggers", .array([])))
+            campaign.stored.append(("triggers", .array([])))
+        } else {
+            campaign.defaulted("triggers", &draw, rate: 0.8, fallback: .array([])) { draw in
+                let triggers = draw.list(0...4, trigger)
+                return (.array(triggers.map(\.sent)), .array(triggers.map(\.stored)))
+            }
         }
         campaign.defaulted("frequency", &draw, rate: 0.6, fallback: .object([("type", .string("once"))]), frequency)
-        campaign.defaulted("targeting", &draw, rate: 0.6, fallback: .object([]), targeting)
+        campaign.defaulted("targeting", &draw, rate: 0.6, fallback: .object([])) { targeting(&$0, deviceRules: !push) }
         campaign.defaulted("testOnDevice", &draw, rate: 0.5, fallback: .bool(false)) { JSONValue.bool($0.chance(0.3)).twice }
-        campaign.defaulted("channel", &draw, rate: 0.3, fallback: .string(Channel.inApp.rawValue)) { _ in JSONValue.string(Channel.inApp.rawValue).twice }
-        campaign.both("message", message(&draw))
+        if push {
+            campaign.both("channel", .string(Channel.push.rawValue))
+            campaign.both("push", notification(&draw))
+        } else {
+            campaign.defaulted("channel", &draw, rate: 0.3, fallback: .string(Channel.inApp.rawValue)) { _ in JSONValue.string(Channel.inApp.rawValue).twice }
+            campaign.both("message", message(&draw))
+        }
         var dataOrderUnknown = false
         campaign.defaulted("data", &draw, rate: 0.6, fallback: .array([])) { draw in
             var keys: Set<String> = []
@@ -206,7 +218,8 @@ enum ValidCampaign {
         return frequency.objects(&draw)
     }
 
-    static func targeting(_ draw: inout Draw) -> (sent: JSONValue, stored: JSONValue) {
+    /// `deviceRules`: user properties and days since first open, which only in-app campaigns may use.
+    static func targeting(_ draw: inout Draw, deviceRules: Bool = true) -> (sent: JSONValue, stored: JSONValue) {
         var targeting = SentAndStored()
         targeting.optional("platforms", &draw, rate: 0.4) { draw in
             JSONValue.array(draw.list(0...3) { JSONValue.string($0.pick(Platform.allCases).rawValue) }).twice
@@ -220,11 +233,11 @@ enum ValidCampaign {
         }
         targeting.optional("languages", &draw, rate: 0.3) { JSONValue.array($0.list(0...4) { JSONValue.string($0.pick(languages)) }).twice }
         targeting.optional("countries", &draw, rate: 0.3) { JSONValue.array($0.list(0...4) { JSONValue.string($0.pick(countries)) }).twice }
-        targeting.optional("userProperties", &draw, rate: 0.3) { draw in
+        targeting.optional("userProperties", &draw, rate: deviceRules ? 0.3 : 0) { draw in
             let filters = draw.list(0...3, filter)
             return (.array(filters.map(\.sent)), .array(filters.map(\.stored)))
         }
-        targeting.optional("daysSinceFirstOpen", &draw, rate: 0.3) { draw in
+        targeting.optional("daysSinceFirstOpen", &draw, rate: deviceRules ? 0.3 : 0) { draw in
             var range = SentAndStored()
             let bounds = [draw.int(0...36_500), draw.int(0...36_500)].sorted()
             range.optional("min", &draw, rate: 0.7) { _ in JSONValue.number(Double(bounds[0])).twice }
@@ -233,6 +246,41 @@ enum ValidCampaign {
         }
         targeting.optional("percentage", &draw, rate: 0.3) { JSONValue.number(Double($0.int(1...100))).twice }
         return targeting.objects(&draw)
+    }
+
+    /// A push notification within every rule (short texts, so every version fits both providers' limits).
+    static func notification(_ draw: inout Draw) -> (sent: JSONValue, stored: JSONValue) {
+        var push = SentAndStored()
+        let silent = draw.chance(0.15)
+        if silent {
+            push.both("silent", .bool(true))
+        } else {
+            push.optional("title", &draw, rate: 0.8) { JSONValue.string(GeneratedText.valid(&$0, maxPieces: 4, multiline: true)).twice }
+            push.optional("subtitle", &draw, rate: 0.4) { JSONValue.string(GeneratedText.valid(&$0, maxPieces: 3)).twice }
+            push.optional("body", &draw, rate: 0.8) { JSONValue.string(GeneratedText.valid(&$0, maxPieces: 8, multiline: true)).twice }
+            push.optional("imageUrl", &draw, rate: 0.3) { JSONValue.string(https(&$0)).twice }
+            push.optional("badge", &draw, rate: 0.3) { JSONValue.number(Double($0.chance(0.3) ? $0.pick([0, 99_999]) : $0.int(0...99_999))).twice }
+            push.optional("sound", &draw, rate: 0.3) { JSONValue.string($0.pick(["default", "chime.caf", "ping"])).twice }
+            if draw.chance(0.8) { push.stored.append(("silent", .bool(false))) } else { push.both("silent", .bool(false)) }
+        }
+        push.optional("category", &draw, rate: 0.3) { JSONValue.string($0.pick(["OFFER", "REPLY", "open_sale"])).twice }
+        push.optional("threadId", &draw, rate: 0.3) { JSONValue.string(GeneratedText.valid(&$0, maxPieces: 2)).twice }
+        push.optional("url", &draw, rate: 0.4) { JSONValue.string(link(&$0)).twice }
+        if draw.chance(0.7) { push.stored.append(("inDeviceTimeZone", .bool(false))) } else { push.both("inDeviceTimeZone", .bool(false)) }
+        if !silent && draw.chance(0.4) {
+            var versions = SentAndStored()
+            var tags = versionTags
+            for _ in 0..<draw.int(1...3) {
+                var version = SentAndStored()
+                version.optional("title", &draw, rate: 0.7) { JSONValue.string(GeneratedText.valid(&$0, maxPieces: 4)).twice }
+                version.optional("body", &draw, rate: 0.7) { JSONValue.string(GeneratedText.valid(&$0, maxPieces: 8, multiline: true)).twice }
+                version.optional("url", &draw, rate: 0.2) { JSONValue.string(link(&$0)).twice }
+                if version.stored.isEmpty { version.both("subtitle", .string(GeneratedText.valid(&draw, maxPieces: 2))) }
+                versions.both(tags.remove(at: draw.int(0...(tags.count - 1))), version.objects(&draw))
+            }
+            push.both("translations", versions.objects(&draw))
+        }
+        return push.objects(&draw)
     }
 
     static func message(_ draw: inout Draw) -> (sent: JSONValue, stored: JSONValue) {

@@ -117,7 +117,8 @@ struct GeneratedCampaignJSONProperty {
         let state = (try? fixture.app.database.campaigns.find(id: id))??.state
         let testOnDevice = expected["testOnDevice"]?.text == "true"
         let inWindow = (expected.at("schedule.start")?.date.map { $0 <= now } ?? true) && (expected.at("schedule.end")?.date.map { $0 > now } ?? true)
-        let listed = testOnDevice ? [.draft, .published, .paused].contains(state) : state == .published && inWindow
+        let inApp = expected["channel"]?.text != JSONValue.quoted(Channel.push.rawValue)
+        let listed = inApp && (testOnDevice ? [.draft, .published, .paused].contains(state) : state == .published && inWindow)
         for device in [nil, fixture.testDevice] {
             let feed = fixture.api("GET", "/api/v1/feed", headers: device.map { [("X-Installation-Id", $0)] } ?? [])
             run.expect(feed.status == 200, "the feed answered \(feed.status): \(feed.text.prefix(500))", input: input)

@@ -32,30 +32,32 @@ public final class PushDispatcher: Sendable {
     let credentials: PushCredentialStore
     let settings: PushSettings
     let logger: Logger
-    let httpClient: HTTPClient
-    private let senders: PushSenderCache
+    /// The connections to the providers exist only between `start()` and `shutdown()`: a client that is
+    /// never shut down is a leak (and async-http-client's debug builds stop on it).
+    private let running = Mutex<(httpClient: HTTPClient, senders: PushSenderCache)?>(nil)
     /// Set by `wake()`; the idle loop looks at it every 25 ms.
     private let woken = Atomic<Bool>(false)
     private let loop = Mutex<Task<Void, Never>?>(nil)
     /// Campaigns being sent, read once a few seconds rather than once per notification.
     private let campaigns = Mutex<[Int64: (campaign: Campaign, read: ContinuousClock.Instant)]>([:])
 
-    public init(database: AppDatabase, credentials: PushCredentialStore, settings: PushSettings, logger: Logger) throws {
+    public init(database: AppDatabase, credentials: PushCredentialStore, settings: PushSettings, logger: Logger) {
         self.database = database
         self.credentials = credentials
         self.settings = settings
         self.logger = logger
-        httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: settings.trustRootsFile)
-        senders = PushSenderCache(credentials: credentials, httpClient: httpClient, ratePerSecond: settings.ratePerSecond)
     }
 
     /// Settles what a previous process left mid-send, then drains in the background until `shutdown()`.
     public func start() throws {
+        let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: settings.trustRootsFile)
+        let senders = PushSenderCache(credentials: credentials, httpClient: httpClient, ratePerSecond: settings.ratePerSecond)
+        running.withLock { $0 = (httpClient, senders) }
         let interrupted = try database.pushOutbox.settleInterrupted()
         if interrupted > 0 {
             logger.warning("\(interrupted) notifications were with a provider when Herald stopped: their outcome is unknown, and they are not sent again")
         }
-        loop.withLock { $0 = Task { await self.run() } }
+        loop.withLock { $0 = Task { await self.run(senders: senders) } }
     }
 
     /// Asks the loop to look for new work now (a campaign was published) instead of at its next tick.
@@ -68,12 +70,13 @@ public final class PushDispatcher: Sendable {
         let task = loop.withLock { task in defer { task = nil }; return task }
         task?.cancel()
         await task?.value
-        try? await httpClient.shutdown()
+        let stopped = running.withLock { state in defer { state = nil }; return state }
+        try? await stopped?.httpClient.shutdown()
     }
 
     // MARK: The loop
 
-    private func run() async {
+    private func run(senders: PushSenderCache) async {
         await withTaskGroup(of: (OutboxEntry, OutboxOutcome).self) { group in
             var inFlight = 0
             var results: [(entry: OutboxEntry, outcome: OutboxOutcome)] = []
@@ -86,7 +89,7 @@ public final class PushDispatcher: Sendable {
                         let claimed = try database.pushOutbox.claim(limit: settings.concurrency - inFlight, now: Date())
                         for entry in claimed {
                             inFlight += 1
-                            group.addTask { (entry, await self.deliver(entry)) }
+                            group.addTask { (entry, await self.deliver(entry, senders: senders)) }
                         }
                     }
                     if inFlight == 0 {
@@ -164,7 +167,7 @@ public final class PushDispatcher: Sendable {
 
     // MARK: Sending one
 
-    private func deliver(_ entry: OutboxEntry) async -> OutboxOutcome {
+    private func deliver(_ entry: OutboxEntry, senders: PushSenderCache) async -> OutboxOutcome {
         let request: PushRequest
         switch payload(for: entry) {
         case .success(let built): request = built
