@@ -70,7 +70,11 @@ public actor DeliveryClient {
         store = try DeviceStore(folder: configuration.storageFolder)
         var state = store.loadState()
         if state.firstOpen == nil { state.firstOpen = configuration.clock() }
-        if let installationID = configuration.installationID { state.installationID = installationID }
+        if let installationID = configuration.installationID, installationID != state.installationID {
+            state.installationID = installationID
+            // Herald knows the registration under the old id only.
+            state.settledRegistration = nil
+        }
         if state != store.loadState() { try store.save(state) }
         self.state = state
         cachedFeed = store.loadFeed()

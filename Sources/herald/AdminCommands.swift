@@ -7,6 +7,7 @@ import HeraldStorage
 extension Role: ExpressibleByArgument {}
 extension Platform: ExpressibleByArgument {}
 extension APIScope: ExpressibleByArgument {}
+extension PushProvider: ExpressibleByArgument {}
 
 struct UserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "user", abstract: "Manage console users.", subcommands: [Create.self])

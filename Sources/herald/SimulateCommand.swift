@@ -32,6 +32,19 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Seconds in the background after which a session ends (the delivery client's default is 10).")
     var sessionTimeout: Double = 10
 
+    @Option(help: ArgumentHelp(
+        "Register each device's installation with a push token of this provider (apns or fcm).",
+        discussion: "Device N's installation id is sim-<seed>-<N>; its token is that id's UTF-8 bytes in hex, so a test knows every token."))
+    var pushProvider: PushProvider?
+
+    @Option(help: "Every device receives a push of this campaign (push_received); --open-pushes says how many open it.")
+    var pushCampaign: Int64?
+
+    @Option(help: ArgumentHelp(
+        "With --push-campaign: the fraction of devices (0 to 1) that open the push (push_open, and the push_click trigger).",
+        discussion: "The first round(fraction × devices) devices open it, so the count is exact."))
+    var openPushes: Double = 0
+
     func validate() throws {
         guard URL(string: url)?.host != nil else { throw ValidationError("--url must be an address such as http://127.0.0.1:8080.") }
         guard (1...1000).contains(devices) else { throw ValidationError("--devices must be from 1 to 1000.") }
@@ -42,6 +55,9 @@ struct SimulateCommand: AsyncParsableCommand {
             }
         }
         guard sessionTimeout > 0, sessionTimeout <= 3600 else { throw ValidationError("--session-timeout must be more than 0 and at most 3600 seconds.") }
+        if let pushCampaign, pushCampaign < 1 { throw ValidationError("--push-campaign must be a campaign id (1 or more).") }
+        guard (0...1).contains(openPushes) else { throw ValidationError("--open-pushes must be a fraction from 0 to 1.") }
+        if openPushes > 0, pushCampaign == nil { throw ValidationError("--open-pushes needs --push-campaign, the campaign whose push the devices open.") }
     }
 
     func run() async throws {
@@ -51,6 +67,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let tally = Tally()
         let transport = SimulatorTransport(server: server, imagesFrom: imagesFrom.flatMap(URL.init(string:)), tally: tally)
         let deadline = Date().addingTimeInterval(TimeInterval(seconds))
+        let openers = Int((openPushes * Double(devices)).rounded())
 
         let progress = Task {
             while true {
@@ -62,9 +79,12 @@ struct SimulateCommand: AsyncParsableCommand {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<devices {
                 group.addTask {
+                    let push = SimulatedDevice.Push(
+                        provider: pushProvider, campaign: pushCampaign, opens: index < openers)
                     let device = try SimulatedDevice(
-                        index: index, seed: seed &+ UInt64(index), server: server, key: key, transport: transport,
-                        sessionTimeout: sessionTimeout, folder: folder.appendingPathComponent("device-\(index)"), tally: tally)
+                        index: index, installationID: SimulatedDevice.installationID(seed: seed, index: index), seed: seed &+ UInt64(index),
+                        server: server, key: key, transport: transport, sessionTimeout: sessionTimeout,
+                        folder: folder.appendingPathComponent("device-\(index)"), tally: tally, push: push)
                     try await device.use(until: deadline)
                 }
             }
@@ -80,10 +100,10 @@ struct SimulateCommand: AsyncParsableCommand {
     }
 }
 
-/// What the run prints last: the events the server stored, the sessions the devices began, and the
-/// messages chosen but not shown, by reason.
+/// What the run prints last: the events the server stored, the sessions the devices began, the
+/// installations Herald registered, and the messages chosen but not shown, by reason.
 struct SimulationSummary: Encodable {
-    let impressions, clicks, dismissals, errors, conversions, sessions: Int
+    let impressions, clicks, dismissals, errors, conversions, pushesReceived, pushOpens, sessions, registrations: Int
     let discards: [String: Int]
 }
 
@@ -93,6 +113,7 @@ final class Tally: DeliveryDelegate, Sendable {
     private let reported = Mutex<[String: Int]>([:])
     private let discardsByDevice = Mutex<[Int: [DiscardReason: Int]]>([:])
     private let sessions = Mutex(0)
+    private let registrations = Mutex(0)
     private let stop = Mutex<Int?>(nil)
 
     func report(_ type: String) {
@@ -107,6 +128,11 @@ final class Tally: DeliveryDelegate, Sendable {
     func fired(_ results: [TriggerResult]) {
         let started = results.filter { $0.event == "session_start" }.count
         sessions.withLock { $0 += started }
+    }
+
+    /// An installation Herald stored.
+    func registered() {
+        registrations.withLock { $0 += 1 }
     }
 
     func discards(_ counts: [DiscardReason: Int], device: Int) {
@@ -130,8 +156,9 @@ final class Tally: DeliveryDelegate, Sendable {
         let counts = uploaded.withLock { $0 }
         return SimulationSummary(
             impressions: counts["impression", default: 0], clicks: counts["click", default: 0], dismissals: counts["dismiss", default: 0],
-            errors: counts["error", default: 0], conversions: counts["conversion", default: 0], sessions: sessions.withLock { $0 },
-            discards: discards)
+            errors: counts["error", default: 0], conversions: counts["conversion", default: 0],
+            pushesReceived: counts[EventType.pushReceived.rawValue, default: 0], pushOpens: counts[EventType.pushOpen.rawValue, default: 0],
+            sessions: sessions.withLock { $0 }, registrations: registrations.withLock { $0 }, discards: discards)
     }
 }
 
@@ -169,38 +196,77 @@ struct SimulatorTransport: DeliveryTransport {
     private struct EventBatch: Decodable { let events: [OutgoingEvent] }
 }
 
-/// One device: opens the app, comes and goes (sometimes long enough for a new session), buys things,
+/// One device: registers its push token when asked, receives and opens a push campaign's notification
+/// when asked, opens the app, comes and goes (sometimes long enough for a new session), buys things,
 /// fires custom events and opens pushes; its user clicks, dismisses, or the message fails to draw,
 /// like real users do.
 struct SimulatedDevice {
+    /// What the device does with pushes.
+    struct Push {
+        /// Registers a token of this provider.
+        let provider: PushProvider?
+        /// Receives this campaign's push (and without one, opens pushes of random feed campaigns now and then).
+        let campaign: Int64?
+        /// Opens the campaign's push.
+        let opens: Bool
+    }
+
     let index: Int
     let client: DeliveryClient
     let user: SimulatedUser
     let tally: Tally
     let sessionTimeout: TimeInterval
+    let installationID: String
+    let push: Push
 
-    init(index: Int, seed: UInt64, server: URL, key: String, transport: SimulatorTransport, sessionTimeout: TimeInterval, folder: URL, tally: Tally) throws {
+    /// Device `index`'s installation id in a run with `seed`: the same in every run with that seed, so a
+    /// second run's devices are the first run's installations.
+    static func installationID(seed: UInt64, index: Int) -> String { "sim-\(seed)-\(index)" }
+
+    /// The push token a device registers: its installation id's UTF-8 bytes in hex (an APNs token's shape,
+    /// and a valid FCM token too), so a test can tell which installation a notification was sent to.
+    static func pushToken(installationID: String) -> String {
+        installationID.utf8.map { String(format: "%02x", $0) }.joined()
+    }
+
+    init(
+        index: Int, installationID: String, seed: UInt64, server: URL, key: String, transport: SimulatorTransport, sessionTimeout: TimeInterval,
+        folder: URL, tally: Tally, push: Push
+    ) throws {
         let platform: Platform = index.isMultiple(of: 3) ? .android : .ios
         // Devices speak six languages in turn, so campaigns with language versions report several.
-        let (language, country) = Self.locales[index % Self.locales.count]
+        let (language, country, timeZone) = Self.locales[index % Self.locales.count]
         let device = DeviceContext(
             platform: platform, appVersion: index.isMultiple(of: 4) ? "2.3.1" : "2.4.0", language: language, country: country,
-            orientation: index.isMultiple(of: 5) ? .landscape : .portrait)
+            orientation: index.isMultiple(of: 5) ? .landscape : .portrait, timeZone: timeZone, notificationsAllowed: true)
         client = try DeliveryClient(configuration: DeliveryConfiguration(
-            serverURL: server, apiKey: key, storageFolder: folder, device: device, transport: transport, sessionTimeout: sessionTimeout))
+            serverURL: server, apiKey: key, storageFolder: folder, device: device, transport: transport, installationID: installationID,
+            sessionTimeout: sessionTimeout))
         user = SimulatedUser(seed: seed)
         self.index = index
         self.tally = tally
         self.sessionTimeout = sessionTimeout
+        self.installationID = installationID
+        self.push = push
     }
 
-    static let locales = [("en", "US"), ("fa", "IR"), ("ar", "EG"), ("de", "DE"), ("ja", "JP"), ("pt-BR", "BR")]
+    /// Language, country and time zone, in turn.
+    static let locales = [
+        ("en", "US", "America/New_York"), ("fa", "IR", "Asia/Tehran"), ("ar", "EG", "Africa/Cairo"), ("de", "DE", "Europe/Berlin"),
+        ("ja", "JP", "Asia/Tokyo"), ("pt-BR", "BR", "America/Sao_Paulo"),
+    ]
 
     func use(until deadline: Date) async throws {
         await client.setDelegate(tally)
         await client.setDisplayDelegate(user)
+        if let provider = push.provider { try await register(provider) }
         await client.refreshFeed()
         tally.fired(await client.start())
+        if let campaign = push.campaign {
+            let notification: [AnyHashable: Any] = ["herald_campaign_id": campaign, "aps": ["alert": ["title": "Simulated push"]]]
+            await client.pushReceived(userInfo: notification)
+            if push.opens { tally.fired([await client.pushOpened(userInfo: notification)]) }
+        }
         await react()
         while Date() < deadline {
             try await Task.sleep(for: .milliseconds(user.pause()))
@@ -215,10 +281,13 @@ struct SimulatedDevice {
                 await client.triggerEvent("purchase", properties: properties)
             case .levelComplete(let level):
                 await client.triggerEvent("level_complete", properties: ["level": .number(Double(level))])
-            case .pushOpened:
+            case .pushOpened where push.campaign == nil:
                 var generator = user.generator
                 let campaign = await client.campaigns.randomElement(using: &generator)?.id
                 await client.pushOpened(userInfo: campaign.map { ["herald_campaign_id": String($0)] } ?? [:])
+            case .pushOpened:
+                // This run's pushes are the campaign's: opened once, at the start, by the devices that open it.
+                break
             }
             await react()
             // Whatever waited on the stack gets its turn once the screen is free.
@@ -252,6 +321,25 @@ struct SimulatedDevice {
             tally.report("impression")
             tally.report("dismiss")
         }
+    }
+
+    /// Registers the installation with its token, trying again (with the client's backoff) until Herald stores it.
+    private func register(_ provider: PushProvider) async throws {
+        var result = await client.registerPushToken(Self.pushToken(installationID: installationID), provider: provider)
+        for _ in 0..<20 {
+            switch result {
+            case .registered:
+                tally.registered()
+                return
+            case .stopped, .refused:
+                throw ValidationError("Herald refused the registration of \(installationID): \(result)")
+            case .failed, .idle:
+                let wait = max(0.1, await client.nextRegistrationAttempt.timeIntervalSinceNow)
+                try await Task.sleep(for: .milliseconds(Int(1000 * min(wait, 5))))
+                result = await client.registerInstallationIfDue()
+            }
+        }
+        throw ValidationError("device \(installationID) could not register; is the server up and the key allowed events:write?")
     }
 
     /// Uploads until the queue is empty.

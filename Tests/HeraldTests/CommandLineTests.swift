@@ -306,7 +306,7 @@ struct CommandLineTests {
 
     /// `herald simulate`'s last line.
     struct SimulationSummary: Decodable {
-        let impressions, clicks, dismissals, errors, conversions, sessions: Int
+        let impressions, clicks, dismissals, errors, conversions, pushesReceived, pushOpens, sessions, registrations: Int
         let discards: [String: Int]
     }
 
@@ -383,6 +383,67 @@ struct CommandLineTests {
         }
         #expect(languages == [nil, "fa", "ja"])
         try database.close()
+    }
+
+    @Test("herald simulate registers each device with a token derived from its id, then has a push campaign received by all and opened by the fraction asked")
+    func simulatePushes() throws {
+        // Given a campaign that stands for a push, and an in-app campaign that follows it when it is opened
+        let folder = try TemporaryFolder()
+        let db = folder.url.appendingPathComponent("herald.sqlite").path
+        let app = try Self.run(["app", "create", "--db", db, "--name", "Shop", "--platform", "ios", "--platform", "android"]).lastWord
+        let key = try Self.run(["key", "create", "--db", db, "--app", app, "--scope", "feed:read", "--scope", "events:write"]).lastWord
+        let appID = try #require(Int64(app))
+        let setup = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        try setup.migrate()
+        let push = try setup.campaigns.create(
+            Campaign(app: appID, name: "Sale push", triggers: [Trigger(event: "never_fired")], message: Message(layout: .modal, title: .init(text: "Sale"))),
+            state: .published, actor: .commandLine, now: Date())
+        let followUp = try setup.campaigns.create(
+            Campaign(app: appID, name: "After the push",
+                     triggers: [Trigger(event: "push_click", filters: [PropertyFilter(property: "campaign_id", op: .eq, value: .number(Double(push)))])],
+                     frequency: Frequency(type: .always), message: Message(layout: .modal, title: .init(text: "Welcome back"))),
+            state: .published, actor: .commandLine, now: Date())
+        try setup.close()
+        let server = try Server(database: db)
+        let url = "http://127.0.0.1:\(server.port)"
+        let database = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        try database.migrate()
+        func pushEvents() throws -> (received: Int, opened: Int) {
+            let rows = try database.events.counts(campaignID: push, from: "2000-01-01", to: "2100-01-01").rows
+            return (rows.filter { $0.type == .pushReceived }.map(\.count).reduce(0, +), rows.filter { $0.type == .pushOpen }.map(\.count).reduce(0, +))
+        }
+
+        // When 10 devices register with APNs
+        let registering = try Self.run(["simulate", "--url", url, "--key", key, "--devices", "10", "--seconds", "1", "--seed", "7", "--push-provider", "apns"])
+        #expect(registering.status == 0, "\(registering.stderr)")
+        let registered = try JSONDecoder().decode(SimulationSummary.self, from: Data((registering.stdout.split(separator: "\n").last ?? "").utf8))
+        // Then each is an installation whose token is its id's bytes in hex
+        #expect(registered.registrations == 10)
+        let page = try database.installations.withTokens(appID: appID, provider: .apns, pageSize: 100).installations
+        #expect(Set(page.map(\.installationID)) == Set((0..<10).map { "sim-7-\($0)" }))
+        #expect(page.allSatisfy { $0.pushToken == $0.installationID.utf8.map { String(format: "%02x", $0) }.joined() && $0.notificationsAllowed })
+        #expect(Set(page.compactMap(\.timeZone)).count == 6, "devices live in six time zones")
+        let before = try pushEvents()
+
+        // When the same devices receive the push campaign and 30 % open it
+        let opening = try Self.run([
+            "simulate", "--url", url, "--key", key, "--devices", "10", "--seconds", "1", "--seed", "7", "--push-campaign", String(push), "--open-pushes", "0.3",
+        ])
+        #expect(opening.status == 0, "\(opening.stderr)")
+        let opened = try JSONDecoder().decode(SimulationSummary.self, from: Data((opening.stdout.split(separator: "\n").last ?? "").utf8))
+        // Then every device reported the push received and exactly three opened it, as the server stored
+        #expect(opened.pushesReceived == 10 && opened.pushOpens == 3)
+        let after = try pushEvents()
+        #expect(after.received - before.received == 10 && after.opened - before.opened == 3)
+        #expect(try database.installations.counts(appID: appID).installations == 10, "the second run's devices are the first run's installations")
+        // And opening it fired push_click: the follow-up showed (or failed to) on the devices that opened it
+        #expect(try database.events.counts(campaignID: followUp, from: "2000-01-01", to: "2100-01-01").rows.contains { $0.type == .impression || $0.type == .error })
+        try database.close()
+
+        // And the options are checked
+        let refused = try Self.run(["simulate", "--url", url, "--key", key, "--open-pushes", "0.5"])
+        #expect(refused.status != 0 && refused.stderr.contains("--open-pushes needs --push-campaign"))
+        #expect(try Self.run(["simulate", "--url", url, "--key", key, "--push-campaign", "1", "--open-pushes", "1.5"]).status != 0)
     }
 
     /// A local image server for `herald simulate --images-from`: a few bytes of PNG for `paths`, 404 for the rest.

@@ -55,6 +55,14 @@ struct DeliveryPushTests {
         let (restarted, _) = try fixture.client("phone", device: Self.phone, transport: transport)
         #expect(await restarted.registerInstallationIfDue() == .idle, "what Herald stored is remembered on the device")
         #expect(transport.count == 1)
+
+        // An app that brings its own installation id later registers again under it
+        let clock = fixture.app.clock
+        let renamed = try DeliveryClient(configuration: DeliveryConfiguration(
+            serverURL: fixture.url, apiKey: fixture.key, storageFolder: fixture.devices.url.appendingPathComponent("phone"), device: Self.phone,
+            transport: transport, clock: { clock.now }, installationID: "iid-brought-by-the-app"))
+        #expect(await renamed.registerInstallationIfDue() == .registered)
+        #expect(try fixture.app.database.installations.installation(appID: fixture.shop, id: "iid-brought-by-the-app")?.pushToken == Self.deviceTokenHex)
     }
 
     @Test("A changed token replaces the stored one; a changed device (language, permission, version) is sent again")

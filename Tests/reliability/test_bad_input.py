@@ -283,11 +283,13 @@ def test_invalid_utf8_in_json_bodies_is_a_400(herald: Herald, bad: bytes):
     existing = created_campaign(herald, name="Target of a bad replace")
     campaign = json.dumps(card(herald.app_id, name="NAME")).encode().replace(b"NAME", b"Sale " + bad)
     events = json.dumps({"events": [event(existing, installationId="IID")]}).encode().replace(b"IID", bad)
+    registration = json.dumps({"platform": "ios", "appVersion": "VERSION", "notificationsAllowed": True}).encode().replace(b"VERSION", bad)
 
     for method, target, body in [
         ("POST", "/api/v1/campaigns", campaign),
         ("PUT", f"/api/v1/campaigns/{existing}", campaign),
         ("POST", "/api/v1/events", events),
+        ("PUT", "/api/v1/installations/iid-bad-utf8", registration),
     ]:
         reply = herald.api(method, target, body)
         assert reply.status == 400, f"{method} {target}: {reply.status} {reply.text[:500]}"
@@ -479,7 +481,8 @@ def test_deeply_nested_json_is_a_400(herald: Herald, shape: str):
     before = herald.campaign_count()
     existing = created_campaign(herald, name="Target of a nested replace")
     body = NESTINGS[shape]
-    for method, target in [("POST", "/api/v1/campaigns"), ("PUT", f"/api/v1/campaigns/{existing}"), ("POST", "/api/v1/events")]:
+    for method, target in [("POST", "/api/v1/campaigns"), ("PUT", f"/api/v1/campaigns/{existing}"), ("POST", "/api/v1/events"),
+                           ("PUT", "/api/v1/installations/iid-nested")]:
         reply = herald.api(method, target, body)
         assert reply.status == 400, f"{method} {target}: {reply.status} {reply.text[:300]}"
         assert reply.json()["error"]["code"] == "bad_request"

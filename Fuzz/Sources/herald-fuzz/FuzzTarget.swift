@@ -11,6 +11,7 @@ enum FuzzTarget: String, CaseIterable {
     case campaignJSON = "campaign-json"
     case utcTime = "utc-time"
     case webOrigin = "web-origin"
+    case installationBody = "installation-body"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -24,6 +25,7 @@ enum FuzzTarget: String, CaseIterable {
         case .campaignJSON: CampaignJSONTarget.run(bytes)
         case .utcTime: UTCTimeTarget.run(bytes)
         case .webOrigin: WebOriginTarget.run(bytes)
+        case .installationBody: InstallationBodyTarget.run(bytes)
         }
     }
 }
