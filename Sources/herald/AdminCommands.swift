@@ -205,7 +205,6 @@ extension AppCommand {
     }
 }
 
-extension PushProvider: ExpressibleByArgument {}
 
 struct KeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "key", abstract: "Manage API keys.", subcommands: [Create.self])
