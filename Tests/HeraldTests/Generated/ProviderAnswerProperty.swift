@@ -170,8 +170,10 @@ struct ProviderAnswerProperty {
             if let delay { run.expect(delay >= .zero && delay <= RetryAfter.longest, "read as \(delay)", input: header) }
             let formatter = Self.imfFormatter()
             // Compared where Foundation writes the header back as it was and in IMF-fixdate's 29
-            // characters: a date it reads leniently (day 00, year 0 or 10000) is no IMF-fixdate.
-            if let written = formatter.date(from: header), formatter.string(from: written) == header, header.utf8.count == 29,
+            // characters: a date it reads leniently (day 00, year 0 or 10000) is no IMF-fixdate. Only
+            // ASCII is shown to DateFormatter, which traps on some other text (an IMF-fixdate is ASCII).
+            if header.utf8.count == 29, header.utf8.allSatisfy({ $0 < 0x80 }),
+               let written = formatter.date(from: header), formatter.string(from: written) == header,
                written.timeIntervalSince1970 >= 0 {
                 run.expect(RetryAfter.imfFixdate(header) == written, "\(header) read as \(String(describing: RetryAfter.imfFixdate(header))), Foundation reads \(written)", input: header)
                 run.note("date")
