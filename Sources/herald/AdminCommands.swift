@@ -181,7 +181,7 @@ extension AppCommand {
         func run() throws {
             let database = try storage.openDatabase()
             defer { try? database.close() }
-            let editor = PushSetupEditor(database: database, box: try storage.secretBox())
+            let editor = PushSetupEditor(database: database, box: storage.secretBox())
             do {
                 if let remove {
                     try editor.remove(remove, appID: app, actor: .commandLine, now: Date())
@@ -200,6 +200,8 @@ extension AppCommand {
                 }
             } catch let errors as FormErrors {
                 throw ValidationError(errors.description)
+            } catch let error as SecretBoxError {
+                throw ValidationError(error.description)
             }
         }
     }

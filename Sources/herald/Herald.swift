@@ -29,13 +29,8 @@ struct StorageOptions: ParsableArguments {
     }
 
     /// The box that seals and opens stored push credentials.
-    func secretBox() throws -> SecretBox {
-        let path = secretKey ?? ProcessInfo.processInfo.environment["HERALD_SECRET_KEY"] ?? databasePath + ".key"
-        do {
-            return try SecretBox(keyFile: path)
-        } catch let error as SecretBoxError {
-            throw ValidationError(error.description)
-        }
+    func secretBox() -> SecretBox {
+        SecretBox(keyFile: secretKey ?? ProcessInfo.processInfo.environment["HERALD_SECRET_KEY"] ?? databasePath + ".key")
     }
 
     func resourcesFolder() throws -> URL {

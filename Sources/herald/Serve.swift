@@ -80,7 +80,7 @@ struct Serve: AsyncParsableCommand {
             logger.error("the database \(storage.databasePath) is read-only: pages and the feed work, every change fails with 503 until Herald is restarted on a writable file")
         }
         var configuration = ConsoleConfiguration(resources: try storage.resourcesFolder())
-        configuration.secretBox = try storage.secretBox()
+        configuration.secretBox = storage.secretBox()
         configuration.push.trustRootsFile = pushTrustRoots ?? environment["HERALD_PUSH_TRUST_ROOTS"]
         if let count = try Self.number(pushConcurrency, environment: "HERALD_PUSH_CONCURRENCY", in: 1...1000, "The number of notifications in flight") {
             configuration.push.concurrency = count

@@ -35,6 +35,8 @@ public final class PushDispatcher: Sendable {
     /// The connections to the providers exist only between `start()` and `shutdown()`: a client that is
     /// never shut down is a leak (and async-http-client's debug builds stop on it).
     private let running = Mutex<(httpClient: HTTPClient, senders: PushSenderCache)?>(nil)
+    /// Whether rows a previous process left `sending` have been settled; nothing is claimed before.
+    private let settled = Atomic<Bool>(true)
     /// Set by `wake()`; the idle loop looks at it every 25 ms.
     private let woken = Atomic<Bool>(false)
     private let loop = Mutex<Task<Void, Never>?>(nil)
@@ -53,9 +55,16 @@ public final class PushDispatcher: Sendable {
         let httpClient = try PushHTTPClient.make(extraTrustRootsPEMFile: settings.trustRootsFile)
         let senders = PushSenderCache(credentials: credentials, httpClient: httpClient, ratePerSecond: settings.ratePerSecond)
         running.withLock { $0 = (httpClient, senders) }
-        let interrupted = try database.pushOutbox.settleInterrupted()
-        if interrupted > 0 {
-            logger.warning("\(interrupted) notifications were with a provider when Herald stopped: their outcome is unknown, and they are not sent again")
+        // On a database that takes no writes (read-only, a full disk) the server still serves; the loop
+        // below keeps trying, and settles these rows as soon as it can claim anything at all.
+        do {
+            let interrupted = try database.pushOutbox.settleInterrupted()
+            if interrupted > 0 {
+                logger.warning("\(interrupted) notifications were with a provider when Herald stopped: their outcome is unknown, and they are not sent again")
+            }
+        } catch {
+            logger.error("push outbox: cannot settle what a previous process left mid-send (\(error)); nothing is sent until it can")
+            settled.store(false, ordering: .releasing)
         }
         loop.withLock { $0 = Task { await self.run(senders: senders) } }
     }
@@ -81,8 +90,13 @@ public final class PushDispatcher: Sendable {
             var inFlight = 0
             var results: [(entry: OutboxEntry, outcome: OutboxOutcome)] = []
             var lastFlush = ContinuousClock.now
+            var failures = 0
             while !Task.isCancelled {
                 do {
+                    if !settled.load(ordering: .acquiring) {
+                        _ = try database.pushOutbox.settleInterrupted()
+                        settled.store(true, ordering: .releasing)
+                    }
                     if inFlight == 0 { try planDueCampaigns(now: Date()) }
                     // Claim in chunks of half the window: a claim is a durable commit, not one per notification.
                     if inFlight <= settings.concurrency / 2 {
@@ -105,9 +119,13 @@ public final class PushDispatcher: Sendable {
                         try record(&results)
                         lastFlush = .now
                     }
+                    failures = 0
                 } catch {
-                    logger.error("push outbox: \(error); trying again in a second")
-                    try? await Task.sleep(for: .seconds(1))
+                    // A database that cannot take writes now (read-only, full): tried again after 1 s, doubling
+                    // to a minute, and said once per streak rather than every second.
+                    failures += 1
+                    if failures == 1 { logger.error("push outbox: \(error); trying again, less often while it lasts") }
+                    try? await Task.sleep(for: .seconds(min(60, 1 << min(failures - 1, 6))))
                 }
             }
             // Shutting down: what is in flight is answered and recorded, so nothing is left `sending`.
