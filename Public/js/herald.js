@@ -45,7 +45,45 @@ document.addEventListener("DOMContentLoaded", () => {
 
   const composer = document.querySelector("form[data-composer]");
   if (composer) setUpComposer(composer);
+
+  const pushProgress = document.querySelector("[data-push-progress]");
+  if (pushProgress && pushProgress.dataset.done !== "true") followPushProgress(pushProgress);
 });
+
+// ---- A push campaign's sending ------------------------------------------------
+// The page shows the counts as of its render; while the send goes on, they are read again every two
+// seconds (only while the page is visible), in the page's digits. When the send is done the page
+// is loaded once more, so its summary and failures by reason come from the server.
+function followPushProgress(section) {
+  const format = new Intl.NumberFormat(document.documentElement.lang || undefined);
+  const bar = section.querySelector("progress");
+  async function poll() {
+    if (document.visibilityState === "visible") {
+      try {
+        const answer = await fetch(section.dataset.pushProgress, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+        if (answer.ok) {
+          const counts = await answer.json();
+          section.querySelectorAll("[data-push-count]").forEach((cell) => {
+            const value = counts[cell.dataset.pushCount];
+            if (typeof value === "number") cell.textContent = format.format(value);
+          });
+          if (bar && typeof counts.planned === "number") {
+            bar.max = Math.max(counts.planned, 1);
+            bar.value = counts.finished;
+          }
+          if (counts.done === true) {
+            window.location.reload();
+            return;
+          }
+        }
+      } catch (error) {
+        // Offline for a moment: the next poll tries again.
+      }
+    }
+    window.setTimeout(poll, 2000);
+  }
+  window.setTimeout(poll, 2000);
+}
 
 // ---- Campaign composer -------------------------------------------------------
 // Without script the composer still works: its row, language-version and "Show this layout's

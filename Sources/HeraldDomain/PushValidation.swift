@@ -137,7 +137,7 @@ extension PushNotification {
 
 extension PushTranslation {
     /// Whether this version sets `field` (a `PushNotification` field name).
-    func sets(_ field: String) -> Bool {
+    public func sets(_ field: String) -> Bool {
         switch field {
         case "title": title != nil
         case "subtitle": subtitle != nil

@@ -239,4 +239,34 @@ struct PushSendingTests {
         campaign.push?.inDeviceTimeZone = false
         #expect(PushAudience.due(campaign, timeZone: "Asia/Tehran", publishedAt: early, now: early) == start)
     }
+
+    @Test("The campaign page shows the notification, its versions and the send's counts; the JSON the page's script polls gives them too")
+    func campaignPage() async throws {
+        try await Self.run { fixture in
+            try fixture.register("i-en", provider: .apns, token: "aaaa01")
+            try fixture.register("gone", provider: .apns, token: "gone02")
+            let id = try fixture.publish(Campaign(app: fixture.appID, name: "Sale", push: Self.notification))
+            let progress = try await fixture.finished(id)
+            #expect(progress.sent == 1 && progress.unregistered == 1)
+            let browser = fixture.app.browser()
+            _ = try browser.submit("/setup", from: "/setup", [
+                "name": "Ada", "email": "ada@example.com", "password": "correct horse battery", "password_confirmation": "correct horse battery",
+            ])
+            let page = browser.get("/campaigns/\(id)")
+            #expect(page.status == 200)
+            #expect(page.text.contains("Half price today"))
+            #expect(page.text.contains("نیم‌بها، فقط امروز"), "the Persian version is listed")
+            #expect(page.text.contains(#"data-push-progress="/campaigns/\#(id)/push-progress" data-done="true""#))
+            #expect(page.text.contains(#"<progress id="push-progress-bar" max="2" value="2">"#))
+            #expect(page.text.contains("Done: 1 of 2 notifications sent"))
+            #expect(page.text.contains(#"<code dir="ltr">Unregistered</code>"#), "failures by the provider's reason")
+            #expect(!page.text.contains("Triggers"), "a push campaign has no triggers section")
+            let json = browser.get("/campaigns/\(id)/push-progress")
+            #expect(json.status == 200)
+            #expect(json.headers["cache-control"] == "no-store")
+            let counts = try #require(try JSONSerialization.jsonObject(with: Data(json.body)) as? [String: Any])
+            #expect(counts["planned"] as? Int == 2 && counts["sent"] as? Int == 1 && counts["unregistered"] as? Int == 1 && counts["done"] as? Bool == true)
+            #expect(fixture.app.browser().get("/campaigns/\(id)/push-progress").status == 303, "signed out: to the sign-in page")
+        }
+    }
 }

@@ -62,6 +62,7 @@ extension HeraldApplication {
             Route("POST", "/campaigns/import", .signedIn(.editor), transfer.importFile),
             Route("POST", "/campaigns", .signedIn(.editor), campaigns.create),
             Route("GET", "/campaigns/{id}", .signedIn(.viewer), campaigns.show),
+            Route("GET", "/campaigns/{id}/push-progress", .signedIn(.viewer), PushProgressPages(services: services).progress),
             Route("GET", "/campaigns/{id}/edit", .signedIn(.editor), campaigns.edit),
             Route("POST", "/campaigns/{id}", .signedIn(.editor), campaigns.update),
             Route("POST", "/campaigns/{id}/publish", .signedIn(.editor), campaigns.publish),

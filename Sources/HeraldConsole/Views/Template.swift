@@ -9,6 +9,8 @@ enum Template: String, CaseIterable, Sendable {
     case campaigns = "campaigns/index"
     case composer = "campaigns/composer"
     case campaign = "campaigns/show"
+    /// A push campaign's sending, on its page.
+    case campaignPushProgress = "campaigns/push_progress"
     case campaignHistory = "campaigns/history"
     case deleteCampaign = "campaigns/delete"
     case importCampaigns = "campaigns/import"

@@ -287,9 +287,18 @@ struct CampaignPages: Sendable {
 
     private func renderSummary(_ context: RequestContext, stored: StoredCampaign, problems: [FieldProblem], status: Int = 200) throws -> Response {
         let app = try services.database.apps.find(id: stored.campaign.app)
+        var push: PushProgressView?
+        if stored.campaign.channel == .push {
+            let progress = try services.database.pushOutbox.progress(campaignID: stored.id)
+            if progress.started != nil || progress.planned > 0 {
+                push = PushProgressView(
+                    campaignID: stored.id, progress: progress, failures: try services.database.pushOutbox.failures(campaignID: stored.id),
+                    localizer: context.localizer)
+            }
+        }
         let model = CampaignSummaryView(
             stored: stored, appName: app?.name ?? context.localizer("campaigns.show.app_number", ["id": String(stored.campaign.app)]), now: context.now,
-            canEdit: context.user?.role.includes(.editor) ?? false, problems: problems, localizer: context.localizer)
+            canEdit: context.user?.role.includes(.editor) ?? false, problems: problems, push: push, localizer: context.localizer)
         return try services.page(.campaign, title: stored.campaign.name, model: model, context: context, status: status)
     }
 

@@ -42,8 +42,13 @@ struct CampaignSummaryView: Sendable {
     let canArchive: Bool
     let canDelete: Bool
     let errors: [Problem]
+    /// A push campaign's sending, once it has begun.
+    let push: PushProgressView?
 
-    init(stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem], localizer: Localizer) {
+    init(
+        stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem], push: PushProgressView? = nil,
+        localizer: Localizer
+    ) {
         let campaign = stored.campaign
         let status = stored.status(at: now)
         let l = localizer
@@ -64,6 +69,7 @@ struct CampaignSummaryView: Sendable {
         canArchive = stored.state != .archived
         canDelete = stored.state == .draft
         errors = problems.map { Problem(message: l.message(for: $0), path: $0.path) }
+        self.push = push
 
         /// A row whose label is a catalog key and whose value is HTML; nothing when there is no value.
         func row(_ key: String, _ value: String?) -> Row? {
@@ -147,17 +153,54 @@ struct CampaignSummaryView: Sendable {
             row("priority", l.markup("campaigns.summary.priority_value", ["priority": Markup.escape(l.number(campaign.priority))])),
             row("frequency", frequency),
         ]
-        sections = [
-            Section(title: l("campaigns.summary.message"), rows: messageRows.compactMap { $0 }, empty: nil),
-            Section(
-                title: l("campaigns.summary.custom_data"),
-                rows: campaign.data.pairs.map { Row(label: Markup.user($0.key), value: Markup.user($0.value)) },
-                empty: l("campaigns.summary.no_custom_data")),
-            Section(title: l("campaigns.summary.triggers"), rows: triggerRows, empty: l("campaigns.summary.no_trigger")),
-            Section(title: l("campaigns.summary.schedule"), rows: scheduleRows.compactMap { $0 }, empty: nil),
-            Section(title: l("campaigns.summary.delivery"), rows: deliveryRows.compactMap { $0 }, empty: nil),
-            Section(title: l("campaigns.summary.targeting"), rows: targetingRows.compactMap { $0 }, empty: l("campaigns.summary.everyone")),
-        ]
+        let customData = Section(
+            title: l("campaigns.summary.custom_data"),
+            rows: campaign.data.pairs.map { Row(label: Markup.user($0.key), value: Markup.user($0.value)) },
+            empty: l("campaigns.summary.no_custom_data"))
+        let targetingSection = Section(
+            title: l("campaigns.summary.targeting"), rows: targetingRows.compactMap { $0 }, empty: l("campaigns.summary.everyone"))
+        if let notification = campaign.push {
+            let pushDelivery = [deliveryRows[0], row("device_time", notification.inDeviceTimeZone ? words("campaigns.summary.device_time_value") : nil)]
+            sections = Self.notificationSections(notification, row: row, words: words, l) + [
+                customData,
+                Section(title: l("campaigns.summary.schedule"), rows: (scheduleRows + pushDelivery).compactMap { $0 }, empty: nil),
+                targetingSection,
+            ]
+        } else {
+            sections = [
+                Section(title: l("campaigns.summary.message"), rows: messageRows.compactMap { $0 }, empty: nil),
+                customData,
+                Section(title: l("campaigns.summary.triggers"), rows: triggerRows, empty: l("campaigns.summary.no_trigger")),
+                Section(title: l("campaigns.summary.schedule"), rows: scheduleRows.compactMap { $0 }, empty: nil),
+                Section(title: l("campaigns.summary.delivery"), rows: deliveryRows.compactMap { $0 }, empty: nil),
+                targetingSection,
+            ]
+        }
+    }
+
+    /// A push campaign's notification and each of its language versions, as sections of rows.
+    static func notificationSections(
+        _ notification: PushNotification, row: (String, String?) -> Row?, words: (String) -> String, _ l: Localizer
+    ) -> [Section] {
+        func rows(_ version: PushNotification, own: PushTranslation?) -> [Row] {
+            let shows = { (field: String) in own.map { $0.sets(field) } ?? true }
+            return [
+                shows("title") ? row("title", version.title.map(Markup.user)) : nil,
+                shows("subtitle") ? row("subtitle", version.subtitle.map(Markup.user)) : nil,
+                shows("body") ? row("body", version.body.map(Markup.user)) : nil,
+                shows("imageUrl") ? row("image", version.imageUrl.map { Markup.ltr($0) }) : nil,
+                shows("url") ? row("link", version.url.map { Markup.ltr($0) }) : nil,
+                own == nil ? row("badge", version.badge.map { Markup.escape(l.number($0)) }) : nil,
+                own == nil ? row("sound", version.sound.map { Markup.ltr($0) }) : nil,
+                own == nil ? row("category", version.category.map { Markup.ltr($0) }) : nil,
+                own == nil ? row("thread", version.threadId.map { Markup.ltr($0) }) : nil,
+                own == nil && version.silent ? row("silent", words("campaigns.summary.silent_value")) : nil,
+            ].compactMap { $0 }
+        }
+        let versions = (notification.translations ?? [:]).sorted { $0.key < $1.key }.map { tag, translation in
+            Section(title: l("campaigns.summary.version_of", ["tag": tag]), rows: rows(notification.applying(translation), own: translation), empty: nil)
+        }
+        return [Section(title: l("campaigns.summary.notification"), rows: rows(notification.applying(PushTranslation()), own: nil), empty: nil)] + versions
     }
 
     /// HTML: one property filter, the property as an id and the value as the user wrote it.
