@@ -267,6 +267,25 @@ struct PushSendingTests {
             let counts = try #require(try JSONSerialization.jsonObject(with: Data(json.body)) as? [String: Any])
             #expect(counts["planned"] as? Int == 2 && counts["sent"] as? Int == 1 && counts["unregistered"] as? Int == 1 && counts["done"] as? Bool == true)
             #expect(fixture.app.browser().get("/campaigns/\(id)/push-progress").status == 303, "signed out: to the sign-in page")
+
+            // The report: the send's figures, and what the app reported (a test device's events left out)
+            let now = Date()
+            let day = UTCTime.day(now)
+            _ = try fixture.app.database.events.ingest([
+                Event(id: UUID().uuidString, appID: fixture.appID, campaignID: id, type: .pushReceived, occurredAt: now, platform: "ios",
+                      installationID: "i-en", detail: "", url: nil, test: false),
+                Event(id: UUID().uuidString, appID: fixture.appID, campaignID: id, type: .pushOpen, occurredAt: now, platform: "ios",
+                      installationID: "i-en", detail: "", url: nil, test: false),
+                Event(id: UUID().uuidString, appID: fixture.appID, campaignID: id, type: .pushOpen, occurredAt: now, platform: "ios",
+                      installationID: "qa", detail: "", url: nil, test: true),
+            ], now: now)
+            let report = browser.get("/campaigns/\(id)/report?from=\(day)&to=\(day)")
+            #expect(report.status == 200)
+            let figures = report.text.matches(of: /<dt>([^<]+)<\/dt><dd class="metric-value">([^<]+)<\/dd>/).map { "\($0.output.1)=\($0.output.2)" }
+            #expect(Array(figures.prefix(6)) == ["Targeted=2", "Sent=1", "Not sent=1", "Delivered=1", "Opened=1", "Open rate=100%"])
+            #expect(report.text.contains("<th scope=\"row\">iOS</th><td>2</td><td>1</td><td>1</td><td>1</td>"))
+            let csv = browser.get("/campaigns/\(id)/report.csv?from=\(day)&to=\(day)")
+            #expect(csv.text.contains("date,push sent,push delivered,push opened\r\n\(day),1,1,1\r\n"))
         }
     }
 }

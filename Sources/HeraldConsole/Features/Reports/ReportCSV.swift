@@ -13,7 +13,8 @@ extension ReportPages {
         let stored = try campaign(id: try context.id("id"))
         let requested = ReportRange.read(context.request.query, now: context.now)
         guard let days = requested.range else { throw HTTPError(400, requested.problem(l) ?? "") }
-        let stats = CampaignStats(counts: try services.database.events.counts(campaignID: stored.id, from: days.from, to: days.to), range: days)
+        let counts = try services.database.events.counts(campaignID: stored.id, from: days.from, to: days.to)
+        let stats = CampaignStats(counts: counts, range: days)
         func header(first: String) -> String {
             ([first] + Self.csvColumns.dropFirst()).map { Self.csvField(l("reports.csv." + $0)) }.joined(separator: ",")
         }
@@ -27,6 +28,12 @@ extension ReportPages {
             + (other == CampaignStats.Totals() ? [] : [(l("reports.languages.other_languages"), other)])
         for (label, row) in languages {
             lines.append(Self.csvLine(Self.csvField(label), row.impressions, row.clicks, row.dismissals, row.errors, row.conversions))
+        }
+        // A push campaign's days: sent (from the outbox), delivered and opened (reported by its apps).
+        if stored.campaign.channel == .push {
+            let push = try PushReport(campaignID: stored.id, outbox: services.database.pushOutbox, counts: counts, range: days, localizer: l)
+            lines += ["", ["date", "push_sent", "push_delivered", "push_opened"].map { Self.csvField(l("reports.csv." + $0)) }.joined(separator: ",")]
+            lines += push.dayRows.map { "\($0.day),\($0.sent),\($0.delivered),\($0.opened)" }
         }
         let filename = "campaign-\(stored.id)-report-\(days.from)-to-\(days.to).csv"
         return Response(

@@ -295,6 +295,8 @@ struct ReportPages: Sendable {
         let rangeText: String
         let csvHref: String
         let report: CampaignReport?
+        /// A push campaign's own figures.
+        let push: PushReport?
     }
 
     func campaign(_ context: RequestContext) throws -> Response {
@@ -307,14 +309,19 @@ struct ReportPages: Sendable {
         let path = "/campaigns/\(stored.id)/report"
         // A bad range still shows the page, with the picker and what to fix, as a 400.
         let days = requested.range
-        let stats = try days.map { CampaignStats(counts: try services.database.events.counts(campaignID: stored.id, from: $0.from, to: $0.to), range: $0) }
+        let counted = try days.map { ($0, try services.database.events.counts(campaignID: stored.id, from: $0.from, to: $0.to)) }
+        let stats = counted.map { CampaignStats(counts: $0.1, range: $0.0) }
+        let push = try counted.flatMap { range, counts in
+            try stored.campaign.channel == .push
+                ? PushReport(campaignID: stored.id, outbox: services.database.pushOutbox, counts: counts, range: range, localizer: localizer) : nil
+        }
         let model = CampaignReportView(
             id: stored.id, name: stored.campaign.name, appName: appName, status: status.rawValue, statusTitle: localizer.title(status),
             range: RangeView(action: path, requested: requested, now: context.now, keep: [], hidden: [], apps: [], localizer: localizer),
             problem: requested.problem(localizer),
             rangeText: days.map { localizer("times.utc_days", ["range": Self.rangeText($0, localizer)]) } ?? "",
             csvHref: days.map { "\(path).csv?" + FormData([("from", $0.from), ("to", $0.to)]).urlencoded } ?? "",
-            report: stats.map { Self.report($0, localizer) })
+            report: stats.map { Self.report($0, localizer) }, push: push)
         return try services.page(
             .campaignReport, title: localizer("reports.campaign.title", ["name": Localizer.isolated(stored.campaign.name)]), model: model,
             context: context, status: days == nil ? 400 : 200)
