@@ -27,6 +27,8 @@ enum Template: String, CaseIterable, Sendable {
     case demo = "sdk/demo"
     // Preview: the pages, the framed document, and the partials it draws each layout with.
     case preview = "preview/page"
+    /// A push campaign's notification on lock screens.
+    case pushPreview = "preview/push"
     case previewGallery = "preview/gallery"
     case previewFrame = "preview/frame"
     case previewSwitchers = "preview/switchers"

@@ -122,6 +122,7 @@ struct CampaignPages: Sendable {
         guard stored.state != .archived else {
             throw HTTPError(409, context.localizer("campaigns.errors.archived_not_editable"))
         }
+        try Self.refuseComposing(stored, context)
         var form = CampaignForm.encode(stored.campaign)
         form.pairs.append(("revision", String(stored.revision)))
         return try renderComposer(context, form: form, problems: [], stored: stored)
@@ -132,6 +133,7 @@ struct CampaignPages: Sendable {
         guard stored.state != .archived else {
             throw HTTPError(409, context.localizer("campaigns.errors.archived_not_editable"))
         }
+        try Self.refuseComposing(stored, context)
         var form = context.form
         form.pairs.removeAll { $0.name == "app" }
         form.pairs.append(("app", String(stored.campaign.app)))
@@ -247,6 +249,13 @@ struct CampaignPages: Sendable {
             try services.flash(context, .error, localizer("campaigns.flash.stale"))
         }
         return .redirect(to: "/campaigns/\(stored.id)")
+    }
+
+    /// The composer writes in-app messages: a push campaign saved from it would lose its notification.
+    static func refuseComposing(_ stored: StoredCampaign, _ context: RequestContext) throws {
+        guard stored.campaign.channel == .inApp else {
+            throw HTTPError(409, context.localizer("campaigns.errors.push_not_composable", ["id": String(stored.id)]))
+        }
     }
 
     func duplicate(_ context: RequestContext) throws -> Response {

@@ -45,6 +45,11 @@ struct PreviewPages: Sendable {
     func campaign(_ context: RequestContext) throws -> Response {
         let stored = try self.stored(id: context.id("id"))
         let localizer = context.localizer
+        if stored.campaign.channel == .push {
+            let appName = try services.database.apps.find(id: stored.campaign.app)?.name ?? ""
+            let model = PushPreview(stored: stored, appName: appName, requestedLanguage: context.request.query["language"], localizer: localizer)
+            return try services.page(.pushPreview, title: model.heading, model: model, context: context)
+        }
         let frame = PreviewFrame(context.request.query)
         let message = stored.campaign.message
         let language = Self.versionTag(message, context.request.query["language"])
