@@ -59,7 +59,8 @@ struct CampaignPages: Sendable {
         let rows = campaigns.map {
             ListRow(
                 id: $0.id, name: $0.name, status: $0.status.rawValue, statusTitle: localizer.title($0.status),
-                layout: Message.Layout(rawValue: $0.layout).map(localizer.title) ?? $0.layout,
+                layout: $0.layout == Campaign.pushLayout ? localizer("common.push_notification")
+                    : Message.Layout(rawValue: $0.layout).map(localizer.title) ?? $0.layout,
                 app: $0.appName, priority: localizer.number($0.priority), schedule: Self.scheduleText(start: $0.startAt, end: $0.endAt, localizer),
                 editedBy: localizer.actorMarkup($0.updatedBy), editedAt: localizer.timeMarkup($0.updatedAt))
         }
@@ -299,7 +300,8 @@ struct CampaignPages: Sendable {
         var push: PushProgressView?
         if stored.campaign.channel == .push {
             let progress = try services.database.pushOutbox.progress(campaignID: stored.id)
-            if progress.started != nil || progress.planned > 0 {
+            // From publishing on: the fan-out may not have begun when the page first shows.
+            if stored.state != .draft || progress.planned > 0 {
                 push = PushProgressView(
                     campaignID: stored.id, progress: progress, failures: try services.database.pushOutbox.failures(campaignID: stored.id),
                     localizer: context.localizer)
