@@ -161,6 +161,7 @@ public struct InstallationStore: Sendable {
     }
 
     /// `removeToken` inside the caller's transaction (the outbox records the send and prunes at once).
+    @discardableResult
     static func removeToken(appID: Int64, provider: PushProvider, token: String, reason: String, now: Date, in db: Database) throws -> Bool {
         try db.execute(
             sql: """
