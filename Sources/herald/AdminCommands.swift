@@ -166,6 +166,12 @@ extension AppCommand {
         @Option(help: "apns or fcm: remove that provider's credentials.")
         var remove: PushProvider?
 
+        @Option(help: "At most this many push campaigns reach one device of the app in 24 hours (1 to 100), or none.")
+        var dailyCap: String?
+
+        @Option(help: "on or off: publishing, pausing or stopping an in-app campaign sends the app's devices a silent push to fetch the feed.")
+        var refreshOnChange: String?
+
         func validate() throws {
             let apns = [apnsKey, apnsKeyId, apnsTeamId, apnsTopic]
             if apns.contains(where: { $0 != nil }) && apns.contains(where: { $0 == nil }) {
@@ -173,9 +179,29 @@ extension AppCommand {
             }
             if apnsUrl != nil && apnsKey == nil { throw ValidationError("--apns-url goes with --apns-key.") }
             if fcmUrl != nil && fcmServiceAccount == nil { throw ValidationError("--fcm-url goes with --fcm-service-account.") }
-            if apnsKey == nil && fcmServiceAccount == nil && remove == nil {
-                throw ValidationError("Give --apns-key (with its id, team and topic), --fcm-service-account, or --remove apns|fcm.")
+            if apnsKey == nil && fcmServiceAccount == nil && remove == nil && dailyCap == nil && refreshOnChange == nil {
+                throw ValidationError("Give --apns-key (with its id, team and topic), --fcm-service-account, --remove apns|fcm, --daily-cap or --refresh-on-change.")
             }
+            _ = try settings(AppPushSettings())
+        }
+
+        /// `current` with --daily-cap and --refresh-on-change applied.
+        func settings(_ current: AppPushSettings) throws -> AppPushSettings {
+            var settings = current
+            if let dailyCap {
+                if dailyCap == "none" {
+                    settings.dailyCap = nil
+                } else if let cap = Int(dailyCap), AppPushSettings.dailyCapRange.contains(cap) {
+                    settings.dailyCap = cap
+                } else {
+                    throw ValidationError("--daily-cap is a number from 1 to 100, or none; not \(dailyCap).")
+                }
+            }
+            if let refreshOnChange {
+                guard ["on", "off"].contains(refreshOnChange) else { throw ValidationError("--refresh-on-change is on or off; not \(refreshOnChange).") }
+                settings.refreshOnChange = refreshOnChange == "on"
+            }
+            return settings
         }
 
         func run() throws {
@@ -191,6 +217,12 @@ extension AppCommand {
                     let key = try String(contentsOfFile: apnsKey, encoding: .utf8)
                     try editor.setAPNs(appID: app, keyPEM: key, keyID: apnsKeyId, teamID: apnsTeamId, topic: apnsTopic, url: apnsUrl, actor: .commandLine, now: Date())
                     print("App \(app) sends through APNs with key \(apnsKeyId) of team \(apnsTeamId), topic \(apnsTopic)")
+                }
+                if dailyCap != nil || refreshOnChange != nil {
+                    guard try database.apps.find(id: app) != nil else { throw ValidationError("There is no app with id \(app).") }
+                    let settings = try settings(try database.apps.pushSettings(appID: app))
+                    try database.apps.setPushSettings(settings, appID: app, actor: .commandLine, now: Date())
+                    print("App \(app): daily cap \(settings.dailyCap.map(String.init) ?? "none"), silent refresh on in-app changes \(settings.refreshOnChange ? "on" : "off")")
                 }
                 if let fcmServiceAccount {
                     let file = try Data(contentsOf: URL(fileURLWithPath: fcmServiceAccount))

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GRDB
 import HeraldConsole
@@ -137,6 +138,34 @@ struct CommandLineTests {
         let routes = try Self.run(["routes", "--db", db])
         #expect(routes.stdout.contains("/users"))
         #expect(routes.stdout.contains("admin"))
+    }
+
+    @Test("app push: credentials checked and stored sealed (the key file beside the database, never the secret in it), settings set, mistakes refused")
+    func push() throws {
+        let folder = try TemporaryFolder()
+        let db = folder.url.appendingPathComponent("herald.sqlite").path
+        let app = try Self.run(["app", "create", "--db", db, "--name", "Shop", "--platform", "ios"]).lastWord
+        let key = P256.Signing.PrivateKey().pemRepresentation
+        let keyFile = folder.url.appendingPathComponent("AuthKey.p8")
+        try Data(key.utf8).write(to: keyFile)
+
+        let set = try Self.run(["app", "push", "--db", db, "--app", app, "--apns-key", keyFile.path, "--apns-key-id", "ABC123DEFG",
+                                "--apns-team-id", "DEF123GHIJ", "--apns-topic", "com.example.shop", "--daily-cap", "3", "--refresh-on-change", "on"])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(set.stdout.contains("key ABC123DEFG of team DEF123GHIJ"))
+        #expect(set.stdout.contains("daily cap 3, silent refresh on in-app changes on"))
+        #expect(FileManager.default.fileExists(atPath: db + ".key"))
+        let stored = try Data(contentsOf: URL(fileURLWithPath: db)) + ((try? Data(contentsOf: URL(fileURLWithPath: db + "-wal"))) ?? Data())
+        let body = key.split(separator: "\n").dropFirst().first.map(String.init) ?? key
+        #expect(stored.range(of: Data(body.utf8)) == nil, "the key is not in the database in the clear")
+
+        for (arguments, words) in [(["--apns-key", keyFile.path, "--apns-key-id", "short", "--apns-team-id", "DEF123GHIJ", "--apns-topic", "x"], "not 10 letters"),
+                                   (["--apns-key", keyFile.path], "needs all four"), (["--daily-cap", "0"], "1 to 100"), (["--refresh-on-change", "yes"], "on or off"),
+                                   (["--fcm-service-account", keyFile.path], "not a JSON object")] {
+            let refused = try Self.run(["app", "push", "--db", db, "--app", app] + arguments)
+            #expect(refused.status != 0, "\(arguments)")
+            #expect(refused.stderr.contains(words), "\(arguments): \(refused.stderr)")
+        }
     }
 
     @Test("app origin add, list and remove: origins stored as browsers write them, mistakes and unknown apps refused with what is wrong")

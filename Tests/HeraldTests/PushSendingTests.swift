@@ -288,4 +288,35 @@ struct PushSendingTests {
             #expect(csv.text.contains("date,push sent,push delivered,push opened\r\n\(day),1,1,1\r\n"))
         }
     }
+
+    @Test("With silent refresh on, publishing an in-app campaign sends the app's devices a background push; a daily cap of 1 skips a device's second campaign")
+    func refreshAndDailyCap() async throws {
+        try await Self.run { fixture in
+            try fixture.register("one", provider: .apns, token: "one01")
+            try fixture.register("two", provider: .fcm, token: "two02", platform: .android)
+            try fixture.app.database.apps.setPushSettings(AppPushSettings(dailyCap: 1, refreshOnChange: true), appID: fixture.appID, actor: .commandLine, now: Date())
+            var inApp = RulesFixtures.campaign(.modal)
+            inApp.app = fixture.appID
+            inApp.schedule = Schedule()
+            let inAppID = try fixture.app.database.campaigns.create(inApp, state: .draft, actor: .commandLine, now: Date())
+            let draft = try #require(try fixture.app.database.campaigns.find(id: inAppID))
+            try CampaignLifecycle(store: fixture.app.database.campaigns, changed: fixture.app.application.services.push.campaignChanged)
+                .perform(.publish, on: draft, actor: .commandLine, now: Date())
+            for _ in 0..<200 where fixture.mock.requests().filter({ $0.path.hasPrefix("/3/device/") || $0.path.hasSuffix("messages:send") }).count < 2 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let refresh = try #require(fixture.requests("apns", path: "/3/device/one01").first)
+            #expect(refresh.header("apns-push-type") == "background")
+            #expect(refresh.header("apns-priority") == "5")
+            #expect(refresh.body == #"{"aps":{"content-available":1},"herald_refresh":1}"#)
+            #expect(fixture.requests("fcm").contains { $0.body.contains(#""data":{"herald_refresh":"1"}"#) })
+
+            let first = try fixture.publish(Campaign(app: fixture.appID, name: "First", push: PushNotification(title: "One")))
+            #expect(try await fixture.finished(first).sent == 2, "silent refreshes do not count against the cap")
+            let second = try fixture.publish(Campaign(app: fixture.appID, name: "Second", push: PushNotification(title: "Two")))
+            let progress = try await fixture.finished(second)
+            #expect(progress.skipped == 2 && progress.sent == 0)
+            #expect(try fixture.outbox.failures(campaignID: second).map(\.reason) == ["frequency_cap"])
+        }
+    }
 }
