@@ -18,35 +18,41 @@ import threading
 import time
 from pathlib import Path
 
-from conftest import BANNER, REPO_ROOT, _herald_binary, _pump_stdout
 from push_providers import (
-    api, give_app_the_mock, mock_providers, outbox_states, register_installations, wait_for,
+    REPO_ROOT, api, give_app_the_mock, mock_providers, outbox_states, register_installations, wait_for,
 )
 
 INSTALLATIONS = 1000
+BANNER = re.compile(r"Herald is running at (http://\S+?/?) \(database ")
 
 
-def start_herald(workdir: Path, database: Path, mock, *extra: str):
+def pump(stream, lines: "queue.Queue[str]") -> None:
+    """Forwards stdout lines to a queue, and keeps draining so the pipe never fills."""
+    for raw in iter(stream.readline, b""):
+        lines.put(raw.decode("utf-8", errors="replace"))
+
+
+def start_herald(binary: Path, workdir: Path, database: Path, mock, *extra: str):
     """`herald serve` as a process this test can SIGKILL; returns the process and its base URL."""
     process = subprocess.Popen(
-        [str(_herald_binary()), "serve", "--db", str(database), "--port", "0", "--resources", str(REPO_ROOT),
+        [str(binary), "serve", "--db", str(database), "--port", "0", "--resources", str(REPO_ROOT),
          "--push-trust-roots", mock.certificate, "--push-rate", "0", *extra],
         stdout=subprocess.PIPE, stderr=open(workdir / f"herald-{time.monotonic_ns()}.log", "wb"), cwd=workdir)
     lines: "queue.Queue[str]" = queue.Queue()
-    threading.Thread(target=_pump_stdout, args=(process.stdout, lines), daemon=True).start()
+    threading.Thread(target=pump, args=(process.stdout, lines), daemon=True).start()
     match = BANNER.search(lines.get(timeout=30))
     assert match, "herald serve did not start"
     return process, match.group(1).rstrip("/")
 
 
-def test_a_sigkill_mid_send_then_a_restart_sends_each_installation_exactly_once(tmp_path, herald_cli):
+def test_a_sigkill_mid_send_then_a_restart_sends_each_installation_exactly_once(tmp_path, herald_cli, herald_binary):
     database = tmp_path / "herald.sqlite"
     herald_cli("app", "create", "--name", "Shop", "--platform", "ios", database=database, cwd=tmp_path)
     key = herald_cli("key", "create", "--app", "1", "--scope", "events:write", "--scope", "campaigns:write", "--scope", "campaigns:read",
                      database=database, cwd=tmp_path).split()[-1]
     with mock_providers(tmp_path / "mock") as mock:
         give_app_the_mock(herald_cli, database, tmp_path, "1", mock)
-        process, base_url = start_herald(tmp_path, database, mock)
+        process, base_url = start_herald(herald_binary, tmp_path, database, mock)
         try:
             tokens = register_installations(base_url, key, INSTALLATIONS)
             status, created = api(base_url, "POST", "/api/v1/campaigns", key, {
@@ -68,7 +74,7 @@ def test_a_sigkill_mid_send_then_a_restart_sends_each_installation_exactly_once(
         assert states_at_kill.get("sending", 0) > 0, f"some notifications were with the provider at the kill: {states_at_kill}"
         mock.release()
 
-        process, base_url = start_herald(tmp_path, database, mock)
+        process, base_url = start_herald(herald_binary, tmp_path, database, mock)
         try:
             states = wait_for(lambda: (s := outbox_states(database, campaign)) and s.get("pending", 0) + s.get("sending", 0) == 0
                               and sum(s.values()) == INSTALLATIONS and s, 120, "the send to finish after the restart")
