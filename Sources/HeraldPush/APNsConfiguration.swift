@@ -52,20 +52,20 @@ public struct APNsConfiguration: Sendable {
     }
 
     static func readKey(_ pem: String) throws -> P256.Signing.PrivateKey {
-        let whatToDo = "give the .p8 file downloaded from Keys on Apple's developer site (it starts with -----BEGIN PRIVATE KEY-----)"
+        let remedy = "give the .p8 file downloaded from Keys on Apple's developer site (it starts with -----BEGIN PRIVATE KEY-----)"
         guard pem.utf8.count <= 16_384 else {
-            throw PushConfigurationError(.apnsKey, "The APNs key is \(pem.utf8.count) bytes, far more than a .p8 file: \(whatToDo).")
+            throw PushConfigurationError(.apnsKey, "The APNs key is \(pem.utf8.count) bytes, far more than a .p8 file: \(remedy).")
         }
         guard let label = PushSettingCheck.pemLabel(pem) else {
-            throw PushConfigurationError(.apnsKey, "The APNs key is not a PEM file: \(whatToDo).")
+            throw PushConfigurationError(.apnsKey, "The APNs key is not a PEM file: \(remedy).")
         }
         guard label == "PRIVATE KEY" else {
-            throw PushConfigurationError(.apnsKey, "The APNs key is a “\(label.prefix(40))”, not a PKCS#8 private key: \(whatToDo).")
+            throw PushConfigurationError(.apnsKey, "The APNs key is a “\(label.prefix(40))”, not a PKCS#8 private key: \(remedy).")
         }
         do {
             return try P256.Signing.PrivateKey(pemRepresentation: pem)
         } catch {
-            throw PushConfigurationError(.apnsKey, "The APNs key is not a P-256 (ES256) private key: \(whatToDo); APNs token keys are always P-256.")
+            throw PushConfigurationError(.apnsKey, "The APNs key is not a P-256 (ES256) private key: \(remedy); APNs token keys are always P-256.")
         }
     }
 }

@@ -15,25 +15,25 @@ public struct FCMServiceAccount: Sendable {
 
     /// Reads Google's service-account JSON.
     public init(json: Data) throws {
-        let whatToDo = "give the JSON file from the Firebase console (Project settings → Service accounts → Generate new private key)"
+        let remedy = "give the JSON file from the Firebase console (Project settings → Service accounts → Generate new private key)"
         guard json.count <= 65_536 else {
-            throw PushConfigurationError(.fcmServiceAccount, "The service-account file is \(json.count) bytes, far more than Google's: \(whatToDo).")
+            throw PushConfigurationError(.fcmServiceAccount, "The service-account file is \(json.count) bytes, far more than Google's: \(remedy).")
         }
         guard let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any] else {
-            throw PushConfigurationError(.fcmServiceAccount, "The service-account file is not a JSON object: \(whatToDo).")
+            throw PushConfigurationError(.fcmServiceAccount, "The service-account file is not a JSON object: \(remedy).")
         }
         if let type = object["type"] as? String, type != "service_account" {
-            throw PushConfigurationError(.fcmServiceAccount, "The file is a “\(type.prefix(40))” credential, not a service account: \(whatToDo).")
+            throw PushConfigurationError(.fcmServiceAccount, "The file is a “\(type.prefix(40))” credential, not a service account: \(remedy).")
         }
         func field(_ name: String) throws -> String {
             guard let value = object[name] as? String, !value.isEmpty else {
-                throw PushConfigurationError(.fcmServiceAccount, "The service-account file has no “\(name)”: \(whatToDo).")
+                throw PushConfigurationError(.fcmServiceAccount, "The service-account file has no “\(name)”: \(remedy).")
             }
             return value
         }
         let tokenURIText = try field("token_uri")
         guard let tokenURI = URL(string: tokenURIText) else {
-            throw PushConfigurationError(.fcmServiceAccount, "The service-account file's token_uri “\(tokenURIText.prefix(80))” is not a URL: \(whatToDo).")
+            throw PushConfigurationError(.fcmServiceAccount, "The service-account file's token_uri “\(tokenURIText.prefix(80))” is not a URL: \(remedy).")
         }
         try self.init(projectID: try field("project_id"), clientEmail: try field("client_email"),
                       privateKeyPEM: try field("private_key"), tokenURI: tokenURI)
