@@ -1,23 +1,15 @@
 import Foundation
+import HeraldDomain
 
-/// How long to wait after failed feed fetches or uploads: 1 s, 2 s, 4 s … at most 5 minutes, each
-/// with ±20 % jitter (so a fleet that failed together does not retry together), and never sooner than
-/// the server's `Retry-After`.
+/// How long to wait after failed feed fetches or uploads: `RetryBackoff`'s wait for the failures in a
+/// row, and never sooner than the server's `Retry-After`.
 struct Backoff: Sendable {
-    static let first: TimeInterval = 1
-    static let maximum: TimeInterval = 300
-    static let jitter = 0.2
-
     private(set) var failures = 0
 
-    /// The wait after one more failure. `random` is in 0..<1 (the configuration's random source).
+    /// The wait after one more failure (`RetryBackoff`). `random` is in 0..<1 (the configuration's random source).
     mutating func delayAfterFailure(random: Double, retryAfter: TimeInterval?) -> TimeInterval {
-        // 2^9 s already passes the maximum: counting further would only risk overflow.
         failures = min(failures + 1, 10)
-        let base = min(Self.maximum, Self.first * Double(1 << (failures - 1)))
-        let unit = random.isFinite ? min(max(random, 0), 1) : 0.5
-        let jittered = base * (1 - Self.jitter + 2 * Self.jitter * unit)
-        return max(jittered, retryAfter ?? 0)
+        return max(RetryBackoff.seconds(afterFailure: failures, random: random), retryAfter ?? 0)
     }
 
     mutating func reset() {

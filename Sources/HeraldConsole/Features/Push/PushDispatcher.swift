@@ -204,7 +204,7 @@ public final class PushDispatcher: Sendable {
         case .retry(let after, let reason):
             if let after { await sender.limiter.pause(for: after) }
             guard entry.attempts < settings.maxAttempts else { return .failed(reason: reason) }
-            let wait = max(after.map { Double($0.components.seconds) } ?? 0, Backoff.seconds(attempt: entry.attempts))
+            let wait = max(after.map { Double($0.components.seconds) } ?? 0, RetryBackoff.seconds(afterFailure: entry.attempts, random: .random(in: 0..<1)))
             return .retry(at: now.addingTimeInterval(wait), reason: reason)
         }
     }
@@ -252,13 +252,5 @@ public final class PushDispatcher: Sendable {
 
     struct PayloadProblem: Error {
         let reason: String
-    }
-}
-
-/// Retry waits: 1 s doubling to 5 minutes, with ±20 % jitter so retries do not arrive together.
-enum Backoff {
-    static func seconds(attempt: Int) -> Double {
-        let base = min(300, pow(2, Double(max(0, min(attempt - 1, 16)))))
-        return base * Double.random(in: 0.8...1.2)
     }
 }
