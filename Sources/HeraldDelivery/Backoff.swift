@@ -38,6 +38,8 @@ enum RetryAfter {
     /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), and the obsolete RFC 850 and asctime forms that
     /// recipients must still read.
     static func httpDate(_ text: String) -> Date? {
+        // All three forms are ASCII, and DateFormatter traps on some other text ("Incorrect range").
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

@@ -3,6 +3,7 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
+@testable import HeraldDelivery
 import Testing
 
 /// What generated inputs (Tests/HeraldTests/Generated, Fuzz/, schemathesis) found, each pinned by a
@@ -110,5 +111,14 @@ struct GeneratedFindingsTests {
             headers: HTTPHeaders([("Authorization", "Bearer \(privacy.secret)")])))
         #expect(answer.status == 200, "\(answer.text)")
         #expect(answer.text.contains(#""erasedEvents":1"#))
+    }
+
+    @Test("A Retry-After of text outside ASCII is no date to the delivery client, instead of trapping in DateFormatter (found by the push client's generated answers)")
+    func retryAfterOutsideASCII() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        for header in [" \u{200D}\u{202B}\u{8F644}", "Sun, 06 Nov 2027 08:49:37 GMT\u{202B}", "\u{0660}\u{0661}", "日曜日"] {
+            #expect(RetryAfter.delay(header, now: now) == nil, "\(header)")
+        }
+        #expect(RetryAfter.delay("Tue, 01 Jan 2030 00:00:00 GMT", now: now) == 86_400, "an ASCII date still reads (capped at a day)")
     }
 }
