@@ -252,6 +252,30 @@ extension Campaign {
     }
 }
 
+extension LanguageTag {
+    /// A campaign's language versions (a message's or a notification's) in tag order, with what is wrong
+    /// with their tags added to `problems` at `path`: too many versions, a tag of the wrong shape (that
+    /// version is left out), two tags for one language.
+    static func checkedVersions<Version>(_ versions: [String: Version], at path: String, problems: inout [FieldProblem]) -> [(tag: String, version: Version)] {
+        if versions.count > CampaignLimits.languageVersions {
+            problems.append(FieldProblem(path: path, key: "too_many_language_versions", arguments: ["limit": .number(CampaignLimits.languageVersions)]))
+        }
+        var seen: Set<String> = []
+        var checked: [(String, Version)] = []
+        for (tag, version) in versions.sorted(by: { $0.key < $1.key }) {
+            guard isValid(tag) else {
+                problems.append(FieldProblem(path: "\(path).\(tag)", key: "language_tag_invalid", arguments: ["tag": .text(String(tag.prefix(40)))]))
+                continue
+            }
+            if !seen.insert(tag.lowercased()).inserted {
+                problems.append(FieldProblem(path: "\(path).\(tag)", key: "language_version_duplicate", arguments: ["tag": .text(tag)]))
+            }
+            checked.append((tag, version))
+        }
+        return checked
+    }
+}
+
 extension Message {
     func problems(for mode: ValidationMode) -> [FieldProblem] {
         defaultVersionProblems(for: mode) + translationProblems(for: mode)
@@ -263,19 +287,8 @@ extension Message {
     private func translationProblems(for mode: ValidationMode) -> [FieldProblem] {
         guard let translations else { return [] }
         var problems: [FieldProblem] = []
-        if translations.count > CampaignLimits.languageVersions {
-            problems.append(FieldProblem(path: "message.translations", key: "too_many_language_versions", arguments: ["limit": .number(CampaignLimits.languageVersions)]))
-        }
-        var seen: Set<String> = []
-        for (tag, version) in translations.sorted(by: { $0.key < $1.key }) {
+        for (tag, version) in LanguageTag.checkedVersions(translations, at: "message.translations", problems: &problems) {
             let path = "message.translations.\(tag)"
-            guard LanguageTag.isValid(tag) else {
-                problems.append(FieldProblem(path: path, key: "language_tag_invalid", arguments: ["tag": .text(String(tag.prefix(40)))]))
-                continue
-            }
-            if !seen.insert(tag.lowercased()).inserted {
-                problems.append(FieldProblem(path: path, key: "language_version_duplicate", arguments: ["tag": .text(tag)]))
-            }
             for problem in applying(version).defaultVersionProblems(for: mode) {
                 guard let part = problem.path.dropPrefix("message."), version.sets(part, over: self) else { continue }
                 problems.append(problem.at("\(path).\(part)"))

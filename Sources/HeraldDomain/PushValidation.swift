@@ -67,19 +67,8 @@ extension PushNotification {
         if silent, [title, subtitle, body, imageUrl, sound].contains(where: { !($0 ?? "").isEmpty }) || badge != nil {
             problems.append(FieldProblem(path: "push.silent", key: "push_silent_shows_nothing"))
         }
-        if (translations ?? [:]).count > CampaignLimits.languageVersions {
-            problems.append(FieldProblem(path: "push.translations", key: "too_many_language_versions", arguments: ["limit": .number(CampaignLimits.languageVersions)]))
-        }
-        var seen: Set<String> = []
-        for (tag, translation) in (translations ?? [:]).sorted(by: { $0.key < $1.key }) {
+        for (tag, translation) in LanguageTag.checkedVersions(translations ?? [:], at: "push.translations", problems: &problems) {
             let path = "push.translations.\(tag)"
-            guard LanguageTag.isValid(tag) else {
-                problems.append(FieldProblem(path: path, key: "language_tag_invalid", arguments: ["tag": .text(String(tag.prefix(40)))]))
-                continue
-            }
-            if !seen.insert(tag.lowercased()).inserted {
-                problems.append(FieldProblem(path: path, key: "language_version_duplicate", arguments: ["tag": .text(tag)]))
-            }
             // A problem of the default's own parts is reported there, not again for each version.
             problems += applying(translation).versionProblems(at: path, for: mode).filter { problem in
                 problem.path.split(separator: ".").last.map { translation.sets(String($0)) } ?? true

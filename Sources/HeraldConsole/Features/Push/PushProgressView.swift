@@ -34,7 +34,12 @@ struct PushProgressView: Sendable {
             ? l("campaigns.push.done", ["sent": l.number(progress.sent), "planned": l.number(progress.planned)])
             : l("campaigns.push.sending", ["finished": l.number(progress.finished), "planned": l.number(progress.planned)])
         counts = Self.states(progress).map { Count(state: $0.state, label: l("campaigns.push.state." + $0.state), value: l.number($0.count)) }
-        self.failures = failures.map { Failure(reason: $0.reason.isEmpty ? l("campaigns.push.state." + $0.state) : $0.reason, count: l.number($0.count)) }
+        self.failures = Self.failures(failures, l)
+    }
+
+    /// Rows that did not arrive, each named by the provider's reason, or by its state when it has none.
+    static func failures(_ rows: [(state: String, reason: String, count: Int)], _ l: Localizer) -> [Failure] {
+        rows.map { Failure(reason: $0.reason.isEmpty ? l("campaigns.push.state." + $0.state) : $0.reason, count: l.number($0.count)) }
     }
 
     /// The counts in the order the page and the JSON give them.

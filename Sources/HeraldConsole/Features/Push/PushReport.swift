@@ -29,13 +29,8 @@ struct PushReport: Sendable {
         let opened: String
     }
 
-    struct Failure: Sendable {
-        let reason: String
-        let count: String
-    }
-
     let metrics: [ReportPages.Metric]
-    let failures: [Failure]
+    let failures: [PushProgressView.Failure]
     let platforms: [PlatformRow]
     let days: [DayView]
     /// The same days as numbers, for the CSV.
@@ -60,9 +55,7 @@ struct PushReport: Sendable {
                 label: l("reports.push.open_rate"), value: progress.sent == 0 ? "–" : l.percent(Double(opened) / Double(progress.sent)),
                 note: l("reports.push.open_rate_note")),
         ]
-        failures = try outbox.failures(campaignID: campaignID).map {
-            Failure(reason: $0.reason.isEmpty ? l("campaigns.push.state." + $0.state) : $0.reason, count: l.number($0.count))
-        }
+        failures = PushProgressView.failures(try outbox.failures(campaignID: campaignID), l)
         platforms = breakdown.byPlatform.map { row in
             PlatformRow(
                 platform: Platform(rawValue: row.platform).map(l.title) ?? row.platform, targeted: l.number(row.targeted), sent: l.number(row.sent),
