@@ -45,6 +45,7 @@ document.addEventListener("DOMContentLoaded", () => {
 
   const composer = document.querySelector("form[data-composer]");
   if (composer) setUpComposer(composer);
+  if (composer && composer.querySelector("[data-push-bytes]")) followPushBytes(composer);
 
   const pushProgress = document.querySelector("[data-push-progress]");
   if (pushProgress && pushProgress.dataset.done !== "true") followPushProgress(pushProgress);
@@ -83,6 +84,46 @@ function followPushProgress(section) {
     window.setTimeout(poll, 2000);
   }
   window.setTimeout(poll, 2000);
+}
+
+// ---- A notification's bytes left, as the marketer types --------------------------
+// The server measures the payload it will send (APNs's and FCM's limits, in UTF-8 bytes) and words
+// the count; this asks it again a moment after each change and puts its words in place. A counter
+// that says the same again is left alone, so screen readers are not told it twice.
+function followPushBytes(form) {
+  const DEBOUNCE_MS = 250;
+  let timer;
+  let running = null;
+  async function measure() {
+    if (running) running.abort();
+    const controller = new AbortController();
+    running = controller;
+    try {
+      const answer = await fetch("/campaigns/push-bytes", {
+        method: "POST", body: new URLSearchParams(new FormData(form)), signal: controller.signal,
+        headers: { Accept: "application/json" }, credentials: "same-origin",
+      });
+      if (!answer.ok) return;
+      const { versions } = await answer.json();
+      form.querySelectorAll("[data-push-bytes]").forEach((counter) => {
+        const version = versions.find((each) => each.tag === counter.dataset.pushBytes);
+        if (!version) return;
+        if (counter.textContent !== version.text) counter.textContent = version.text;
+        counter.classList.toggle("push-bytes-over", version.over === true);
+      });
+    } catch (error) {
+      // Aborted by a newer change, or offline for a moment: the next change measures again.
+    }
+  }
+  const later = () => {
+    clearTimeout(timer);
+    timer = setTimeout(measure, DEBOUNCE_MS);
+  };
+  form.addEventListener("input", later);
+  form.addEventListener("change", later);
+  form.addEventListener("click", (event) => {
+    if (event.target.closest("button[data-version-add], button[data-version-remove], button[data-row-add], button[data-row-remove]")) later();
+  });
 }
 
 // ---- Campaign composer -------------------------------------------------------

@@ -162,6 +162,7 @@ public struct ProblemText: Sendable, Equatable {
         // The composer's form, before validation
         "seconds_whole": "Enter the seconds as a whole number.",
         "days_whole": "Enter the days as a whole number.",
+        "badge_whole": "Enter the badge as a whole number.",
         "percentage_whole": "Enter a whole percentage from 1 to 100.",
         "date_time_invalid": "Enter a date and a time, such as 2026-12-01 09:00.",
         "time_skipped": "This time does not exist in {zone}: the clocks skip it. Choose a time outside the change.",

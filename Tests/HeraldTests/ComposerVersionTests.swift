@@ -28,11 +28,13 @@ struct ComposerVersionTests {
     /// `<template>`s (inert) nor buttons.
     static func formFields(_ html: String) -> [(String, String)] {
         let page = html.replacingOccurrences(of: #"<template[\s\S]*?</template>"#, with: "", options: .regularExpression)
+        func unescaped(_ text: some StringProtocol) -> String {
+            String(text).replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+                .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+        }
         func attribute(_ name: String, in tag: String) -> String? {
             guard let range = tag.range(of: #"\s\#(name)="([^"]*)""#, options: .regularExpression) else { return nil }
-            let text = tag[range].split(separator: "\"", maxSplits: 1, omittingEmptySubsequences: false)[1].dropLast()
-            return String(text).replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
-                .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+            return unescaped(tag[range].split(separator: "\"", maxSplits: 1, omittingEmptySubsequences: false)[1].dropLast())
         }
         func matches(_ pattern: String, in text: String) -> [String] {
             let regex = try! NSRegularExpression(pattern: pattern)
@@ -45,6 +47,10 @@ struct ComposerVersionTests {
             if ["submit", "button"].contains(type) { continue }
             if ["checkbox", "radio"].contains(type) && !tag.contains(" checked") { continue }
             fields.append((name, attribute("value", in: tag) ?? ""))
+        }
+        for area in matches(#"<textarea[\s\S]*?</textarea>"#, in: page) {
+            guard let open = matches(#"<textarea[^>]*>"#, in: area).first, let name = attribute("name", in: open) else { continue }
+            fields.append((name, unescaped(area.dropFirst(open.count).dropLast("</textarea>".count))))
         }
         for select in matches(#"<select[\s\S]*?</select>"#, in: page) {
             guard let open = matches(#"<select[^>]*>"#, in: select).first, let name = attribute("name", in: open) else { continue }

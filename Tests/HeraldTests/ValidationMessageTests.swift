@@ -141,6 +141,7 @@ struct ValidationMessageTests {
             [("triggers.0.event", "checkout"), ("triggers.0.filters.0.property", "amount"), ("triggers.0.filters.0.type", "number"),
              ("triggers.0.filters.0.value", "abc"), ("triggers.0.filters.1.property", "vip"), ("triggers.0.filters.1.type", "bool"),
              ("triggers.0.filters.1.value", "maybe")],
+            [("channel", "push"), ("push.badge", "x")],
         ]
         return forms.flatMap { CampaignForm.decode(FormData($0), app: 1).problems }
     }

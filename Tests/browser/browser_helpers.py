@@ -99,3 +99,9 @@ def axe_source() -> str:
     import selenium_axe_python
 
     return (Path(selenium_axe_python.__file__).parent / "axe-core" / "axe.min.js").read_text(encoding="utf-8")
+
+
+def axe_violations(driver: WebDriver) -> list:
+    """axe-core's serious and critical findings on the page."""
+    driver.execute_script(axe_source())
+    return driver.execute_async_script(AXE_RUN_JS)

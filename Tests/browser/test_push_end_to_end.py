@@ -1,6 +1,6 @@
 """A push campaign end to end, as a marketer and the devices meet it: 1,000 Persian-speaking
 installations registered through the API, a campaign with a Persian default and an English version
-created and published through the API (the console's composer does not write push campaigns yet),
+created through the API (test_push_composer.py composes one in the browser) and published on its page,
 sent through the mock APNs; in the browser, with the console in Persian, the campaign page follows
 the send to its end, the preview shows the notification right to left, and after `herald simulate`
 reports devices receiving and opening it, the report shows the figures.
@@ -15,7 +15,7 @@ import pytest
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
-from browser_helpers import AXE_RUN_JS, axe_source, replaced, visible, wait
+from browser_helpers import axe_violations, replaced, visible, wait
 from push_providers import REPO_ROOT, api, give_app_the_mock, mock_providers, register_installations
 
 EMAIL, PASSWORD = "push-admin@example.com", "push-passphrase-1"
@@ -109,8 +109,3 @@ def test_a_persian_push_campaign_is_sent_to_a_thousand_devices_followed_previewe
     driver.get(server.url(f"/campaigns/{campaign}"))
     assert not axe_violations(driver), axe_violations(driver)
 
-
-def axe_violations(driver) -> list:
-    """axe-core's serious and critical findings on the page."""
-    driver.execute_script(axe_source())
-    return driver.execute_async_script(AXE_RUN_JS)

@@ -49,6 +49,7 @@ extension HeraldApplication {
 
             // Preview (before the campaign routes, so `/campaigns/preview` is not read as a campaign id)
             Route("POST", "/campaigns/preview", .signedIn(.editor), preview.composed),
+            Route("POST", "/campaigns/push-bytes", .signedIn(.editor), campaigns.pushBytes),
             Route("GET", "/campaigns/{id}/preview", .signedIn(.viewer), preview.campaign),
             Route("GET", "/campaigns/{id}/preview/frame", .signedIn(.viewer), preview.campaignFrame),
             Route("GET", "/preview/gallery", .signedIn(.viewer), preview.gallery),

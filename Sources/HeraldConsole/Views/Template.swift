@@ -29,6 +29,9 @@ enum Template: String, CaseIterable, Sendable {
     case preview = "preview/page"
     /// A push campaign's notification on lock screens.
     case pushPreview = "preview/push"
+    /// The composer's framed preview of a notification, and the screens both draw.
+    case pushFrame = "preview/push_frame"
+    case pushScreens = "preview/push_screens"
     case previewGallery = "preview/gallery"
     case previewFrame = "preview/frame"
     case previewSwitchers = "preview/switchers"

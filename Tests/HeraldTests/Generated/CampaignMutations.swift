@@ -18,8 +18,9 @@ enum CampaignCases {
         case 0...7:
             return answer(sent, .stored)
         case 8:
-            // `message.translations` maps language tags to versions: a new key there is a tag, not a misspelt field.
-            let paths = sent.objectPaths.filter { !(unordered && $0 == "data") && $0 != "message.translations" }
+            // `message.translations` and `push.translations` map language tags to versions: a new key there
+            // is a tag, not a misspelt field.
+            let paths = sent.objectPaths.filter { !(unordered && $0 == "data") && $0 != "message.translations" && $0 != "push.translations" }
             let path = draw.pick(paths)
             let key = draw.pick(["colour", "priorty", "Name", "", "extra", "نام", "timezone", "filter", "__proto__"])
             let parent = path.isEmpty ? sent : sent.at(path) ?? sent

@@ -17,7 +17,7 @@ enum ComposerCases {
     static func generator(app: Int64) -> Generator<ComposerCase, Shrink.None<ComposerCase>> {
         Generated.cases { draw in
             if draw.chance(0.7) {
-                let campaign = campaign(&draw, app: app)
+                let campaign = draw.chance(0.3) ? pushCampaign(&draw, app: app) : campaign(&draw, app: app)
                 return ComposerCase(fields: CampaignForm.encode(campaign).pairs.map { ($0.name, $0.value) }, expected: campaign)
             }
             return ComposerCase(fields: wild(&draw, app: app), expected: nil)
@@ -98,13 +98,70 @@ enum ComposerCases {
         if draw.chance(0.3) { targeting.percentage = draw.int(1...100) }
         campaign.targeting = targeting
         campaign.testOnDevice = draw.chance(0.2)
-        var keys: Set<String> = []
-        campaign.data = CustomData(draw.list(0...5) { draw -> CustomData.Pair? in
-            let key = text(&draw, pieces: 2, characters: 100)
-            guard keys.insert(key).inserted else { return nil }
-            return CustomData.Pair(key: key, value: draw.chance(0.1) ? "" : GeneratedText.valid(&draw, maxPieces: 6, multiline: true, maxCharacters: 1000))
-        }.compactMap { $0 })
+        campaign.data = customData(&draw, pairs: 0...5, keyCharacters: 100, valueCharacters: 1000)
         return campaign
+    }
+
+    /// A valid push campaign the push composer can show and save unchanged: the targeting the server
+    /// evaluates, custom data under keys the payload does not use, every version within both providers' limits.
+    static func pushCampaign(_ draw: inout Draw, app: Int64) -> Campaign {
+        var push = PushNotification()
+        push.silent = draw.chance(0.1)
+        if !push.silent {
+            if draw.chance(0.8) { push.title = text(&draw, pieces: 3, characters: 80) }
+            if draw.chance(0.4) { push.subtitle = text(&draw, pieces: 2, characters: 40) }
+            if draw.chance(0.8) || push.title == nil { push.body = text(&draw, pieces: 8, multiline: true, characters: 300) }
+            if draw.chance(0.3) { push.imageUrl = ValidCampaign.https(&draw) }
+            if draw.chance(0.3) { push.badge = draw.chance(0.3) ? draw.pick([0, CampaignLimits.badge.upperBound]) : draw.int(CampaignLimits.badge) }
+            if draw.chance(0.3) { push.sound = draw.pick(["default", "chime.caf"]) }
+            if draw.chance(0.4) {
+                var versions: [String: PushTranslation] = [:]
+                for tag in draw.list(1...3, { $0.pick(["fa", "ar", "de", "ja", "pt-BR", "he"]) }) {
+                    var version = PushTranslation()
+                    if draw.chance(0.7) { version.title = text(&draw, pieces: 3, characters: 80) }
+                    if draw.chance(0.6) { version.body = text(&draw, pieces: 6, multiline: true, characters: 300) }
+                    if draw.chance(0.2) { version.subtitle = text(&draw, pieces: 2, characters: 40) }
+                    if draw.chance(0.2) { version.imageUrl = ValidCampaign.https(&draw) }
+                    if draw.chance(0.2) { version.url = ValidCampaign.link(&draw) }
+                    versions[tag] = version
+                }
+                push.translations = versions
+            }
+        }
+        if draw.chance(0.3) { push.category = draw.pick(["OFFER", "REPLY", "open_sale"]) }
+        if draw.chance(0.3) { push.threadId = text(&draw, pieces: 2, characters: 40) }
+        if draw.chance(0.4) { push.url = ValidCampaign.link(&draw) }
+
+        var campaign = Campaign(app: app, name: text(&draw, pieces: 6, characters: 200), push: push)
+        if draw.chance(0.3) { campaign.description = text(&draw, pieces: 6, multiline: true, characters: 500) }
+        // Not shown for a notification, and kept as they were.
+        campaign.priority = draw.int(1...10)
+        let type = draw.pick(Frequency.Kind.allCases)
+        campaign.frequency = Frequency(type: type, days: type == .everyNDays ? draw.int(1...365) : nil)
+        campaign.schedule = schedule(&draw)
+        campaign.push?.inDeviceTimeZone = campaign.schedule.start != nil && draw.chance(0.4)
+        var targeting = Targeting()
+        if draw.chance(0.4) { targeting.platforms = Array(Set(draw.list(1...3) { $0.pick(Platform.allCases) })).sorted { $0.rawValue < $1.rawValue } }
+        if draw.chance(0.3) { targeting.appVersion = .init(op: .equals, value: draw.pick(["1.0", "2.4.1"])) }
+        if draw.chance(0.3) { targeting.languages = draw.list(1...4) { $0.pick(ValidCampaign.languages) } }
+        if draw.chance(0.3) { targeting.countries = draw.list(1...4) { $0.pick(ValidCampaign.countries) } }
+        if draw.chance(0.3) { targeting.percentage = draw.int(1...100) }
+        campaign.targeting = targeting
+        campaign.testOnDevice = draw.chance(0.2)
+        campaign.data = customData(&draw, pairs: 0...3, keyCharacters: 40, valueCharacters: 200) { !PushPayload.isReserved($0) }
+        return campaign
+    }
+
+    /// Pairs under distinct keys that `allowed` takes, some values empty.
+    static func customData(
+        _ draw: inout Draw, pairs: ClosedRange<Int>, keyCharacters: Int, valueCharacters: Int, allowed: (String) -> Bool = { _ in true }
+    ) -> CustomData {
+        var keys: Set<String> = []
+        return CustomData(draw.list(pairs) { draw -> CustomData.Pair? in
+            let key = text(&draw, pieces: 2, characters: keyCharacters)
+            guard allowed(key), keys.insert(key).inserted else { return nil }
+            return CustomData.Pair(key: key, value: draw.chance(0.1) ? "" : GeneratedText.valid(&draw, maxPieces: 6, multiline: true, maxCharacters: valueCharacters))
+        }.compactMap { $0 })
     }
 
     static func filter(_ draw: inout Draw) -> PropertyFilter {
@@ -149,7 +206,8 @@ enum ComposerCases {
 
     /// Any composer field with any value, unknown fields, row buttons and far more rows than any page has.
     static func wild(_ draw: inout Draw, app: Int64) -> [(String, String)] {
-        let names = ["name", "description", "priority", "message.layout", "message.title.text", "message.imageUrl", "message.dismiss.seconds",
+        let names = ["channel", "push.title", "push.body", "push.badge", "push.silent", "push.inDeviceTimeZone", "push.translations",
+                     "push.translations.fa.body", "name", "description", "priority", "message.layout", "message.title.text", "message.imageUrl", "message.dismiss.seconds",
                      "schedule.timeZone", "schedule.startMode", "schedule.start", "schedule.endMode", "schedule.end", "frequency.type",
                      "frequency.days", "targeting.percentage", "targeting.daysSinceFirstOpen.min", "targeting.languages", "targeting.platforms",
                      "targeting.appVersion.op", "targeting.appVersion.value", "testOnDevice", "data.0.key", "data.0.value",
@@ -158,7 +216,8 @@ enum ComposerCases {
         let values = ["", " ", "0", "-1", "1e999", "٣", "9223372036854775808", "2026-13-01T10:00", "2026-03-29T02:30", "2026-11-01T01:30",
                       "0000-01-01T00:00", "9999-12-31T23:59", "10000-01-01T00:00", "Mars/Olympus", "Europe/Berlin", "at", "publish", "never",
                       "every_n_days", "number", "bool", "gt", "exists", "add:data", "remove:triggers.0", "up:data.1", "add:triggers.0.filters",
-                      "remove:x.y", "up:data.99999999999999999999", "refresh", "javascript:alert(1)", "#GGG", "true", "card"]
+                      "remove:x.y", "up:data.99999999999999999999", "refresh", "javascript:alert(1)", "#GGG", "true", "card", "push", "in_app", "fa",
+                      "add-language", "remove-language:fa", "99999", "-5"]
         var fields = [("app", draw.chance(0.9) ? String(app) : draw.pick(["", "0", "99999", "x"]))]
         for _ in 0..<draw.int(0...40) {
             fields.append((draw.pick(names), draw.chance(0.7) ? draw.pick(values) : GeneratedText.withControl(&draw)))
@@ -179,6 +238,13 @@ struct GeneratedComposerProperty {
         let token = try #require(TestBrowser.csrfToken(in: fixture.browser.get("/campaigns/new").text))
         var run = GeneratedRun("composer submissions", cases: 150)
         run.run(ComposerCases.generator(app: fixture.shop)) { submission, run in
+            // The push composer's live count reads any form the composer could send, and always answers its JSON.
+            let count = fixture.browser.post("/campaigns/push-bytes", [("csrf_token", token)] + submission.fields)
+            let versions = (try? JSONSerialization.jsonObject(with: Data(count.body)) as? [String: Any])?["versions"] as? [[String: Any]]
+            run.expect(count.status == 200 && versions != nil || count.status == 413, "the count answered \(count.status): \(count.text.prefix(300))", input: submission)
+            if submission.expected?.channel == .push {
+                run.expect(versions?.count == (submission.expected?.push?.translations?.count ?? 0) + 1, "a count for each version", input: submission)
+            }
             let answer = fixture.browser.post("/campaigns", [("csrf_token", token)] + submission.fields)
             run.note("\(answer.status)")
             let allowed: Set<Int> = submission.expected == nil ? [200, 303, 413, 422] : [303]

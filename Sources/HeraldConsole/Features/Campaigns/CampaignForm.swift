@@ -51,15 +51,31 @@ enum CampaignForm {
             return value
         }
 
-        let layout = Message.Layout(rawValue: text(ComposerFields.layout.path)) ?? .card
-        var message = Message(layout: layout)
-        for field in ComposerFields.message {
-            guard let access = field.access, let value = optional(field.path) else { continue }
-            // A number that is not one is said, not dropped in silence.
-            if field.kind == .number && integer(field.path, "seconds_whole") == nil { continue }
-            access.write(&message, value)
+        let channel = Channel(form: form)
+        var message = Campaign.noMessage
+        var push: PushNotification?
+        switch channel {
+        case .inApp:
+            message = Message(layout: Message.Layout(rawValue: text(ComposerFields.layout.path)) ?? .card)
+            for field in ComposerFields.message {
+                guard let access = field.access, let value = optional(field.path) else { continue }
+                // A number that is not one is said, not dropped in silence.
+                if field.kind == .number && integer(field.path, "seconds_whole") == nil { continue }
+                access.write(&message, value)
+            }
+            message.translations = versions(form, .inApp, empty: MessageTranslation(), access: \.versionAccess)
+        case .push:
+            var notification = PushNotification()
+            for field in ComposerFields.push {
+                guard let access = field.pushAccess, let value = optional(field.path) else { continue }
+                if field.kind == .number && integer(field.path, "badge_whole") == nil { continue }
+                access.write(&notification, value)
+            }
+            notification.silent = form[ComposerFields.pushSilent.path] == "true"
+            notification.inDeviceTimeZone = form[ComposerFields.pushInDeviceTimeZone.path] == "true"
+            notification.translations = versions(form, .push, empty: PushTranslation(), access: \.pushVersionAccess)
+            push = notification
         }
-        message.translations = versions(form)
 
         /// Whether the field of `choice` counts; a value typed while another option is chosen is never
         /// dropped in silence (the composer's script chooses the option as you type; without script, this says so).
@@ -129,15 +145,16 @@ enum CampaignForm {
         let campaign = Campaign(
             app: app, name: text(ComposerFields.name.path), description: optional(ComposerFields.description.path), priority: priority,
             schedule: schedule, triggers: triggers, frequency: frequency, targeting: targeting,
-            testOnDevice: form[ComposerFields.testOnDevice.path] == "true", message: message.keepingLayoutFields, data: CustomData(data))
+            testOnDevice: form[ComposerFields.testOnDevice.path] == "true", channel: channel, message: message.keepingLayoutFields,
+            push: push, data: CustomData(data))
         return (campaign, problems)
     }
 
-    /// The language versions' tags as the form lists them (one hidden `message.translations` input each),
-    /// in order, without repeats; the first `versionLimit`.
+    /// The language versions' tags as the form lists them (one hidden `message.translations` or
+    /// `push.translations` input each), in order, without repeats; the first `versionLimit`.
     static func versionTags(_ form: FormData) -> [String] {
         var tags: [String] = []
-        for value in form.values(ComposerFields.translations) where tags.count < versionLimit {
+        for value in form.values(Channel(form: form).translations) where tags.count < versionLimit {
             let tag = value.trimmingCharacters(in: .whitespaces)
             if !tag.isEmpty && !tags.contains(tag) { tags.append(tag) }
         }
@@ -146,14 +163,16 @@ enum CampaignForm {
 
     /// The language versions the form holds: a version the composer shows is kept even with every field
     /// empty (the marketer added it and has not translated it yet; devices then get the default).
-    private static func versions(_ form: FormData) -> [String: MessageTranslation]? {
-        var versions: [String: MessageTranslation] = [:]
+    private static func versions<Version>(
+        _ form: FormData, _ channel: Channel, empty: Version, access: KeyPath<ComposerField, ComposerField.Accessor<Version>?>
+    ) -> [String: Version]? {
+        var versions: [String: Version] = [:]
         for tag in versionTags(form) {
-            var version = MessageTranslation()
-            for field in ComposerFields.translatable {
-                guard let access = field.versionAccess, let path = field.versionPath(tag) else { continue }
+            var version = empty
+            for field in channel.translatable {
+                guard let write = field[keyPath: access]?.write, let path = field.versionPath(tag) else { continue }
                 let value = (form[path] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-                if !value.isEmpty { access.write(&version, value) }
+                if !value.isEmpty { write(&version, value) }
             }
             versions[tag] = version
         }
@@ -170,17 +189,32 @@ enum CampaignForm {
         put(ComposerFields.description.path, campaign.description)
         put(ComposerFields.app.path, String(campaign.app))
         put(ComposerFields.priority.path, String(campaign.priority))
-        let message = campaign.message
-        put(ComposerFields.layout.path, message.layout.rawValue)
-        for field in ComposerFields.message {
-            put(field.path, field.access?.read(message))
-        }
-        for (tag, version) in (message.translations ?? [:]).sorted(by: { $0.key < $1.key }) {
-            put(ComposerFields.translations, tag)
-            for field in ComposerFields.translatable {
-                guard let path = field.versionPath(tag) else { continue }
-                put(path, field.versionAccess?.read(version))
+        put(ComposerFields.channel.path, campaign.channel.rawValue)
+        func putVersions<Version>(_ versions: [String: Version]?, _ channel: Channel, _ access: KeyPath<ComposerField, ComposerField.Accessor<Version>?>) {
+            for (tag, version) in (versions ?? [:]).sorted(by: { $0.key < $1.key }) {
+                put(channel.translations, tag)
+                for field in channel.translatable {
+                    guard let path = field.versionPath(tag) else { continue }
+                    put(path, field[keyPath: access]?.read(version))
+                }
             }
+        }
+        switch campaign.channel {
+        case .inApp:
+            let message = campaign.message
+            put(ComposerFields.layout.path, message.layout.rawValue)
+            for field in ComposerFields.message {
+                put(field.path, field.access?.read(message))
+            }
+            putVersions(message.translations, .inApp, \.versionAccess)
+        case .push:
+            let push = campaign.push ?? PushNotification()
+            for field in ComposerFields.push {
+                put(field.path, field.pushAccess?.read(push))
+            }
+            if push.silent { put(ComposerFields.pushSilent.path, "true") }
+            if push.inDeviceTimeZone { put(ComposerFields.pushInDeviceTimeZone.path, "true") }
+            putVersions(push.translations, .push, \.pushVersionAccess)
         }
         for (index, pair) in campaign.data.pairs.enumerated() {
             put("data.\(index).key", pair.key)

@@ -95,7 +95,9 @@ struct CampaignPages: Sendable {
             try services.flash(context, .info, context.localizer("campaigns.flash.register_app_first"))
             return .redirect(to: context.user?.role.includes(.admin) == true ? "/apps/new" : "/campaigns")
         }
-        var form = FormData([("message.layout", Message.Layout.card.rawValue), ("priority", "5"), ("frequency.type", "once")])
+        let channel = Channel(rawValue: context.request.query["channel"] ?? "") ?? .inApp
+        var form = FormData([(ComposerFields.channel.path, channel.rawValue), ("priority", "5"), ("frequency.type", "once")])
+        if channel == .inApp { form.pairs.append((ComposerFields.layout.path, Message.Layout.card.rawValue)) }
         if let app = context.request.query["app"] { form.pairs.append(("app", app)) }
         return try renderComposer(context, form: form, problems: [], stored: nil)
     }
@@ -123,7 +125,6 @@ struct CampaignPages: Sendable {
         guard stored.state != .archived else {
             throw HTTPError(409, context.localizer("campaigns.errors.archived_not_editable"))
         }
-        try Self.refuseComposing(stored, context)
         var form = CampaignForm.encode(stored.campaign)
         form.pairs.append(("revision", String(stored.revision)))
         return try renderComposer(context, form: form, problems: [], stored: stored)
@@ -134,10 +135,11 @@ struct CampaignPages: Sendable {
         guard stored.state != .archived else {
             throw HTTPError(409, context.localizer("campaigns.errors.archived_not_editable"))
         }
-        try Self.refuseComposing(stored, context)
         var form = context.form
-        form.pairs.removeAll { $0.name == "app" }
-        form.pairs.append(("app", String(stored.campaign.app)))
+        // A saved campaign keeps its app and its channel, whatever the form says.
+        form.pairs.removeAll { $0.name == ComposerFields.app.path || $0.name == ComposerFields.channel.path }
+        form.pairs.append((ComposerFields.app.path, String(stored.campaign.app)))
+        form.pairs.append((ComposerFields.channel.path, stored.campaign.channel.rawValue))
         let intent = form["intent"] ?? "draft"
         if let (changed, problems) = rearranged(form, intent: intent, context) {
             return try renderComposer(context, form: changed, problems: problems, stored: stored, status: problems.isEmpty ? 200 : 422)
@@ -185,6 +187,16 @@ struct CampaignPages: Sendable {
         return (FormRows.apply(intent, to: form) ?? (intent == "refresh" ? form : nil)).map { ($0, []) }
     }
 
+    /// `POST /campaigns/push-bytes`: the notification the composer's form now holds, measured against each
+    /// provider's limit, for the counters its script updates as the marketer types.
+    func pushBytes(_ context: RequestContext) throws -> Response {
+        var (campaign, _) = CampaignForm.decode(context.form, app: 0)
+        campaign.id = context.form[ComposerView.campaignIDName].flatMap(Int64.init)
+        var response = Response.json(try PushBytesView.json(PushBytesView.all(campaign, context.localizer)))
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
     private func decode(_ form: FormData, app: Int64, publish: Bool, _ context: RequestContext) -> (Campaign, [FieldProblem]) {
         var (campaign, problems) = CampaignForm.decode(form, app: app)
         let readProblems = Set(problems.map(\.path))
@@ -197,12 +209,12 @@ struct CampaignPages: Sendable {
         _ context: RequestContext, form: FormData, problems: [FieldProblem], stored: StoredCampaign?,
         conflict: ConflictView? = nil, status: Int = 200
     ) throws -> Response {
-        let isNew = stored == nil
         let localizer = context.localizer
+        let newHeading = Channel(form: form) == .push ? "composer.heading_new_push" : "composer.heading_new"
         let model = ComposerView(
             form: form, problems: problems,
-            heading: stored.map { localizer("composer.heading_edit", ["name": Localizer.isolated($0.campaign.name)]) } ?? localizer("composer.heading_new"),
-            action: isNew ? "/campaigns" : "/campaigns/\(stored?.id ?? 0)", isNew: isNew,
+            heading: stored.map { localizer("composer.heading_edit", ["name": Localizer.isolated($0.campaign.name)]) } ?? localizer(newHeading),
+            action: stored.map { "/campaigns/\($0.id)" } ?? "/campaigns", campaignID: stored?.id,
             revision: form["revision"].flatMap(Int.init), isLive: stored.map { $0.state == .published || $0.state == .paused } ?? false,
             apps: try services.database.apps.all(), conflict: conflict, localizer: localizer)
         return try services.page(.composer, title: model.heading, model: model, context: context, status: status)
@@ -250,13 +262,6 @@ struct CampaignPages: Sendable {
             try services.flash(context, .error, localizer("campaigns.flash.stale"))
         }
         return .redirect(to: "/campaigns/\(stored.id)")
-    }
-
-    /// The composer writes in-app messages: a push campaign saved from it would lose its notification.
-    static func refuseComposing(_ stored: StoredCampaign, _ context: RequestContext) throws {
-        guard stored.campaign.channel == .inApp else {
-            throw HTTPError(409, context.localizer("campaigns.errors.push_not_composable", ["id": String(stored.id)]))
-        }
     }
 
     func duplicate(_ context: RequestContext) throws -> Response {

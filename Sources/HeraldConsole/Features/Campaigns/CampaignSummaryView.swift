@@ -61,7 +61,7 @@ struct CampaignSummaryView: Sendable {
             "revision": Markup.escape(l.number(stored.revision)), "name": l.actorMarkup(stored.updatedBy), "time": l.timeMarkup(stored.updatedAt),
         ])
         self.canEdit = canEdit
-        editable = stored.state != .archived && campaign.channel == .inApp
+        editable = stored.state != .archived
         canPublish = stored.state == .draft
         canPause = stored.state == .published && status != .ended
         canResume = stored.state == .paused && status != .ended

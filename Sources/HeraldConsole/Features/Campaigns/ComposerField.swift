@@ -1,13 +1,16 @@
 import Foundation
 import HeraldDomain
+import HeraldHTTP
 
 /// One field of the composer, described once: its form name (the campaign's JSON path; `*` stands for a
 /// row's number), the catalog keys of its label and hint, the input it is, and the message part it belongs
-/// to (hence the layouts that use it). The form decoder and encoder, the composer view, the error summary,
+/// to (hence the layouts that use it), or the notification's field it is. The form decoder and encoder, the composer view, the error summary,
 /// the preview's problems and the history page all read this catalogue rather than spelling paths out.
 struct ComposerField: Sendable {
     enum Kind: String, Sendable {
         case text, color, url, link, number, datetime, select, choice, checkbox, list
+        /// Text that may span lines (a notification's body): a text area.
+        case multiline
     }
 
     let path: String
@@ -24,23 +27,24 @@ struct ComposerField: Sendable {
     let options: [String]
     /// How a message field is read and written; nil for the campaign's other fields, which the form
     /// decoder reads one by one (their values are dates, numbers and lists, not message text).
-    let access: Access?
+    let access: Accessor<Message>?
     /// How a language version holds the field; nil when the field is not translated (colors, timing).
-    let versionAccess: VersionAccess?
+    let versionAccess: Accessor<MessageTranslation>?
+    /// The same two for a push campaign's notification fields.
+    let pushAccess: Accessor<PushNotification>?
+    let pushVersionAccess: Accessor<PushTranslation>?
 
-    struct Access: Sendable {
-        let read: @Sendable (Message) -> String?
-        let write: @Sendable (inout Message, String) -> Void
-    }
-
-    struct VersionAccess: Sendable {
-        let read: @Sendable (MessageTranslation) -> String?
-        let write: @Sendable (inout MessageTranslation, String) -> Void
+    /// How a field's text is read from and written into the part of the campaign that holds it.
+    struct Accessor<Root>: Sendable {
+        let read: @Sendable (Root) -> String?
+        let write: @Sendable (inout Root, String) -> Void
     }
 
     init(
         _ path: String, _ key: String, _ kind: Kind = .text, hint: Bool = false, cardLabel: Bool = false, placeholder: String? = nil,
-        part: Message.Field? = nil, options: [String] = [], access: Access? = nil, versionAccess: VersionAccess? = nil
+        part: Message.Field? = nil, options: [String] = [], access: Accessor<Message>? = nil,
+        versionAccess: Accessor<MessageTranslation>? = nil, pushAccess: Accessor<PushNotification>? = nil,
+        pushVersionAccess: Accessor<PushTranslation>? = nil
     ) {
         self.path = path
         self.key = key
@@ -52,6 +56,8 @@ struct ComposerField: Sendable {
         self.options = options
         self.access = access
         self.versionAccess = versionAccess
+        self.pushAccess = pushAccess
+        self.pushVersionAccess = pushVersionAccess
     }
 
     var labelKey: String { "fields.\(key).label" }
@@ -69,13 +75,17 @@ struct ComposerField: Sendable {
         part == nil ? nil : layouts.map(\.rawValue).joined(separator: " ")
     }
 
-    /// The path inside a message (`title.text`), for message fields.
-    var messagePath: String? { path.dropPrefix("message.") }
+    /// Whether a language version can set this field.
+    var isTranslatable: Bool { versionAccess != nil || pushVersionAccess != nil }
 
-    /// This field's form name in the language version `tag` (`message.translations.fa.title.text`).
+    /// This field's form name in the language version `tag` (`message.translations.fa.title.text`,
+    /// `push.translations.fa.body`).
     func versionPath(_ tag: String) -> String? {
-        guard versionAccess != nil, let rest = messagePath else { return nil }
-        return "\(ComposerFields.translations).\(tag).\(rest)"
+        guard isTranslatable else { return nil }
+        for channel in Channel.allCases {
+            if let rest = path.dropPrefix(channel.contentPath + ".") { return "\(channel.translations).\(tag).\(rest)" }
+        }
+        return nil
     }
 
     /// The label, as the composer shows it for `layout` (a card has a portrait and a landscape image).
@@ -86,7 +96,6 @@ struct ComposerField: Sendable {
 
 /// The catalogue: every composer field, in the order the composer shows them.
 enum ComposerFields {
-    static let translations = "message.translations"
 
     // MARK: Message
 
@@ -155,11 +164,43 @@ enum ComposerFields {
         ]
     }
 
-    /// The message fields a language version can set.
-    static var translatable: [ComposerField] { message.filter { $0.versionAccess != nil } }
+    // MARK: Notification
+
+    static let push: [ComposerField] = [
+        pushText("title", "title", read: \.title, \.title),
+        pushText("subtitle", "push_subtitle", read: \.subtitle, \.subtitle),
+        pushText("body", "body", .multiline, read: \.body, \.body),
+        pushText("imageUrl", "push_image_url", .url, hint: true, placeholder: "https://", read: \.imageUrl, \.imageUrl),
+        pushText("url", "push_url", .link, hint: true, placeholder: "myapp://", read: \.url, \.url),
+        ComposerField("push.badge", "push_badge", .number, hint: true,
+                      pushAccess: .init(read: { $0.badge.map(String.init) }, write: { push, text in Int(text).map { push.badge = $0 } })),
+        pushName("sound", "push_sound", \.sound),
+        pushName("category", "push_category", \.category),
+        pushName("threadId", "push_thread_id", \.threadId),
+    ]
+
+    /// A notification text that language versions can set.
+    private static func pushText(
+        _ name: String, _ key: String, _ kind: ComposerField.Kind = .text, hint: Bool = false, placeholder: String? = nil,
+        read keyPath: WritableKeyPath<PushNotification, String?> & Sendable, _ versionKeyPath: WritableKeyPath<PushTranslation, String?> & Sendable
+    ) -> ComposerField {
+        ComposerField("push.\(name)", key, kind, hint: hint, placeholder: placeholder,
+                      pushAccess: .init(read: { $0[keyPath: keyPath] }, write: { $0[keyPath: keyPath] = $1 }),
+                      pushVersionAccess: .init(read: { $0[keyPath: versionKeyPath] }, write: { $0[keyPath: versionKeyPath] = $1 }))
+    }
+
+    /// A notification setting every language version shares (a sound file, a click action, a thread).
+    private static func pushName(_ name: String, _ key: String, _ keyPath: WritableKeyPath<PushNotification, String?> & Sendable) -> ComposerField {
+        ComposerField("push.\(name)", key, hint: true,
+                      pushAccess: .init(read: { $0[keyPath: keyPath] }, write: { $0[keyPath: keyPath] = $1 }))
+    }
+
+    static let pushSilent = ComposerField("push.silent", "push_silent", .checkbox, hint: true)
+    static let pushInDeviceTimeZone = ComposerField("push.inDeviceTimeZone", "push_in_device_time_zone", .checkbox, hint: true)
 
     // MARK: The rest of the campaign
 
+    static let channel = ComposerField("channel", "channel", .choice, options: Channel.allCases.map(\.rawValue))
     static let layout = ComposerField("message.layout", "layout", .choice, options: Message.Layout.allCases.map(\.rawValue))
     static let name = ComposerField("name", "name", hint: true)
     static let description = ComposerField("description", "description", hint: true)
@@ -191,16 +232,17 @@ enum ComposerFields {
     static let maxDays = ComposerField("targeting.daysSinceFirstOpen.max", "max_days", .number)
     static let percentage = ComposerField("targeting.percentage", "percentage", .number, hint: true)
     static let testOnDevice = ComposerField("testOnDevice", "test_on_device", .checkbox, hint: true)
-    static let versions = ComposerField(translations, "translations")
+    static let versions = ComposerField(Channel.inApp.translations, "translations")
+    static let pushVersions = ComposerField(Channel.push.translations, "translations")
 
     static let campaign: [ComposerField] = [
-        name, description, app, priority, layout, dataKey, dataValue, triggerEvent, startMode, start, endMode, end, timeZone,
+        channel, name, description, app, priority, layout, dataKey, dataValue, triggerEvent, startMode, start, endMode, end, timeZone,
         frequency, frequencyDays, platforms, appVersionOperator, appVersion, languages, countries, minDays, maxDays, percentage,
-        testOnDevice, versions,
+        testOnDevice, versions, pushVersions, pushSilent, pushInDeviceTimeZone,
     ]
 
     /// Every field, row fields under each of their prefixes.
-    static let all: [ComposerField] = message + campaign + filterPrefixes.flatMap { prefix in
+    static let all: [ComposerField] = message + push + campaign + filterPrefixes.flatMap { prefix in
         [filterProperty, filterOperator, filterType, filterValue].map {
             ComposerField("\(prefix).*.\($0.path)", $0.key, $0.kind, hint: $0.hasHint, placeholder: $0.placeholder, options: $0.options)
         }
@@ -220,13 +262,16 @@ enum ComposerFields {
         return nil
     }
 
-    /// A path in a language version (`message.translations.fa.title.text`) as its tag and the default
-    /// version's path (`message.title.text`); nil for other paths.
+    /// A path in a language version (`message.translations.fa.title.text`, `push.translations.fa.body`)
+    /// as its tag and the default version's path (`message.title.text`, `push.body`); nil for other paths.
     static func version(of path: String) -> (tag: String, path: String)? {
-        guard let rest = path.dropPrefix(translations + ".") else { return nil }
-        let parts = rest.split(separator: ".", maxSplits: 1).map(String.init)
-        guard let tag = parts.first else { return nil }
-        return (tag, parts.count > 1 ? "message.\(parts[1])" : "")
+        for channel in Channel.allCases {
+            guard let rest = path.dropPrefix(channel.translations + ".") else { continue }
+            let parts = rest.split(separator: ".", maxSplits: 1).map(String.init)
+            guard let tag = parts.first else { return nil }
+            return (tag, parts.count > 1 ? "\(channel.contentPath).\(parts[1])" : "")
+        }
+        return nil
     }
 
     /// How a person reads the field at `path`: its label, after the language version's name for a
@@ -255,6 +300,36 @@ enum ComposerFields {
             guard let number = Int(parts[index]), number >= 0, number < 10_000, let key = rowKeys[parts[index - 1]] else { return nil }
             return localizer(key, ["number": localizer.number(number + 1)])
         }
+    }
+}
+
+/// What the composer writes for each channel: the in-app message's fields or the notification's.
+extension Channel {
+    /// The campaign's JSON key that holds the channel's content, and the form's prefix for it.
+    var contentPath: String {
+        switch self {
+        case .inApp: "message"
+        case .push: "push"
+        }
+    }
+
+    /// The form's name for the language versions' tags (one hidden input each).
+    var translations: String { "\(contentPath).translations" }
+
+    /// The channel's content fields, in the order the composer shows them.
+    var composerFields: [ComposerField] {
+        switch self {
+        case .inApp: ComposerFields.message
+        case .push: ComposerFields.push
+        }
+    }
+
+    /// The fields a language version can set.
+    var translatable: [ComposerField] { composerFields.filter(\.isTranslatable) }
+
+    /// The channel a composer form is for (in-app unless it says push).
+    init(form: FormData) {
+        self = Channel(rawValue: form[ComposerFields.channel.path] ?? "") ?? .inApp
     }
 }
 

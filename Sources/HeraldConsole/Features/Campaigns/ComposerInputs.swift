@@ -9,12 +9,22 @@ struct ComposerInputs {
     let problems: [FieldProblem]
     let localizer: Localizer
     let layout: Message.Layout
+    /// A notification's payload sizes by version (empty for in-app campaigns).
+    let pushBytes: [PushBytesView]
 
-    init(form: FormData, problems: [FieldProblem], localizer: Localizer) {
+    init(form: FormData, problems: [FieldProblem], localizer: Localizer, pushBytes: [PushBytesView] = []) {
         self.form = form
         self.problems = problems
         self.localizer = localizer
+        self.pushBytes = pushBytes
         layout = Message.Layout(rawValue: form[ComposerFields.layout.path] ?? "") ?? .card
+    }
+
+    /// The payload count of the notification version `tag` ("" for the default); a version still to be
+    /// added (the script's template) starts as the default's, which it is until something is typed.
+    func pushBytes(tag: String) -> PushBytesView? {
+        guard let view = pushBytes.first(where: { $0.tag == tag }) ?? pushBytes.first else { return nil }
+        return PushBytesView(tag: tag, text: view.text, over: view.over)
     }
 
     func error(_ path: String) -> String? {
@@ -50,12 +60,12 @@ struct ComposerInputs {
         // A version's empty field shows the default version's value it falls back to, isolated so that it
         // reads in its own direction inside a right-to-left input (and the other way round).
         let fallback = version == nil ? nil : (form[field.path] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        let isText = field.kind == .text
+        let isText = field.kind == .text || field.kind == .multiline
         return FieldInput(
             id: id, name: path, label: field.label(localizer, layout: layout),
             cardLabel: field.hasCardLabel ? field.label(localizer, layout: .card) : nil,
             otherLabel: field.hasCardLabel ? field.label(localizer) : nil, type: type, value: current, hint: version == nil ? hint : nil,
-            error: problem, placeholder: fallback.flatMap { $0.isEmpty ? nil : Localizer.isolated($0) } ?? field.placeholder, datalist: datalist,
+            multiline: field.kind == .multiline, error: problem, placeholder: fallback.flatMap { $0.isEmpty ? nil : Localizer.isolated($0) } ?? field.placeholder, datalist: datalist,
             inputMode: field.kind == .number ? "numeric" : nil, isColor: field.kind == .color,
             swatchFill: swatch?.fill, swatchOpacity: swatch?.opacity ?? "1",
             usedByLayouts: field.layoutNames, hidden: isHidden(field),

@@ -40,6 +40,8 @@ struct ComposerVersions: Sendable {
         let direction: String
         let selected: Bool
         let fields: [FieldInput]
+        /// A notification version's payload size against each provider's limit; nil for in-app messages.
+        let bytes: PushBytesView?
         /// The problem with the version itself (a tag that is not one, a repeated tag). (Names here and in
         /// `FieldInput` differ from the page's: Mustache looks a missing value up in the enclosing ones.)
         /// The panel's labels are in the console's language: only the version's text inputs carry its `lang`.
@@ -57,6 +59,8 @@ struct ComposerVersions: Sendable {
     }
 
     let current: String
+    /// The hidden inputs' name that lists the versions (`message.translations`, `push.translations`).
+    let translationsName: String
     let defaultTabID: String
     let defaultPanelID: String
     let defaultSelected: Bool
@@ -74,12 +78,15 @@ struct ComposerVersions: Sendable {
 
     init(form: FormData, inputs: ComposerInputs) {
         let localizer = inputs.localizer
+        let channel = Channel(form: form)
         let tags = CampaignForm.versionTags(form)
         // The version chosen, else (after a refused save) the first version with a problem when the
         // default version has none, so what needs fixing is on screen.
         let chosen = form[Self.currentName] ?? ""
         let versionsWithProblems = inputs.problems.compactMap { ComposerFields.version(of: $0.path)?.tag }
-        let defaultHasProblems = inputs.problems.contains { $0.path.hasPrefix("message.") && ComposerFields.version(of: $0.path) == nil }
+        let defaultHasProblems = inputs.problems.contains {
+            $0.path.hasPrefix(channel.contentPath + ".") && ComposerFields.version(of: $0.path) == nil
+        }
         let shown: String
         if tags.contains(chosen) {
             shown = chosen
@@ -89,31 +96,33 @@ struct ComposerVersions: Sendable {
             shown = ""
         }
         current = shown
+        translationsName = channel.translations
         let confirming = form["composer.confirmRemoval"]
         defaultTabID = "version-tab-default"
         defaultPanelID = "version-panel-default"
         defaultSelected = shown.isEmpty
         func panel(_ tag: String, name: String, direction: String, selected: Bool) -> Panel {
-            let id = Self.panelID(tag)
+            let id = Self.panelID(tag, channel)
             return Panel(
                 tag: tag, id: id, tabID: Self.tabID(tag), name: name, direction: direction, selected: selected,
-                fields: ComposerFields.translatable.compactMap { field in
+                fields: channel.translatable.compactMap { field in
                     field.versionPath(tag).map { inputs.field(field, name: $0, version: (tag, direction)) }
                 },
-                versionError: inputs.error("\(ComposerFields.translations).\(tag)"),
+                bytes: inputs.pushBytes(tag: tag),
+                versionError: inputs.error("\(channel.translations).\(tag)"),
                 removeLabel: localizer("composer.versions.remove", ["language": name]),
                 removeConfirmation: localizer("composer.versions.remove_confirm", ["language": name]),
                 confirmingRemoval: confirming == tag)
         }
         tabs = tags.map { tag in
-            Tab(tag: tag, id: Self.tabID(tag), panelID: Self.panelID(tag), label: LanguageNames.name(of: tag, in: localizer), selected: tag == shown,
+            Tab(tag: tag, id: Self.tabID(tag), panelID: Self.panelID(tag, channel), label: LanguageNames.name(of: tag, in: localizer), selected: tag == shown,
                 hasProblems: versionsWithProblems.contains(tag))
         }
         panels = tags.map { tag in
             panel(tag, name: LanguageNames.name(of: tag, in: localizer), direction: Self.direction(tag), selected: tag == shown)
         }
         template = panel(Self.placeholderTag, name: Self.placeholderName, direction: Self.placeholderDirection, selected: false)
-        templateTab = Tab(tag: Self.placeholderTag, id: Self.tabID(Self.placeholderTag), panelID: Self.panelID(Self.placeholderTag),
+        templateTab = Tab(tag: Self.placeholderTag, id: Self.tabID(Self.placeholderTag), panelID: Self.panelID(Self.placeholderTag, channel),
                           label: Self.placeholderName, selected: false, hasProblems: false)
         let present = Set(tags.map { $0.lowercased() })
         options = Self.commonTags.filter { !present.contains($0.lowercased()) }.map {
@@ -121,14 +130,14 @@ struct ComposerVersions: Sendable {
         }.sorted { $0.name.localizedStandardCompare($1.name) == .orderedAscending }
         otherPattern = LanguageTag.pattern
         addError = inputs.error(Self.newLanguageName)
-        versionsError = inputs.error(ComposerFields.translations)
+        versionsError = inputs.error(channel.translations)
         currentQuery = shown.isEmpty ? nil : "?" + FormData([("language", current)]).urlencoded
         atLimit = tags.count >= CampaignLimits.languageVersions
     }
 
     static func direction(_ tag: String) -> String { LanguageTag.isRightToLeft(tag) ? "rtl" : "ltr" }
     static func tabID(_ tag: String) -> String { "version-tab-" + FieldView.id(for: tag).dropFirst("field-".count) }
-    static func panelID(_ tag: String) -> String { FieldView.id(for: "\(ComposerFields.translations).\(tag)") }
+    static func panelID(_ tag: String, _ channel: Channel) -> String { FieldView.id(for: "\(channel.translations).\(tag)") }
 
     // MARK: Buttons pressed without script
 
@@ -155,7 +164,7 @@ struct ComposerVersions: Sendable {
                 else { nil }
             if let problem { return (form, [FieldProblem(newLanguageName, problem)]) }
             form.pairs.removeAll { $0.name == newLanguageName || $0.name == otherLanguageName }
-            form.pairs.append((ComposerFields.translations, tag))
+            form.pairs.append((Channel(form: form).translations, tag))
             setCurrent(tag)
             return (form, [])
         }
@@ -169,8 +178,9 @@ struct ComposerVersions: Sendable {
             setCurrent(tag)
             form.pairs.append(("composer.confirmRemoval", tag))
         case "confirm-remove-language":
-            let prefix = "\(ComposerFields.translations).\(tag)."
-            form.pairs.removeAll { ($0.name == ComposerFields.translations && $0.value == tag) || $0.name.hasPrefix(prefix) }
+            let translations = Channel(form: form).translations
+            let prefix = "\(translations).\(tag)."
+            form.pairs.removeAll { ($0.name == translations && $0.value == tag) || $0.name.hasPrefix(prefix) }
             setCurrent("")
         default:
             return nil

@@ -16,6 +16,8 @@ struct FieldInput: Sendable {
     let type: String
     let value: String
     let hint: String?
+    /// A text area rather than a one-line input.
+    let multiline: Bool
     let error: String?
     let placeholder: String?
     let datalist: String?
@@ -38,6 +40,26 @@ struct FieldInput: Sendable {
     /// A language version's field: the default version's input it falls back to, and whether it sets its own value.
     let fallsBackTo: String?
     let overrides: Bool
+}
+
+/// A checkbox that is a field of its own (its id is the field's, so the error summary links to it),
+/// with its hint and its problem beside it.
+struct SwitchInput: Sendable {
+    let id: String
+    let name: String
+    let label: String
+    let hint: String?
+    let checked: Bool
+    let error: String?
+
+    init(_ field: ComposerField, _ inputs: ComposerInputs) {
+        id = FieldView.id(for: field.path)
+        name = field.path
+        label = field.label(inputs.localizer)
+        hint = field.hintKey.map { inputs.localizer($0) }
+        checked = inputs.form[field.path] == "true"
+        error = inputs.error(field.path)
+    }
 }
 
 struct SelectOption: Sendable {
@@ -117,9 +139,30 @@ struct RowTemplates: Sendable {
 
 /// Everything the composer template shows.
 struct ComposerView: Sendable {
+    /// The form's name for the saved campaign's id, which measures a notification as saving will.
+    static let campaignIDName = "composer.campaign"
+
     let heading: String
     let action: String
     let isNew: Bool
+    let campaignID: String?
+    /// `in_app` or `push`: which content the composer writes (chosen before it opens, never switched in it).
+    let channel: String
+    let isPush: Bool
+    let pushFields: [FieldInput]
+    let pushSilent: SwitchInput
+    let pushInDeviceTimeZone: SwitchInput
+    /// The default version's payload count (the language versions' are in their panels).
+    let defaultBytes: PushBytesView?
+    let pushProblem: String?
+    /// Fields a notification's composer does not show, kept as the form had them (a push is sent once
+    /// to each device: the in-app message's priority and frequency do not apply, and are not dropped).
+    let keptFields: [HiddenField]
+
+    struct HiddenField: Sendable {
+        let name: String
+        let value: String
+    }
     let revision: String
     let isLive: Bool
     let errors: [ErrorSummaryItem]
@@ -165,10 +208,27 @@ struct ComposerView: Sendable {
 
     /// Builds the composer from form fields (and the problems to show beside them).
     init(
-        form: FormData, problems: [FieldProblem], heading: String, action: String, isNew: Bool, revision: Int?,
+        form: FormData, problems: [FieldProblem], heading: String, action: String, campaignID: Int64?, revision: Int?,
         isLive: Bool, apps: [App], conflict: ConflictView?, localizer: Localizer
     ) {
-        let inputs = ComposerInputs(form: form, problems: problems, localizer: localizer)
+        let channel = Channel(form: form)
+        var bytes: [PushBytesView] = []
+        if channel == .push {
+            var (campaign, _) = CampaignForm.decode(form, app: 0)
+            campaign.id = campaignID
+            bytes = PushBytesView.all(campaign, localizer)
+        }
+        let inputs = ComposerInputs(form: form, problems: problems, localizer: localizer, pushBytes: bytes)
+        self.channel = channel.rawValue
+        isPush = channel == .push
+        self.campaignID = campaignID.map(String.init)
+        pushFields = ComposerFields.push.map { inputs.field($0) }
+        pushSilent = SwitchInput(ComposerFields.pushSilent, inputs)
+        pushInDeviceTimeZone = SwitchInput(ComposerFields.pushInDeviceTimeZone, inputs)
+        defaultBytes = inputs.pushBytes(tag: "")
+        pushProblem = inputs.error("push")
+        let kept = [ComposerFields.priority, ComposerFields.frequency, ComposerFields.frequencyDays].map(\.path)
+        keptFields = channel == .push ? form.pairs.filter { kept.contains($0.name) }.map { HiddenField(name: $0.name, value: $0.value) } : []
         let layout = inputs.layout
         func choices(_ choice: CampaignForm.Choice) -> [ChoiceView] {
             let chosen = form[choice.name] ?? choice.values[0]
@@ -177,7 +237,7 @@ struct ComposerView: Sendable {
 
         self.heading = heading
         self.action = action
-        self.isNew = isNew
+        isNew = campaignID == nil
         self.revision = revision.map(String.init) ?? ""
         self.isLive = isLive
         self.errors = problems.map { ComposerProblems.summaryItem($0, localizer) }
@@ -185,8 +245,8 @@ struct ComposerView: Sendable {
         name = inputs.field(ComposerFields.name)
         description = inputs.field(ComposerFields.description)
         let chosenApp = form["app"] ?? apps.first.map { String($0.id) } ?? ""
-        app = isNew ? inputs.select(ComposerFields.app, apps.map { (String($0.id), $0.name) }, default: chosenApp) : nil
-        appName = isNew ? nil : apps.first { String($0.id) == chosenApp }?.name
+        app = campaignID == nil ? inputs.select(ComposerFields.app, apps.map { (String($0.id), $0.name) }, default: chosenApp) : nil
+        appName = campaignID == nil ? nil : apps.first { String($0.id) == chosenApp }?.name
         let priorities: [(String, String)] = (1...10).map { level in
             let number = localizer.number(level)
             let label: String = switch level {

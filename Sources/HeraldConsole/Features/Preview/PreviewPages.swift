@@ -72,8 +72,12 @@ struct PreviewPages: Sendable {
     /// `GET /campaigns/{id}/preview/frame`: the framed document for the saved message (`language=fa`: its Persian version).
     func campaignFrame(_ context: RequestContext) throws -> Response {
         let campaign = try stored(id: context.id("id")).campaign
+        if campaign.channel == .push {
+            return try pushFrame(campaign, language: context.request.query["language"], theme: PreviewFrame(context.request.query).theme,
+                                 problems: campaign.problems(for: .publish), context)
+        }
         let (message, language) = Self.version(campaign.message, context.request.query["language"])
-        let problems = Self.messageProblems(campaign.problems(for: .publish), language: language, context.localizer)
+        let problems = Self.versionProblems(campaign.problems(for: .publish), language: language, context.localizer)
         return frameResponse { nonce in
             MessagePreview.document(message, frame: PreviewFrame(context.request.query), problems: problems, nonce: nonce,
                                     localizer: context.localizer, language: language)
@@ -86,10 +90,16 @@ struct PreviewPages: Sendable {
     func composed(_ context: RequestContext) throws -> Response {
         let form = context.form
         let localizer = context.localizer
-        let (campaign, readProblems) = CampaignForm.decode(form, app: form["app"].flatMap(Int64.init) ?? 0)
+        var (campaign, readProblems) = CampaignForm.decode(form, app: form["app"].flatMap(Int64.init) ?? 0)
         let read = Set(readProblems.map(\.path))
+        if campaign.channel == .push {
+            // Measured with the saved campaign's id, as saving will.
+            campaign.id = form[ComposerView.campaignIDName].flatMap(Int64.init)
+            return try pushFrame(campaign, language: form[ComposerVersions.currentName], theme: PreviewFrame(form, prefix: "preview.").theme,
+                                 problems: readProblems + campaign.problems(for: .publish).filter { !read.contains($0.path) }, context)
+        }
         let (message, language) = Self.version(campaign.message, form[ComposerVersions.currentName])
-        let problems = Self.messageProblems(
+        let problems = Self.versionProblems(
             readProblems + campaign.problems(for: .publish).filter { !read.contains($0.path) }, language: language, localizer)
         return frameResponse { nonce in
             MessagePreview.document(message, frame: PreviewFrame(form, prefix: "preview."), problems: problems, nonce: nonce,
@@ -142,6 +152,17 @@ struct PreviewPages: Sendable {
 
     // MARK: Helpers
 
+    private func pushFrame(
+        _ campaign: Campaign, language: String?, theme: PreviewFrame.Theme, problems: [FieldProblem], _ context: RequestContext
+    ) throws -> Response {
+        let appName = try services.database.apps.find(id: campaign.app)?.name ?? ""
+        let document = PushFrameDocument(campaign, appName: appName, requestedLanguage: language, theme: theme, problems: problems,
+                                         localizer: context.localizer)
+        var response = Response.html(services.views.render(.pushFrame, document))
+        SecurityHeaders.allowFraming(&response, styleNonce: Secret.random(bytes: 16))
+        return response
+    }
+
     /// The framed document, with a fresh nonce for its generated styles on every answer.
     private func frameResponse(_ document: (String) -> PreviewDocument) -> Response {
         let nonce = Secret.random(bytes: 16)
@@ -170,16 +191,19 @@ struct PreviewPages: Sendable {
         return (message.applying(translation), tag)
     }
 
-    /// The problems a device would drop this version of the message for (the default version's and, for a
-    /// language version, its own), each with its field as the composer names it.
-    static func messageProblems(_ problems: [FieldProblem], language: String? = nil, _ localizer: Localizer) -> [PreviewProblem] {
-        let own = language.map { "\(ComposerFields.translations).\($0)" }
+    /// The problems a device would drop this version of the message or notification for (the default
+    /// version's and, for a language version, its own), each with its field as the composer names it.
+    static func versionProblems(
+        _ problems: [FieldProblem], channel: Channel = .inApp, language: String? = nil, _ localizer: Localizer
+    ) -> [PreviewProblem] {
+        let own = language.map { "\(channel.translations).\($0)" }
         return problems.filter { problem in
-            guard problem.path.hasPrefix("message.") else { return false }
-            guard let version = ComposerFields.version(of: problem.path) else { return problem.path != ComposerFields.translations }
-            return "\(ComposerFields.translations).\(version.tag)" == own
+            guard problem.path.hasPrefix(channel.contentPath + ".") else { return false }
+            guard let version = ComposerFields.version(of: problem.path) else { return problem.path != channel.translations }
+            return "\(channel.translations).\(version.tag)" == own
         }.map {
-            PreviewProblem(field: ComposerFields.label(for: $0.path, localizer) ?? localizer("preview.message"), message: ComposerProblems.text($0, localizer))
+            let whole = localizer(channel == .push ? "preview.push.notification" : "preview.message")
+            return PreviewProblem(field: ComposerFields.label(for: $0.path, localizer) ?? whole, message: ComposerProblems.text($0, localizer))
         }
     }
 
