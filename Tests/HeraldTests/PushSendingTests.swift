@@ -286,6 +286,15 @@ struct PushSendingTests {
             #expect(report.text.contains("<th scope=\"row\">iOS</th><td>2</td><td>1</td><td>1</td><td>1</td>"))
             let csv = browser.get("/campaigns/\(id)/report.csv?from=\(day)&to=\(day)")
             #expect(csv.text.contains("date,push sent,push delivered,push opened\r\n\(day),1,1,1\r\n"))
+
+            // `/reports` lists it beside in-app campaigns, marked, its receipt and open in the impressions and clicks columns.
+            let list = browser.get("/reports?from=\(day)&to=\(day)")
+            #expect(list.status == 200)
+            let row = try #require(list.text.firstMatch(of: /<tr>\s*<td><a href="\/campaigns\/\d+\/report[^"]*" dir="auto">Sale<\/a>([\s\S]*?)<\/tr>/)?.output.1)
+            #expect(row.contains(#"<span class="badge badge-push">Push notification</span>"#))
+            let cells = row.matches(of: /<td class="numeric">([^<]*)<\/td>/).map { String($0.output.1) }
+            #expect(cells == ["1", "1", "100.0%", "0", "0", "0"], "received, opened, open rate; the test device's open left out")
+            #expect(list.text.contains("For push notifications, impressions are notifications devices reported receiving"))
         }
     }
 

@@ -36,6 +36,8 @@ struct ReportPages: Sendable {
     struct IndexRow: Sendable {
         let id: Int64
         let name: String
+        /// A push campaign: its receipts and opens stand in the impressions and clicks columns.
+        let isPush: Bool
         let app: String
         let figures: Figures
         let spark: Sparkline
@@ -77,6 +79,8 @@ struct ReportPages: Sendable {
         let countText: String
         let columns: [HeaderCell]
         let rows: [IndexRow]
+        /// Whether the page lists a push campaign, whose figures the footnote explains.
+        let hasPush: Bool
         let totals: Figures?
         let longerHref: String
         let pagination: PaginationView?
@@ -108,7 +112,7 @@ struct ReportPages: Sendable {
         guard let days = requested.range else {
             let model = IndexView(
                 range: range, problem: requested.problem(localizer), lead: localizer("reports.lead"), caption: "", rangeQuery: "", ready: false,
-                hasRows: false, filtered: appID != nil, emptyText: "", countText: "", columns: [], rows: [], totals: nil, longerHref: "/reports",
+                hasRows: false, filtered: appID != nil, emptyText: "", countText: "", columns: [], rows: [], hasPush: false, totals: nil, longerHref: "/reports",
                 pagination: nil)
             return try services.page(.reports, title: localizer("reports.title"), model: model, context: context, status: 400)
         }
@@ -124,9 +128,10 @@ struct ReportPages: Sendable {
         let dayIndex = Dictionary(uniqueKeysWithValues: dates.enumerated().map { ($0.element, $0.offset) })
         var entries: [Int64: Entry] = [:]
         for row in counts.rows where !row.test {
-            guard let campaign = campaigns[row.campaignID] else { continue }
-            entries[row.campaignID, default: Entry(campaign: campaign, daily: Array(repeating: 0, count: dates.count))].totals.add(row.type, row.count)
-            if row.type == .impression, let index = dayIndex[row.day] {
+            guard let campaign = campaigns[row.campaignID],
+                  let type = Self.listedFigure(row.type, push: campaign.layout == Campaign.pushLayout) else { continue }
+            entries[row.campaignID, default: Entry(campaign: campaign, daily: Array(repeating: 0, count: dates.count))].totals.add(type, row.count)
+            if type == .impression, let index = dayIndex[row.day] {
                 entries[row.campaignID]?.daily[index] += row.count
             }
         }
@@ -152,7 +157,7 @@ struct ReportPages: Sendable {
         }
         let rows = shown.map { entry in
             IndexRow(
-                id: entry.campaign.id, name: entry.campaign.name, app: entry.campaign.appName,
+                id: entry.campaign.id, name: entry.campaign.name, isPush: entry.campaign.layout == Campaign.pushLayout, app: entry.campaign.appName,
                 figures: Figures(entry.totals, localizer),
                 spark: Sparkline(id: "trend-\(entry.campaign.id)", dates: dates, impressions: entry.daily, localizer: localizer))
         }
@@ -167,13 +172,24 @@ struct ReportPages: Sendable {
             range: range, problem: nil, lead: localizer("reports.lead_range", ["range": rangeText]),
             caption: localizer("reports.caption", ["range": rangeText]), rangeQuery: rangeQuery, ready: true, hasRows: !rows.isEmpty,
             filtered: appID != nil, emptyText: emptyText, countText: countText,
-            columns: columns, rows: Array(rows),
+            columns: columns, rows: Array(rows), hasPush: rows.contains { $0.isPush },
             totals: Figures(sum, localizer),
             longerHref: href(ReportRange.preset(days: 90, now: context.now) + kept.filter { $0.0 == "app" }),
             pagination: PaginationView.make(page: page, pageSize: Self.pageSize, total: sorted.count, localizer: localizer) { number in
                 href(query.pairs.filter { $0.name != "page" }.map { ($0.name, $0.value) } + [("page", String(number))])
             })
         return try services.page(.reports, title: localizer("reports.title"), model: model, context: context)
+    }
+
+    /// The column an event counts in on the list: a push campaign's receipts are its impressions and
+    /// its opens its clicks (so the click rate is its open rate); an in-app campaign's events are their own.
+    private static func listedFigure(_ type: EventType, push: Bool) -> EventType? {
+        guard push else { return type }
+        switch type {
+        case .pushReceived: return .impression
+        case .pushOpen: return .click
+        case .impression, .click, .dismiss, .error, .conversion: return nil
+        }
     }
 
     private static func count(_ kind: EventType, in totals: CampaignStats.Totals) -> Int {
