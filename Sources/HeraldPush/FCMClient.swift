@@ -125,7 +125,7 @@ enum TokenEndpointAnswer: Equatable {
             let error = [object?["error"], object?["error_description"]].compactMap { $0.flatMap(ProviderAnswer.providerText) }
             let reason = "token endpoint: " + (error.isEmpty ? "HTTP \(status)" : String(error.joined(separator: ": ").prefix(200)))
             self = switch status {
-            case 429, 500..<600: .failed(.retry(after: RetryAfter.delay(retryAfter, now: now), reason: reason))
+            case 429, 500..<600: .failed(.retry(after: ProviderAnswer.wait(retryAfter, now: now), reason: reason))
             default: .failed(.rejected(reason: reason))
             }
             return

@@ -1,57 +1,5 @@
 import Foundation
-
-/// How long a provider asks us to wait: `Retry-After` as delta-seconds or an IMF-fixdate.
-enum RetryAfter {
-    /// Longer waits are taken as this: a provider asking for more than a day is more likely wrong than
-    /// right, and a campaign that waits longer has missed its moment anyway.
-    static let longest = Duration.seconds(86_400)
-
-    /// The wait from `now`, 0 s to a day, or nil when the header is absent or unreadable.
-    static func delay(_ header: String?, now: Date) -> Duration? {
-        guard let text = header?.trimmingCharacters(in: .whitespaces), !text.isEmpty, text.utf8.count <= 64 else { return nil }
-        if text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
-            // Compared as a double: up to 64 digits never become an Int.
-            guard let seconds = Double(text) else { return nil }
-            return seconds >= 86_400 ? longest : .seconds(Int64(seconds))
-        }
-        guard let date = imfFixdate(text) else { return nil }
-        let wait = date.timeIntervalSince(now)
-        guard wait > 0 else { return .zero }
-        return wait >= 86_400 ? longest : .milliseconds(Int64(wait * 1000))
-    }
-
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    private static let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-
-    /// `Sun, 06 Nov 1994 08:49:37 GMT`, the only date form HTTP senders may send (RFC 9110 §5.6.7),
-    /// read field by field with each range checked.
-    static func imfFixdate(_ text: String) -> Date? {
-        let fields = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-        guard fields.count == 6, fields[0].hasSuffix(","), weekdays.contains(String(fields[0].dropLast())), fields[5] == "GMT",
-              fields[1].utf8.count == 2, let day = Int(fields[1]), (1...31).contains(day),
-              let monthIndex = months.firstIndex(of: fields[2]),
-              fields[3].utf8.count == 4, let year = Int(fields[3]), (1970...9999).contains(year)
-        else { return nil }
-        let clock = fields[4].split(separator: ":", omittingEmptySubsequences: false)
-        guard clock.count == 3, clock.allSatisfy({ $0.utf8.count == 2 }),
-              let hour = Int(clock[0]), (0...23).contains(hour),
-              let minute = Int(clock[1]), (0...59).contains(minute),
-              let second = Int(clock[2]), (0...60).contains(second)
-        else { return nil }
-        let days = daysSince1970(year: year, month: monthIndex + 1, day: day)
-        return Date(timeIntervalSince1970: TimeInterval(((days * 24 + hour) * 60 + minute) * 60 + second))
-    }
-
-    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = shiftedYear / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-}
+import HeraldDomain
 
 /// A provider's answer to one send, before the client decides whether to refresh its token.
 struct ProviderAnswer: Equatable {
@@ -79,7 +27,7 @@ struct ProviderAnswer: Equatable {
     static func apns(status: Int, apnsID: String?, retryAfter: String?, body: Data?, now: Date) -> ProviderAnswer {
         let reason = body.flatMap { jsonObject($0)?["reason"] }.flatMap(providerText)
         return ProviderAnswer(status: status, providerID: apnsID.flatMap(providerText), reason: reason,
-                              retryAfter: RetryAfter.delay(retryAfter, now: now), tokenIsDead: status == 410)
+                              retryAfter: wait(retryAfter, now: now), tokenIsDead: status == 410)
     }
 
     /// Reads an FCM answer: `{"name": …}` on success; on failure Google's error body
@@ -94,8 +42,13 @@ struct ProviderAnswer: Equatable {
         let errorCode = fcmError?["errorCode"].flatMap(providerText)
         let reason = errorCode ?? error?["status"].flatMap(providerText)
         return ProviderAnswer(status: status, providerID: (200..<300).contains(status) ? name : nil, reason: reason,
-                              retryAfter: RetryAfter.delay(retryAfter, now: now),
+                              retryAfter: wait(retryAfter, now: now),
                               tokenIsDead: errorCode == "UNREGISTERED" && (status == 404 || status == 400))
+    }
+
+    /// How long the provider asks us to wait (`Retry-After`), 0 s to a day.
+    static func wait(_ header: String?, now: Date) -> Duration? {
+        RetryAfter.delay(header, now: now).map { .milliseconds(Int64(($0 * 1000).rounded(.down))) }
     }
 
     static func jsonObject(_ data: Data) -> [String: Any]? {

@@ -131,7 +131,7 @@ struct DeliveryFailureTests {
         #expect(await client.refreshFeed() == .failed("the server answered 503"))
         #expect(await client.nextFeedRefresh == clock.now.addingTimeInterval(120), "Retry-After beats 4 s")
         #expect(await client.refreshFeed() == .failed("the server answered 429"))
-        let date = try #require(RetryAfter.httpDate("Fri, 31 Dec 2027 23:59:59 GMT"))
+        let date = try #require(RetryAfter.httpDate("Fri, 31 Dec 2027 23:59:59 GMT", now: clock.now))
         #expect(await client.nextFeedRefresh == clock.now.addingTimeInterval(min(date.timeIntervalSince(clock.now), RetryAfter.longest)))
         #expect(await client.campaigns == [Self.sale], "the last good feed stays in use")
     }

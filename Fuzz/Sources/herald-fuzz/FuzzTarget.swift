@@ -10,6 +10,7 @@ enum FuzzTarget: String, CaseIterable {
     case jsonBody = "json-body"
     case campaignJSON = "campaign-json"
     case utcTime = "utc-time"
+    case retryAfter = "retry-after"
     case webOrigin = "web-origin"
     case installationBody = "installation-body"
 
@@ -24,6 +25,7 @@ enum FuzzTarget: String, CaseIterable {
         case .jsonBody: JSONBodyTarget.run(bytes)
         case .campaignJSON: CampaignJSONTarget.run(bytes)
         case .utcTime: UTCTimeTarget.run(bytes)
+        case .retryAfter: RetryAfterTarget.run(bytes)
         case .webOrigin: WebOriginTarget.run(bytes)
         case .installationBody: InstallationBodyTarget.run(bytes)
         }

@@ -61,3 +61,33 @@ enum UTCTimeTarget {
         }
     }
 }
+
+/// `RetryAfter`: whatever header it reads gives a wait from 0 to a day, never a trap; an IMF-fixdate
+/// it reads is the time it names (written back the same way, it reads as the same wait).
+enum RetryAfterTarget {
+    static func run(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let now = Date(timeIntervalSince1970: 1_790_000_000)
+        if let wait = RetryAfter.delay(text, now: now) {
+            require(wait >= 0 && wait <= RetryAfter.longest, "\(text.debugDescription) gives a wait of \(wait) s")
+        }
+        if let date = RetryAfter.httpDate(text, now: now) {
+            require(date.timeIntervalSince1970.isFinite, "\(text.debugDescription) reads as a date that is not finite")
+            let written = imfFixdate(date)
+            require(RetryAfter.httpDate(written, now: now) == date, "\(text.debugDescription) reads as \(date), written \(written), which reads differently")
+        }
+    }
+
+    /// IMF-fixdate written by hand from the date's GMT components, so the check does not lean on the reader.
+    private static func imfFixdate(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "GMT") ?? .current
+        let parts = calendar.dateComponents([.weekday, .day, .month, .year, .hour, .minute, .second], from: date)
+        let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int?) -> String { let text = String(value ?? 0); return text.count < 2 ? "0" + text : text }
+        let year = String(parts.year ?? 0)
+        return "\(weekdays[((parts.weekday ?? 1) - 1) % 7]), \(two(parts.day)) \(months[((parts.month ?? 1) - 1) % 12]) "
+            + "\(String(repeating: "0", count: max(0, 4 - year.count)) + year) \(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) GMT"
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 @testable import HeraldDelivery
 import Testing
 

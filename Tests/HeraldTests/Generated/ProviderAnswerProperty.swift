@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 @testable import HeraldPush
 import Testing
 
@@ -166,8 +167,8 @@ struct ProviderAnswerProperty {
         run.run(Generated.cases { draw -> String in
             draw.chance(0.5) ? Self.imfDate(&draw, around: Self.now) : DeliveryHeaderProperty.retryAfter(&draw)
         }) { header, run in
-            let delay = RetryAfter.delay(header, now: Self.now)
-            if let delay { run.expect(delay >= .zero && delay <= RetryAfter.longest, "read as \(delay)", input: header) }
+            let delay = ProviderAnswer.wait(header, now: Self.now)
+            if let delay { run.expect(delay >= .zero && delay <= .seconds(RetryAfter.longest), "read as \(delay)", input: header) }
             let formatter = Self.imfFormatter()
             // Compared where Foundation writes the header back as it was and in IMF-fixdate's 29
             // characters: a date it reads leniently (day 00, year 0 or 10000) is no IMF-fixdate. Only
@@ -175,7 +176,8 @@ struct ProviderAnswerProperty {
             if header.utf8.count == 29, header.utf8.allSatisfy({ $0 < 0x80 }),
                let written = formatter.date(from: header), formatter.string(from: written) == header,
                written.timeIntervalSince1970 >= 0 {
-                run.expect(RetryAfter.imfFixdate(header) == written, "\(header) read as \(String(describing: RetryAfter.imfFixdate(header))), Foundation reads \(written)", input: header)
+                let read = RetryAfter.httpDate(header, now: Self.now)
+                run.expect(read == written, "\(header) read as \(String(describing: read)), Foundation reads \(written)", input: header)
                 run.note("date")
             } else {
                 run.note(delay == nil ? "unreadable" : "seconds")
