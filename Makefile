@@ -5,21 +5,79 @@ SWIFT ?= swift
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev
+# libcurl4-openssl-dev: the release build links Foundation in, and its URLSession (the delivery client, `herald simulate`) needs libcurl to link against.
+SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
 # Chromium, its driver, and fonts for the console's languages (Noto: Arabic script for Persian and Arabic;
 # CJK for Japanese), so screenshots and layout checks see real glyphs, not boxes.
 BROWSER_PACKAGES := chromium chromium-driver fonts-noto-core fonts-noto-cjk
-# PyPI packages the Python tests use (browser, API contract and fuzz, reliability), installed when missing;
+# PyPI packages the Python tests use (browser, API contract and fuzz, reliability, metrics), installed when missing;
 # selenium-axe-python ships axe-core (axe.min.js) for the accessibility checks.
-PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator schemathesis selenium-axe-python
+PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator schemathesis selenium-axe-python prometheus-client
 
-.PHONY: run test build soak system-deps test-deps swift-test python-test fuzz fuzz-build fuzz-check clean
+.PHONY: run test build install deb soak system-deps test-deps swift-test python-test fuzz fuzz-build fuzz-check clean
 
 run: build
 	.build/release/herald serve
 
+# The Swift runtime and Foundation are linked in, so the binary runs where no toolchain is installed.
 build: system-deps
-	$(SWIFT) build -c release --product herald
+	$(SWIFT) build -c release --product herald --static-swift-stdlib
+
+# What `make install` puts under $(DESTDIR)$(PREFIX): the binary; its templates, static files, catalogs,
+# migrations and web client in share/herald (where it finds them from its own place, so `herald serve`
+# works from any folder); the manual; bash, zsh and fish completions; a hardened systemd unit.
+PREFIX ?= /usr/local
+DESTDIR ?=
+RELEASE_BIN := .build/release/herald
+RESOURCE_FOLDERS := Templates Public Locales migrations Clients/web
+MANUAL_TOOL := .build/tools/debug/generate-manual
+
+# ArgumentParser's manual writer, built from the checkout the build already resolved.
+$(MANUAL_TOOL): build
+	$(SWIFT) build --package-path .build/checkouts/swift-argument-parser --scratch-path .build/tools --product generate-manual
+
+install: build $(MANUAL_TOOL)
+	@root="$(DESTDIR)$(PREFIX)"; set -e; \
+	install -d "$$root/bin" "$$root/share/herald" "$$root/share/man/man1" "$$root/share/bash-completion/completions" \
+		"$$root/share/zsh/site-functions" "$$root/share/fish/vendor_completions.d" "$$root/lib/systemd/system"; \
+	install -m 0755 $(RELEASE_BIN) "$$root/bin/herald"; \
+	for folder in $(RESOURCE_FOLDERS); do \
+		install -d "$$root/share/herald/$$folder"; cp -R "$$folder/." "$$root/share/herald/$$folder/"; \
+	done; \
+	chmod -R u=rwX,go=rX "$$root/share/herald"; \
+	$(MANUAL_TOOL) $(RELEASE_BIN) --date "$$(git log -1 --format=%cs 2>/dev/null || date +%F)" --output-directory "$$root/share/man/man1"; \
+	gzip -9nf "$$root/share/man/man1/herald.1"; \
+	$(RELEASE_BIN) --generate-completion-script bash > "$$root/share/bash-completion/completions/herald"; \
+	$(RELEASE_BIN) --generate-completion-script zsh > "$$root/share/zsh/site-functions/_herald"; \
+	$(RELEASE_BIN) --generate-completion-script fish > "$$root/share/fish/vendor_completions.d/herald.fish"; \
+	sed 's|@BINDIR@|$(PREFIX)/bin|' packaging/herald.service > "$$root/lib/systemd/system/herald.service"; \
+	chmod 0644 "$$root/lib/systemd/system/herald.service"; \
+	echo "Installed herald $$(cat VERSION) under $$root"
+
+# A Debian package of the same tree under /usr, with /etc/herald/herald.conf (all commented out) as its
+# conffile; its dependencies are the packages that hold the libraries the binary names (ELF NEEDED).
+DEB_ROOT := .build/deb/root
+deb:
+	rm -rf $(DEB_ROOT)
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DEB_ROOT) PREFIX=/usr
+	@set -e; version=$$(cat VERSION); arch=$$(dpkg --print-architecture); \
+	install -d $(DEB_ROOT)/DEBIAN $(DEB_ROOT)/etc/herald; \
+	install -m 0644 packaging/herald.conf $(DEB_ROOT)/etc/herald/herald.conf; \
+	echo /etc/herald/herald.conf > $(DEB_ROOT)/DEBIAN/conffiles; \
+	depends=$$(for soname in $$(readelf -d $(RELEASE_BIN) | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do \
+		library=$$(ldd $(RELEASE_BIN) | awk -v name="$$soname" '$$1 == name {print $$3}'); [ -n "$$library" ] || continue; \
+		dpkg -S "$$library" 2>/dev/null || dpkg -S "$$(realpath "$$library")" 2>/dev/null || dpkg -S "/usr$$library"; \
+	done | cut -d: -f1 | sort -u | paste -sd, | sed 's/,/, /g'); \
+	{ echo "Package: herald"; echo "Version: $$version"; echo "Architecture: $$arch"; \
+	  echo "Maintainer: Herald developers <herald@localhost>"; echo "Depends: $$depends"; \
+	  echo "Section: net"; echo "Priority: optional"; \
+	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(DEB_ROOT) | cut -f1)"; \
+	  echo "Description: self-hosted console for in-app messaging and push campaigns"; \
+	  echo " Herald composes in-app messages and push notifications, serves the feed delivery clients"; \
+	  echo " poll, sends pushes through APNs and FCM, ingests events and reports on them."; \
+	} > $(DEB_ROOT)/DEBIAN/control; \
+	dpkg-deb --root-owner-group --build $(DEB_ROOT) .build/herald_$${version}_$${arch}.deb; \
+	echo "Built .build/herald_$${version}_$${arch}.deb"
 
 test: test-deps
 	$(SWIFT) build --build-tests
@@ -41,7 +99,7 @@ python-test:
 # libFuzzer targets (Fuzz/): one binary, HERALD_FUZZ_TARGET chooses the parser; each target's corpus is
 # Tests/fuzz/corpus/<target>/. The fuzz package builds apart, into .build-fuzz, so the main build never
 # sees -sanitize=fuzzer.
-FUZZ_TARGETS := event-batch form-urlencoded multipart cookies percent-decoding request-target json-body campaign-json utc-time web-origin installation-body
+FUZZ_TARGETS := event-batch form-urlencoded multipart cookies percent-decoding request-target json-body campaign-json utc-time retry-after web-origin installation-body
 FUZZ_BIN := .build-fuzz/debug/herald-fuzz
 FUZZ_CORPUS := Tests/fuzz/corpus
 # Per target: `make fuzz` runs FUZZ_SECONDS; `make test` replays the corpus, then runs FUZZ_CHECK_SECONDS.

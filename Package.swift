@@ -27,6 +27,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        // Operations: counters and histograms recorded through swift-metrics, exported in Prometheus's
+        // text format on a listener of their own (`herald serve --metrics-port`).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Tests only: generators for the generated-input properties.
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
@@ -45,6 +49,7 @@ let package = Package(
             dependencies: [
                 "CMicroHTTPD", "HeraldHTTP",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         /// Plain value types shared by the console, the API and the delivery client.
@@ -62,6 +67,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         /// Routing, middleware and the features of the console and API.
@@ -73,12 +79,17 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            plugins: ["BuildInfo"]
         ),
+        /// Writes `HeraldBuild` (version and commit) into HeraldConsole at build time.
+        .plugin(name: "BuildInfo", capability: .buildTool()),
         /// Sends one notification to one device through APNs or FCM HTTP v1, and says what came of it.
         .target(
             name: "HeraldPush",
             dependencies: [
+                "HeraldDomain",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -121,6 +132,8 @@ let package = Package(
                 "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldDomain", "HeraldDelivery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .testTarget(
@@ -131,6 +144,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
     ]

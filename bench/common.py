@@ -19,8 +19,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BINARY = ROOT / ".build" / "release" / "herald"
-# Herald's request log line at the info level: `GET /campaigns 200 3.2ms` (the path without its query).
-LOG_LINE = re.compile(r"(GET|POST|PUT|DELETE|HEAD) (\S+) (\d{3}) ([0-9.]+)ms")
+# Herald's request log line at the info level, in logfmt (the default):
+# `… msg=request method=GET ms=3.20 path=/campaigns request_id=… status=200` (the path without its query).
+# Groups: 1 method, 3 path, 4 status, "ms" milliseconds.
+LOG_LINE = re.compile(r"msg=request method=(GET|POST|PUT|DELETE|HEAD) ms=(?P<ms>[0-9.]+) path=(\S+) request_id=\S+ status=(\d{3})")
 
 
 class BenchError(Exception):
@@ -28,8 +30,18 @@ class BenchError(Exception):
 
 
 def ensure_binary() -> None:
+    """The release binary as shipped (`make build`: the Swift runtime linked in)."""
     if not BINARY.exists():
-        subprocess.run(["swift", "build", "-c", "release", "--product", "herald"], cwd=ROOT, check=True)
+        subprocess.run(["make", "--no-print-directory", "build"], cwd=ROOT, check=True)
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def ensure_wrk() -> None:
@@ -99,7 +111,7 @@ class Server:
         with open(self.log_path, "rb") as log:
             log.seek(offset)
             text = log.read().decode("utf-8", "replace")
-        return [float(m.group(4)) for m in LOG_LINE.finditer(text) if m.group(2) == path and m.group(3) == status]
+        return [float(m.group("ms")) for m in LOG_LINE.finditer(text) if m.group(3) == path and m.group(4) == status]
 
     def stop(self) -> None:
         # A SIGTERM that arrives just after the server became ready is sometimes lost (the handler is

@@ -5,7 +5,7 @@ Creates two apps and N campaigns of every layout with `herald import`, then publ
 archives and schedules a share of them through the management API (40 % running, 10 % paused, 10 %
 scheduled, 5 % ended, 5 % archived, 30 % drafts), signs in through the login form, and requests each
 page --repeat times on one connection after one untimed warm-up. Server time per request is read from
-Herald's own request log (`GET /campaigns 200 3.2ms`), so the client is not counted; the client's wall
+Herald's own request log (`msg=request method=GET ms=3.20 path=/campaigns … status=200`), so the client is not counted; the client's wall
 time is printed beside it for reference. Target: p99 < 50 ms.
 Run from the repository root:  python3 bench/console.py [--campaigns 10000] [--repeat 50]
 It builds the release binary if needed and uses a temporary database."""

@@ -217,7 +217,7 @@ def main() -> None:
             for _ in range(options.repeat):
                 status, _, _ = client.request("GET", path)
             time.sleep(0.2)
-            times = [float(m.group(4)) for m in LOG_LINE.finditer(log_path.read_text()) if m.group(2) == path.split("?")[0]]
+            times = [float(m.group("ms")) for m in LOG_LINE.finditer(log_path.read_text()) if m.group(3) == path.split("?")[0]]
             recent = times[-options.repeat:]
             print(f"{label}: status {status}, server time p50 {percentile(recent, 0.5):.1f} ms, p99 {percentile(recent, 0.99):.1f} ms "
                   f"over {len(recent)} requests")

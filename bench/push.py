@@ -29,18 +29,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Tests"))
-from common import BINARY, ROOT, BenchError, cli  # noqa: E402
+from common import BINARY, ROOT, BenchError, cli, cpu_seconds  # noqa: E402
 from push_providers import TOPIC, api, mock_providers, outbox_states  # noqa: E402
 
 MOCK = ROOT / ".build" / "release" / "herald-push-mock"
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
 def rss_kib(pid: int, field: str = "VmRSS") -> int:
     match = re.search(rf"{field}:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
     return int(match.group(1)) if match else 0

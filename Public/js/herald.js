@@ -43,6 +43,19 @@ document.addEventListener("DOMContentLoaded", () => {
     input.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
   });
 
+  // A key or service-account file picked on the app page is read into its text field (the field alone
+  // works without script: paste the file's text). Files over 64 KiB are no key and are not read.
+  document.querySelectorAll("input[type=file][data-fills]").forEach((picker) => {
+    picker.addEventListener("change", () => {
+      const file = picker.files && picker.files[0];
+      const field = document.getElementById(picker.dataset.fills);
+      if (!file || !field || file.size > 65536) return;
+      const reader = new FileReader();
+      reader.addEventListener("load", () => { field.value = reader.result; });
+      reader.readAsText(file);
+    });
+  });
+
   const composer = document.querySelector("form[data-composer]");
   if (composer) setUpComposer(composer);
   if (composer && composer.querySelector("[data-push-bytes]")) followPushBytes(composer);

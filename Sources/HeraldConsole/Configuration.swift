@@ -26,6 +26,10 @@ public struct ConsoleConfiguration: Sendable {
     public var secretBox = SecretBox(key: SymmetricKey(size: .bits256))
     /// How pushes are sent.
     public var push = PushSettings()
+    /// Days raw events are kept before the background retention deletes them; 0 keeps them forever.
+    public var retentionDays = EventRetention.defaultDays
+    /// `host:port` of the metrics listener when there is one, for the System page.
+    public var metricsAddress: String?
     /// The current time; tests inject their own.
     public var clock: @Sendable () -> Date = { Date() }
 
@@ -49,10 +53,11 @@ public struct ConsoleConfiguration: Sendable {
 
 /// Finds the folder with `Templates/`, `Public/`, `Locales/` and `migrations/`.
 public enum ResourceLocator {
-    /// `HERALD_RESOURCES` if set; otherwise the first folder, walking up from the working directory
-    /// and then from the executable, that holds all three.
-    public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
-        if let explicit = environment["HERALD_RESOURCES"] { return URL(fileURLWithPath: explicit) }
+    /// `explicit` (`--resources`, `HERALD_RESOURCES`) if set; otherwise the first folder, walking up from the working directory
+    /// and then from the executable, that holds all four; otherwise `share/herald` beside the executable's
+    /// `bin/`, where `make install` and the Debian package put them.
+    public static func locate(explicit: String?) -> URL? {
+        if let explicit { return URL(fileURLWithPath: explicit) }
         let starts = [
             URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
             URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent(),
@@ -66,7 +71,8 @@ public enum ResourceLocator {
                 folder = parent
             }
         }
-        return nil
+        let installed = starts[1].deletingLastPathComponent().appendingPathComponent("share/herald")
+        return holdsResources(installed) ? installed : nil
     }
 
     static func holdsResources(_ folder: URL) -> Bool {

@@ -9,8 +9,14 @@ public final class HeraldApplication: Sendable {
     let services: Services
     let router: Router
     let staticFiles: StaticFiles
+    let requestIDs: RequestIDs
     /// Set once a user exists; until then every page leads to `/setup`.
     let setupDone = Atomic<Bool>(false)
+    /// Deletes raw events past the retention period.
+    public var retention: EventRetention { services.retention }
+    /// Signalled to end the retention thread early at shutdown.
+    private let retentionStop = DispatchSemaphore(value: 0)
+    private let retentionRunning = Atomic<Bool>(false)
 
     /// Loads templates, string catalogs and static files (failing if any is missing or broken) and builds the routes.
     public init(configuration: ConsoleConfiguration, database: AppDatabase, logger: Logger) async throws {
@@ -26,8 +32,10 @@ public final class HeraldApplication: Sendable {
             crossOrigin: CrossOrigin(origins: AllowedOrigins(database: database), trustedProxies: configuration.trustedProxies),
             webClient: try WebClient(folder: configuration.webClientFolder, logger: logger),
             visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey),
-            push: PushService(editor: pushEditor, dispatcher: dispatcher, database: database, logger: logger))
+            push: PushService(editor: pushEditor, dispatcher: dispatcher, database: database, logger: logger),
+            retention: EventRetention(database: database, days: configuration.retentionDays), startedAt: configuration.clock())
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
+        requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
         router = Router(Self.routes(services: services, staticFiles: staticFiles))
     }
 
@@ -36,8 +44,28 @@ public final class HeraldApplication: Sendable {
         try services.push.dispatcher.start()
     }
 
+    /// Runs the retention now and then every hour on a thread of its own (its steps sleep between
+    /// writes, which must not hold a request or cooperative thread), until `shutdown()`.
+    public func startRetention(every interval: Duration = .seconds(3600)) {
+        guard retention.days > 0, !retentionRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let retention = retention, stop = retentionStop, clock = services.configuration.clock, logger = services.logger
+        let seconds = Double(interval.components.seconds)
+        Thread.detachNewThread {
+            repeat {
+                do {
+                    if let run = try retention.run(now: clock()), run.deleted > 0 {
+                        logger.info("retention deleted \(run.deleted) raw events older than \(retention.days) days in \(run.steps) steps")
+                    }
+                } catch {
+                    logger.error("retention failed, tried again at its next run: \(error)")
+                }
+            } while stop.wait(timeout: .now() + seconds) == .timedOut
+        }
+    }
+
     /// Stops sending: notifications in flight are answered and recorded first.
     public func shutdown() async {
+        if retentionRunning.load(ordering: .acquiring) { retentionStop.signal() }
         await services.push.dispatcher.shutdown()
     }
 
@@ -48,14 +76,29 @@ public final class HeraldApplication: Sendable {
 
     public func respond(to request: Request) -> Response {
         let started = ContinuousClock.now
-        var response = dispatch(request)
+        var request = request
+        request.id = requestIDs.id(for: request)
+        var (response, route) = dispatch(request)
         SecurityHeaders.apply(to: &response)
+        response.headers.set(RequestIDs.header, request.id)
         let elapsed = ContinuousClock.now - started
-        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        RequestMetrics.record(method: request.method, route: route, status: response.status, duration: elapsed)
         // The path only, never the query: a beacon's API key travels there.
-        services.logger.info(
-            "\(request.method) \(request.path ?? String(request.target.prefix { $0 != "?" })) \(response.status) \(String(format: "%.1f", milliseconds))ms")
+        services.logger.info("request", metadata: [
+            "method": .string(request.method),
+            "path": .string(request.path ?? String(request.target.prefix { $0 != "?" })),
+            "status": .stringConvertible(response.status),
+            "ms": .string(Self.milliseconds(elapsed)),
+            "request_id": .string(request.id),
+        ])
         return response
+    }
+
+    /// `12.345`: milliseconds with three decimals, written without `String(format:)`, which costs a log line more than the rest of it.
+    static func milliseconds(_ duration: Duration) -> String {
+        let microseconds = max(0, duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
+        let fraction = String(microseconds % 1000)
+        return String(microseconds / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 }
 

@@ -19,6 +19,10 @@ struct Services: Sendable {
     let visitorForms: VisitorForms
     let knownBrowsers: KnownBrowsers
     let push: PushService
+    /// Deletes raw events past the retention period (run by the application; the System page shows its last run).
+    let retention: EventRetention
+    /// When this process started serving (the System page's uptime).
+    let startedAt: Date
 
     static let sessionCookie = "herald_session"
 
@@ -81,6 +85,7 @@ struct Services: Sendable {
             ("/apps", "layout.nav.apps", .admin),
             ("/users", "layout.nav.users", .admin),
             ("/audit", "layout.nav.audit", .admin),
+            ("/system", "layout.nav.system", .admin),
         ]
         let path = context.request.path ?? ""
         return items.filter { role.includes($0.2) }.map { href, key, _ in

@@ -10,6 +10,8 @@ public struct Request: Sendable {
     public var body: [UInt8]
     /// The client's IP address as text; empty when unknown.
     public var remoteAddress: String
+    /// The name the server gave this request, for its log line and error answers; empty until given.
+    public var id = ""
 
     public init(
         method: String, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],

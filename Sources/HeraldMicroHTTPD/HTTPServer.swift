@@ -62,7 +62,7 @@ public final class HTTPServer: Sendable {
             loops.append(loop)
         }
         loops.forEach { $0.run() }
-        let reaper = DeadlineReaper(connections: context.connections, logger: context.logger)
+        let reaper = DeadlineReaper(connections: context.connections, listener: configuration.name, logger: context.logger)
         running.withLock { $0 = Running(loops: loops, reaper: reaper, port: herald_socket_port(listening)) }
     }
 

@@ -44,5 +44,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var connectionMemoryLimit: Int = 32 * 1024
     public var maxBodyBytes: Int = 1024 * 1024
 
+    /// The listener's name in the metrics (`listener` label): the console and the metrics listener are
+    /// counted apart.
+    public var name: String = "console"
+
     public init() {}
 }

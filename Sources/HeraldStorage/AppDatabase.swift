@@ -1,3 +1,4 @@
+import Metrics
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -19,9 +20,13 @@ public final class AppDatabase: Sendable {
     /// every change fails until Herald is restarted on a writable file.
     public let openedReadOnly: Bool
 
+    /// The database file's path.
+    public let path: String
+
     /// Opens (creating if needed) the database at `path`, in WAL mode with foreign keys on.
     /// `migrations` is the folder of numbered `.sql` files.
     public init(path: String, migrations: URL) throws {
+        self.path = path
         try FileManager.default.createDirectory(
             at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
         var configuration = Configuration()
@@ -33,6 +38,12 @@ public final class AppDatabase: Sendable {
             // syscalls; 32 MB keeps the hot pages at hand. No memory-mapped I/O: mapped database pages
             // count in the process's resident memory (300 MB at 3 M events) and reads were no faster.
             try db.execute(sql: "PRAGMA cache_size = -32768")
+            // Every statement of every connection passes here: the one place to time database work
+            // without a timer at each of the stores' calls.
+            let statementTime = Timer(label: "herald_database_statement_duration_seconds")
+            db.trace(options: .profile) { event in
+                if case .profile(_, let duration) = event { statementTime.recordSeconds(duration) }
+            }
         }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
@@ -58,10 +69,37 @@ public final class AppDatabase: Sendable {
             throw StorageError.databaseIsNewer(unknownMigrations: unknown)
         }
         try migrator.migrate(pool)
+        try enableIncrementalVacuum()
         // Made here, with the schema, so that a database migrated (`herald migrate`) and then made
         // read-only still has the key every server on it signs with.
         _ = try serverSecrets.signingKey(now: Date())
         observeChanges()
+    }
+
+    /// Makes freed pages returnable to the file system (`reclaimFreePages`). SQLite changes an existing
+    /// database's auto-vacuum mode only by rewriting it: a database made before migration 0012 pays one
+    /// VACUUM at the first start of this version, which takes time and free disk space about the size of
+    /// the file. A new database is empty then, so it costs nothing. A read-only database is left as it is.
+    private func enableIncrementalVacuum() throws {
+        guard !openedReadOnly else { return }
+        try pool.writeWithoutTransaction { db in
+            let incremental = 2
+            guard try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") != incremental else { return }
+            try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+            try db.execute(sql: "VACUUM")
+        }
+    }
+
+    /// Gives back to the file system at most `pages` of the pages deletions freed, in one short write.
+    public func reclaimFreePages(atMost pages: Int) throws {
+        try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA incremental_vacuum(\(max(1, pages)))") }
+    }
+
+    /// The database file's pages, and how many of them are free (for the file-size bound and the System page).
+    public func pageCounts() throws -> (pages: Int, free: Int) {
+        try pool.read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0, try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0)
+        }
     }
 
     private func observeChanges() {
@@ -88,10 +126,21 @@ public final class AppDatabase: Sendable {
     }
 
     /// Copies the database to `path` with SQLite's online backup, safe while others write.
-    public func backup(to path: String) throws {
+    /// Copies the database to `path`, and records the backup in the audit log (`database.backup`), which
+    /// the System page reads for when the last one was made.
+    public func backup(to path: String, actor: AuditActor = .commandLine, now: Date = Date()) throws {
         let destination = try DatabaseQueue(path: path)
         try pool.backup(to: destination)
         try destination.close()
+        try auditLog.record(actor, action: "database.backup", subject: path, at: now)
+    }
+
+    /// The bytes of the database file and of its write-ahead log (0 when there is none).
+    public func fileSizes() -> (database: Int64, writeAheadLog: Int64) {
+        func size(_ file: String) -> Int64 {
+            ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        return (size(path), size(path + "-wal"))
     }
 
     public func close() throws {
@@ -111,6 +160,35 @@ public final class AppDatabase: Sendable {
     public var pushOutbox: PushOutboxStore { PushOutboxStore(pool: pool) }
     public func pushCredentials(box: SecretBox) -> PushCredentialStore { PushCredentialStore(pool: pool, box: box) }
     public var installations: InstallationStore { InstallationStore(pool: pool) }
+
+    /// Checks that the file at `path` is a whole Herald database this binary can run: SQLite's
+    /// `integrity_check` passes, it has Herald's migrations, and none this binary does not know. Opens it
+    /// read-only and changes nothing. Answers how many migrations it has.
+    public static func checkBackup(path: String, migrations: URL) throws -> Int {
+        let known = try migrator(loadingFrom: migrations).migrations
+        var configuration = Configuration()
+        configuration.readonly = true
+        let applied: [String]
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? queue.close() }
+            applied = try queue.read { db -> [String] in
+                let integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+                guard integrity == ["ok"] else { throw StorageError.notABackup(path: path, reason: "SQLite finds it damaged: \(integrity.prefix(3).joined(separator: "; "))") }
+                guard try db.tableExists("grdb_migrations"), try db.tableExists("apps") else {
+                    throw StorageError.notABackup(path: path, reason: "it is an SQLite database, but not Herald's")
+                }
+                return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError.notABackup(path: path, reason: "it does not open as an SQLite database (\(error))")
+        }
+        let unknown = applied.filter { !known.contains($0) }.sorted()
+        guard unknown.isEmpty else { throw StorageError.databaseIsNewer(unknownMigrations: unknown) }
+        return applied.count
+    }
 
     private static func migrator(loadingFrom folder: URL) throws -> DatabaseMigrator {
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
@@ -133,6 +211,7 @@ public enum StorageError: Error, CustomStringConvertible, Equatable {
     case databaseIsNewer(unknownMigrations: [String])
     case noMigrations(folder: String)
     case cannotOpen(path: String, cause: StorageUnavailable)
+    case notABackup(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -141,6 +220,8 @@ public enum StorageError: Error, CustomStringConvertible, Equatable {
                 + "Run the newer herald binary, or restore a backup made with this version."
         case .noMigrations(let folder):
             "store: no migrations found in \(folder); point --resources at the folder that holds migrations/"
+        case .notABackup(let path, let reason):
+            "store: \(path) is not a Herald backup: \(reason). Nothing was changed."
         case .cannotOpen(let path, let cause):
             "store: cannot open \(path) for writing"
                 + (cause == .readOnly ? ": the file or its folder is read-only" : " (\(cause.reason))")

@@ -85,6 +85,13 @@ public struct AuditLogStore: Sendable {
         }
     }
 
+    /// The newest entry of `action` (the last backup, for the System page).
+    public func latest(action: String) throws -> AuditEntry? {
+        try pool.read {
+            try AuditEntry.fetchOne($0, sql: "SELECT * FROM audit_log WHERE action = ? ORDER BY id DESC LIMIT 1", arguments: [action])
+        }
+    }
+
     public func count() throws -> Int {
         try pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM audit_log") ?? 0 }
     }

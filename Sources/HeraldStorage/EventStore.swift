@@ -326,6 +326,27 @@ public struct EventStore: Sendable {
     }
 
     /// Raw events for one installation (for tests and support questions).
+    /// Deletes at most `limit` raw events received before `cutoff`, oldest first, in one short transaction
+    /// (it queues behind ingestion's group commits like any write); returns how many it deleted. The
+    /// rollups and device rows that reports read stay.
+    public func deleteRawEvents(receivedBefore cutoff: Date, limit: Int) throws -> Int {
+        try pool.write { db in
+            try db.execute(sql: """
+                DELETE FROM events WHERE (app_id, id) IN (
+                    SELECT app_id, id FROM events WHERE received_at < ? ORDER BY received_at LIMIT ?)
+                """, arguments: [UTCTime.timestamp(cutoff), max(1, limit)])
+            return db.changesCount
+        }
+    }
+
+    /// How many raw events are stored, and when the oldest of them was received.
+    public func rawEventSummary() throws -> (count: Int, oldestReceivedAt: Date?) {
+        try pool.read { db in
+            (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events") ?? 0,
+             try Date.fetchOne(db, sql: "SELECT MIN(received_at) FROM events"))
+        }
+    }
+
     public func count(installationID: String) throws -> Int {
         try pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM events WHERE installation_id = ?", arguments: [installationID]) ?? 0 }
     }

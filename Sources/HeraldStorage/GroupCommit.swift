@@ -1,3 +1,4 @@
+import Metrics
 import Dispatch
 import Synchronization
 
@@ -27,7 +28,11 @@ final class GroupCommit<Input: Sendable, Output: Sendable>: Sendable {
     private let state = Mutex(State())
 
     /// `write` gets the inputs of a group in arrival order and returns one output per input.
+    /// Each submission's time from arrival to its outcome (queueing behind a write included), and each
+    /// group's size, recorded as `herald_group_commit_wait_seconds` and `herald_group_commit_size`.
     func submit(_ input: Input, write: ([Input]) throws -> [Output]) throws -> Output {
+        let arrived = ContinuousClock.now
+        defer { Timer(label: "herald_group_commit_wait_seconds").record(duration: ContinuousClock.now - arrived) }
         let ticket = Ticket(input)
         let leads = state.withLock { state in
             state.queue.append(ticket)
@@ -44,6 +49,7 @@ final class GroupCommit<Input: Sendable, Output: Sendable>: Sendable {
             defer { state.queue = [] }
             return state.queue
         }
+        Recorder(label: "herald_group_commit_size").record(group.count)
         let outcomes: [Result<Output, any Error>]
         do {
             let outputs = try write(group.map(\.input))

@@ -8,34 +8,60 @@ import Logging
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
-        abstract: "Herald: a self-hosted console for in-app messaging campaigns.",
-        subcommands: [Serve.self, Migrate.self, UserCommand.self, AppCommand.self, KeyCommand.self, DeviceCommand.self, ExportCommand.self, ImportCommand.self, DemoCommand.self, SimulateCommand.self, Backup.self, RoutesCommand.self],
+        abstract: "Herald: a self-hosted console for in-app messaging and push campaigns.",
+        version: "herald \(HeraldBuild.version) (commit \(HeraldBuild.commit))",
+        subcommands: [Serve.self, Migrate.self, UserCommand.self, AppCommand.self, KeyCommand.self, DeviceCommand.self, ExportCommand.self, ImportCommand.self, DemoCommand.self, SimulateCommand.self, Backup.self, RoutesCommand.self, ConfigCommand.self, RestoreCommand.self],
         defaultSubcommand: Serve.self)
 }
 
 /// Options every command takes.
 struct StorageOptions: ParsableArguments {
+    @Option(help: "A configuration file of HERALD_NAME=value lines, the environment variables' names (env HERALD_CONFIG); the environment wins over it, a flag over both. herald config check prints what serve would use.")
+    var config: String?
+
     @Option(help: "The SQLite database file (env HERALD_DB; default ./data/herald.sqlite).")
     var db: String?
 
-    @Option(help: "The folder holding Templates/, Public/, Locales/, migrations/ and Clients/web/ (env HERALD_RESOURCES; default: found from the working directory).")
+    @Option(help: "The folder holding Templates/, Public/, Locales/, migrations/ and Clients/web/ (env HERALD_RESOURCES; default: found from the working directory, then beside the executable, then in ../share/herald from it).")
     var resources: String?
 
     @Option(help: "The file holding the key that seals push credentials in the database, made (mode 0600) when missing; keep it with backups, apart from the database (env HERALD_SECRET_KEY; default: the database's path + .key).")
     var secretKey: String?
 
+    /// A configuration file that cannot be read or is malformed stops every command before it starts.
+    func validate() throws {
+        _ = try settings()
+    }
+
+    /// A reader of this command's settings: flags, environment, configuration file, defaults.
+    func settings() throws -> SettingsReader {
+        let reader = try SettingsReader(configFile: config)
+        let database = reader.text(db, "HERALD_DB", default: Self.defaultDatabase) ?? Self.defaultDatabase
+        _ = reader.text(resources, "HERALD_RESOURCES", default: ResourceLocator.locate(explicit: nil)?.path ?? "(not found)")
+        _ = reader.text(secretKey, "HERALD_SECRET_KEY", default: database + ".key")
+        return reader
+    }
+
+    static let defaultDatabase = "./data/herald.sqlite"
+
+    /// The environment with the configuration file under it (checked whole by `validate()` before any
+    /// command runs, so reading it again here cannot meet a malformed file unless it changed meanwhile).
+    private func lookup(_ name: String) -> String? {
+        (try? SettingsReader(configFile: config))?.lookup(name) ?? ProcessInfo.processInfo.environment[name]
+    }
+
     var databasePath: String {
-        db ?? ProcessInfo.processInfo.environment["HERALD_DB"] ?? "./data/herald.sqlite"
+        db ?? lookup("HERALD_DB") ?? Self.defaultDatabase
     }
 
     /// The box that seals and opens stored push credentials.
     func secretBox() -> SecretBox {
-        SecretBox(keyFile: secretKey ?? ProcessInfo.processInfo.environment["HERALD_SECRET_KEY"] ?? databasePath + ".key")
+        SecretBox(keyFile: secretKey ?? lookup("HERALD_SECRET_KEY") ?? databasePath + ".key")
     }
 
     func resourcesFolder() throws -> URL {
         if let resources { return URL(fileURLWithPath: resources) }
-        guard let found = ResourceLocator.locate() else {
+        guard let found = ResourceLocator.locate(explicit: lookup("HERALD_RESOURCES")) else {
             throw ValidationError("Cannot find Herald's Templates/, Public/ and migrations/ folders. Run from the repository, or pass --resources.")
         }
         return found

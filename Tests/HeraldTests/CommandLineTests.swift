@@ -59,12 +59,13 @@ struct CommandLineTests {
         let process = Process()
         let port: Int
 
-        init(database: String, launcher: [String] = []) throws {
-            CommandLineTests.launch(process, ["serve", "--db", database, "--port", "0"], launcher: launcher)
+        /// `log` receives its standard error (by default nothing keeps it).
+        init(database: String, arguments: [String] = [], launcher: [String] = [], log: FileHandle = .nullDevice) throws {
+            CommandLineTests.launch(process, ["serve", "--db", database, "--port", "0"] + arguments, launcher: launcher)
             process.currentDirectoryURL = repositoryRoot
             let stdout = Pipe()
             process.standardOutput = stdout
-            process.standardError = FileHandle.nullDevice
+            process.standardError = log
             try process.run()
             var line = Data()
             while !line.contains(UInt8(ascii: "\n")) {
@@ -96,7 +97,7 @@ struct CommandLineTests {
 
     @Test("Every command has --help")
     func help() throws {
-        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["app", "origin", "add"], ["app", "origin", "remove"], ["app", "origin", "list"], ["key", "create"], ["device", "add"], ["export"], ["import"], ["demo"], ["simulate"], ["backup"], ["routes"]] {
+        for command in [[], ["serve"], ["migrate"], ["user", "create"], ["app", "create"], ["app", "origin", "add"], ["app", "origin", "remove"], ["app", "origin", "list"], ["key", "create"], ["device", "add"], ["export"], ["import"], ["demo"], ["simulate"], ["backup"], ["routes"], ["config", "check"]] {
             let output = try Self.run(command + ["--help"])
             #expect(output.status == 0, "\(command)")
             #expect(output.stdout.contains("USAGE"), "\(command)")

@@ -34,19 +34,10 @@ struct PackageTests {
 
     @Test("HeraldDelivery is a library product that depends only on the domain model, which depends on nothing")
     func deliveryHasNoServerDependencies() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // Its own scratch path: the .build lock belongs to the `swift test` running this test.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("herald-dump-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        process.arguments = ["swift", "package", "--scratch-path", scratch.path, "dump-package"]
-        process.currentDirectoryURL = repositoryRoot
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = try runTool(["swift", "package", "--scratch-path", scratch.path, "dump-package"]).output
         let manifest = try JSONDecoder().decode(Manifest.self, from: data)
 
         let product = try #require(manifest.products.first { $0.name == "HeraldDelivery" })

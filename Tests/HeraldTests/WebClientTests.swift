@@ -72,7 +72,7 @@ struct WebClientTests {
             #expect(response.text.contains("started without the web client's source"))
             #expect(!response.text.contains(folder.url.path))
         }
-        #expect(logs.all.contains { $0.hasPrefix("warning") && $0.contains(folder.url.appendingPathComponent("herald.js").path) })
+        #expect(logs.all.contains { $0.contains(" level=warning ") && $0.contains(folder.url.appendingPathComponent("herald.js").path) })
         #expect(app.respond(Request(method: "GET", target: "/sdk/v1/demo")).status == 200)
     }
 

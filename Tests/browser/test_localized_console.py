@@ -71,6 +71,8 @@ USER_DATA = [
 ALLOWED_WORDS = {
     "Herald", "iOS", "Android", "JSON", "CSV", "API", "URL", "URLs", "APNs", "FCM", "HTTP", "HTTPS", "UTC", "GMT",
     "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "English", "Deutsch", "localhost",
+    # The push providers' companies and products, as their consoles name them.
+    "Apple", "Google", "Firebase",
 }
 # Things that are not words of a language: links, addresses, ISO dates, time zone names, colors, BCP 47 tags.
 NOT_WORDS = [

@@ -61,7 +61,7 @@ struct CrossOrigin: Sendable {
             }
             guard try !origins.apps(allowing: origin, now: context.now).isEmpty else {
                 let refusal = HTTPError(403, "No app allows pages on \(Self.shown(origin)) to use its keys. Allow the origin on the app's page in the console (Web origins), or with `herald app origin add --app <id> <origin>`.")
-                var response = Response.json(APIError.body(for: refusal), status: 403)
+                var response = Response.json(APIError.body(for: refusal, requestID: request.id), status: 403)
                 response.headers.add("Vary", "Origin")
                 return response
             }

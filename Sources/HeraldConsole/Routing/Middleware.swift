@@ -4,28 +4,31 @@ import HeraldHTTP
 import HeraldStorage
 
 extension HeraldApplication {
-    /// Matches the route, then runs the checks its access asks for, then the handler.
-    func dispatch(_ request: Request) -> Response {
+    /// Matches the route, then runs the checks its access asks for, then the handler. Also returns the
+    /// route's pattern (`/campaigns/{id}`), or `unmatched`, as the metrics' label: the raw path would
+    /// give every campaign and every scanner's guess a series of its own.
+    func dispatch(_ request: Request) -> (response: Response, route: String) {
         guard let path = request.path else {
-            return errorResponse(
+            return (errorResponse(
                 HTTPError(400, Phrase("errors.address_not_utf8", english: "The address is not valid UTF-8.")), api: false,
-                context: RequestContext(request: request, now: services.configuration.clock()))
+                context: RequestContext(request: request, now: services.configuration.clock())), RequestMetrics.unmatchedRoute)
         }
         let api = path.hasPrefix("/api/")
         switch router.match(method: request.method, target: request.target) {
         case .notFound:
-            return errorResponse(.notFound, api: api, context: RequestContext(request: request, now: services.configuration.clock()))
+            return (errorResponse(.notFound, api: api, context: RequestContext(request: request, now: services.configuration.clock())),
+                    RequestMetrics.unmatchedRoute)
         case .methodNotAllowed(let allowed):
             var response = errorResponse(
                 .methodNotAllowed(request.method), api: api, context: RequestContext(request: request, now: services.configuration.clock()))
             response.headers.set("Allow", allowed.joined(separator: ", "))
-            return response
+            return (response, RequestMetrics.unmatchedRoute)
         case .found(let route, let parameters):
             var context = RequestContext(request: request, now: services.configuration.clock())
             context.parameters = parameters
             var response = answer(context, route: route, path: path, api: api)
             if route.answersWebOrigins { services.crossOrigin.decorate(&response, for: request, now: context.now) }
-            return response
+            return (response, route.pattern)
         }
     }
 
@@ -45,7 +48,7 @@ extension HeraldApplication {
             if let mapped = HTTPError(domain: error) {
                 return errorResponse(mapped, api: api, context: context)
             }
-            services.logger.error("\(request.method) \(path) failed: \(error)")
+            services.logger.error("\(request.method) \(path) failed: \(error)", metadata: ["request_id": .string(request.id)])
             if let unavailable = StorageUnavailable(error) {
                 services.database.unavailability.record(unavailable, at: context.now)
                 let saving = request.method != "GET" && request.method != "HEAD"
@@ -165,7 +168,7 @@ extension HeraldApplication {
     func errorResponse(_ error: HTTPError, api: Bool, context: RequestContext?) -> Response {
         var response: Response
         if api {
-            response = .json(APIError.body(for: error), status: error.status)
+            response = .json(APIError.body(for: error, requestID: context?.request.id), status: error.status)
         } else {
             // A 503 is drawn without reading the session: the database that could not answer would only
             // make the page wait.
@@ -173,7 +176,9 @@ extension HeraldApplication {
             let localizer = page.localizer
             let heading = Self.heading(for: error.status, localizer)
             let message = error.phrase.map { localizer($0) } ?? error.message
-            let model = ErrorPage(status: localizer.number(error.status), heading: heading, message: message, signedIn: page.user != nil)
+            let model = ErrorPage(
+                status: localizer.number(error.status), heading: heading, message: message, signedIn: page.user != nil,
+                requestID: context?.request.id ?? "")
             response = (try? services.page(.error, title: heading, model: model, context: page, status: error.status))
                 ?? .text(error.message, status: error.status)
         }
@@ -223,15 +228,18 @@ struct ErrorPage: Sendable {
     let heading: String
     let message: String
     let signedIn: Bool
+    /// Quoted to whoever runs Herald, it finds the request's log line.
+    let requestID: String
 }
 
-/// The JSON error body every API answer uses: `{"error": {"code", "message", "fields"}}`.
+/// The JSON error body every API answer uses: `{"error": {"code", "message", "fields", "requestId"}}`.
 enum APIError {
     private struct Body: Encodable {
         struct Detail: Encodable {
             let code: String
             let message: String
             let fields: [Field]?
+            let requestId: String?
         }
 
         struct Field: Encodable {
@@ -242,9 +250,10 @@ enum APIError {
         let error: Detail
     }
 
-    static func body(for error: HTTPError) -> [UInt8] {
+    static func body(for error: HTTPError, requestID: String?) -> [UInt8] {
         let fields = error.fields.isEmpty ? nil : error.fields.map { Body.Field(path: $0.path, message: $0.message) }
-        let body = Body(error: .init(code: code(for: error.status), message: error.message, fields: fields))
+        let body = Body(error: .init(
+            code: code(for: error.status), message: error.message, fields: fields, requestId: requestID.flatMap { $0.isEmpty ? nil : $0 }))
         return Array((try? CampaignJSON.encoder().encode(body)) ?? Data())
     }
 

@@ -14,6 +14,7 @@ extension HeraldApplication {
         let users = UserPages(services: services)
         let apps = AppPages(services: services)
         let origins = AppOriginPages(services: services)
+        let push = AppPushPages(services: services)
         let demo = DemoPage(services: services)
         let audit = AuditPages(services: services)
         let keyInfo = KeyInfo(services: services)
@@ -98,6 +99,11 @@ extension HeraldApplication {
             Route("POST", "/apps/{id}/settings", .signedIn(.admin), apps.saveSettings),
             Route("POST", "/apps/{id}/devices", .signedIn(.admin), apps.addDevice),
             Route("POST", "/apps/{id}/devices/{deviceID}/remove", .signedIn(.admin), apps.removeDevice),
+            Route("POST", "/apps/{id}/push/apns", .signedIn(.admin), push.setAPNs),
+            Route("POST", "/apps/{id}/push/fcm", .signedIn(.admin), push.setFCM),
+            Route("POST", "/apps/{id}/push/settings", .signedIn(.admin), push.saveSettings),
+            Route("GET", "/apps/{id}/push/{provider}/remove", .signedIn(.admin), push.confirmRemove),
+            Route("POST", "/apps/{id}/push/{provider}/remove", .signedIn(.admin), push.remove),
             Route("POST", "/apps/{id}/origins", .signedIn(.admin), origins.add),
             Route("GET", "/apps/{id}/origins/{originID}/remove", .signedIn(.admin), origins.confirmRemove),
             Route("POST", "/apps/{id}/origins/{originID}/remove", .signedIn(.admin), origins.remove),
@@ -106,6 +112,7 @@ extension HeraldApplication {
             Route("POST", "/apps/{id}/keys/{keyID}/revoke", .signedIn(.admin), apps.revoke),
 
             Route("GET", "/audit", .signedIn(.admin), audit.index),
+            Route("GET", "/system", .signedIn(.admin), SystemPage(services: services).show),
 
             Route("GET", "/api/v1/key", .apiKey(nil), keyInfo.show),
             Route("GET", "/api/v1/feed", .apiKey(.feedRead), feed.feed).answeringWebOrigins(),

@@ -24,6 +24,7 @@ enum Template: String, CaseIterable, Sendable {
     /// Revoking a key, removing an origin: what will happen, and a button that does it.
     case confirmAppChange = "apps/confirm"
     case audit = "audit/index"
+    case system = "system/index"
     case demo = "sdk/demo"
     // Preview: the pages, the framed document, and the partials it draws each layout with.
     case preview = "preview/page"

@@ -1,7 +1,11 @@
+import Foundation
 import Logging
 import Synchronization
 
-/// Keeps every line the application logs, for tests of what the log says (and never says).
+@testable import HeraldConsole
+
+/// Keeps every line the application logs, as `herald serve` writes it in logfmt, for tests of what the
+/// log says (and never says).
 final class LogRecorder: Sendable {
     private let lines = Mutex<[String]>([])
 
@@ -27,7 +31,9 @@ final class LogRecorder: Sendable {
         }
 
         func log(event: LogEvent) {
-            recorder.keep("\(event.level) \(event.message)")
+            recorder.keep(LineFormatter.logfmtLine(
+                time: Date(), level: event.level, label: "test", message: event.message.description,
+                metadata: metadata.merging(event.metadata ?? [:]) { _, new in new }))
         }
     }
 }

@@ -19,6 +19,7 @@ extension PseudoConsole {
         case "/apps/{id}": fills = ["id": [shop, emptyApp].map(String.init)]
         case "/apps/{id}/keys/{keyID}/revoke": return keyIDs.map { "/apps/\(shop)/keys/\($0)/revoke" }
         case "/apps/{id}/origins/{originID}/remove": return originIDs.map { "/apps/\(shop)/origins/\($0)/remove" }
+        case "/apps/{id}/push/{provider}/remove": return ["apns", "fcm"].map { "/apps/\(shop)/push/\($0)/remove" }
         case "/users/{id}": fills = ["id": userIDs.map(String.init)]
         default: return nil
         }
@@ -164,6 +165,10 @@ extension PseudoConsole {
         submit("POST /apps/{id}/devices (invalid)", admin, "/apps/\(shop)/devices", from: "/apps/\(shop)", [("deviceName", ""), ("installationId", "")])
         submit("POST /apps/{id}/devices (taken)", admin, "/apps/\(shop)/devices", from: "/apps/\(shop)",
                [("deviceName", "Ẓpixel"), ("installationId", "iid-zq-qa")])
+        submit("POST /apps/{id}/push/apns (invalid)", admin, "/apps/\(shop)/push/apns", from: "/apps/\(shop)",
+               [("apnsKey", "Ẓnot a key"), ("apnsKeyID", "Ẓ"), ("apnsTeamID", "ẒTEAM"), ("apnsTopic", "")])
+        submit("POST /apps/{id}/push/fcm (invalid)", admin, "/apps/\(shop)/push/fcm", from: "/apps/\(shop)", [("fcmServiceAccount", "Ẓ{}")])
+        submit("POST /apps/{id}/push/settings (invalid)", admin, "/apps/\(shop)/push/settings", from: "/apps/\(shop)", [("pushDailyCap", "1000")])
         submit("POST /apps/{id}/keys (invalid)", admin, "/apps/\(shop)/keys", from: "/apps/\(shop)", [("name", "")])
         for (problem, origin) in [("invalid", "ftp://zq.example"), ("insecure", "http://zq.example"), ("path", "https://zq.example/shop"),
                                   ("taken", "https://shop.zq.example")] {

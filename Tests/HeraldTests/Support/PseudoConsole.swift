@@ -1,7 +1,11 @@
 import Foundation
 import HeraldDomain
 import HeraldHTTP
+import HeraldPush
 import HeraldStorage
+import PushMock
+
+@testable import HeraldConsole
 
 /// A console in the pseudo-language, seeded with an app, keys, test devices, campaigns in every state and
 /// layout with language versions, events, users and audit entries. Every name and text the test seeds is
@@ -125,6 +129,14 @@ final class PseudoConsole {
         seeded.formUnion([writer.key.prefix, reader.key.prefix])  // random letters the pages show to tell keys apart
         _ = try database.apps.addTestDevice(appID: shop, installationID: "iid-zq-qa", name: "Ẓpixel", actor: actor, now: now)
         originIDs = [try database.apps.addOrigin(appID: shop, origin: "https://shop.zq.example", actor: actor, now: now).id]
+        // Push set up, so the app page shows what is stored and the removal pages exist.
+        let credentials = try MockCredentials.generate(tokenURI: "https://oauth2.zq.example/token")
+        let push = app.application.services.push.editor
+        try push.setAPNs(appID: shop, keyPEM: credentials.apnsKeyPEM, keyID: credentials.apnsKeyID, teamID: credentials.apnsTeamID,
+                         topic: "com.zq.shop", url: nil, actor: actor, now: now)
+        try push.setFCM(appID: shop, serviceAccountJSON: credentials.fcmServiceAccountJSON, url: nil, actor: actor, now: now)
+        seeded.formUnion([credentials.apnsKeyID, credentials.apnsTeamID, "com.zq.shop", credentials.fcmProjectID, credentials.fcmClientEmail,
+                          APNsConfiguration.productionURL.absoluteString, FCMConfiguration.productionURL.absoluteString])
 
         // Users: an editor and a viewer made on the command line, a deactivated one; the viewer reads the pseudo-language.
         try app.createUser(email: "editor@example.com", role: .editor)

@@ -106,6 +106,7 @@ struct AppPages: Sendable {
         let created: String
         let createdISO: String
         let minInterval: FieldView
+        let push: AppPushPages.Panel
         let origins: [OriginRow]
         let originsCaption: String
         let origin: FieldView
@@ -255,6 +256,7 @@ struct AppPages: Sendable {
                                    value: form["minIntervalSeconds"] ?? String(app.minIntervalSeconds),
                                    hint: localizer("apps.show.min_interval_hint", ["default": localizer.number(30)]),
                                    errors: errors),
+            push: try AppPushPages(services: services).panel(app: app, form: form, errors: errors, localizer: localizer),
             origins: origins,
             originsCaption: localizer("apps.show.origins_caption", ["name": Localizer.isolated(app.name)]),
             origin: FieldView("origin", label: localizer("apps.show.origin"), type: "url", value: form["origin"] ?? "",

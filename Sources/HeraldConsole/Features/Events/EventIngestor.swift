@@ -52,6 +52,7 @@ struct EventIngestor: Sendable {
             }
         }
         let (accepted, duplicates) = try services.database.events.ingest(events, now: context.now)
+        RequestMetrics.recordEvents(accepted: accepted, duplicates: duplicates, rejected: rejected.count)
         return .json(Array(try CampaignJSON.encoder().encode(Answer(accepted: accepted, duplicates: duplicates, rejected: rejected))))
     }
 

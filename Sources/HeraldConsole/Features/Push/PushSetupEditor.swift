@@ -20,7 +20,8 @@ public struct PushSetupEditor: Sendable {
         let baseURL = try Self.url(url, field: .apnsURL) ?? APNsConfiguration.productionURL
         let configuration = try Self.checked { try APNsConfiguration(keyPEM: keyPEM, keyID: keyID, teamID: teamID, topic: topic, baseURL: baseURL) }
         try credentials.setAPNs(
-            APNsCredentials(keyPEM: configuration.keyPEM, keyID: configuration.keyID, teamID: configuration.teamID, topic: configuration.topic, url: url),
+            APNsCredentials(keyPEM: configuration.keyPEM, keyID: configuration.keyID, teamID: configuration.teamID, topic: configuration.topic,
+                            url: Self.given(url)),
             appID: appID, actor: actor, now: now)
     }
 
@@ -33,7 +34,7 @@ public struct PushSetupEditor: Sendable {
         }
         try credentials.setFCM(
             FCMCredentials(serviceAccountJSON: serviceAccountJSON, projectID: configuration.serviceAccount.projectID,
-                           clientEmail: configuration.serviceAccount.clientEmail, url: url),
+                           clientEmail: configuration.serviceAccount.clientEmail, url: Self.given(url)),
             appID: appID, actor: actor, now: now)
     }
 
@@ -55,8 +56,13 @@ public struct PushSetupEditor: Sendable {
         }
     }
 
+    /// An address typed, or nil for an empty field (the provider's own address).
+    private static func given(_ text: String?) -> String? {
+        text.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     private static func url(_ text: String?, field: PushConfigurationError.Field) throws -> URL? {
-        guard let text, !text.isEmpty else { return nil }
+        guard let text = given(text) else { return nil }
         guard let url = URL(string: text) else { throw problem(PushConfigurationError(field, "“\(text.prefix(80))” is not a URL.")) }
         return url
     }
