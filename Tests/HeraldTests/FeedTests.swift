@@ -1,8 +1,12 @@
 import Foundation
 import HeraldDomain
 import HeraldHTTP
+import GRDB
 import HeraldStorage
+import Synchronization
 import Testing
+
+@testable import HeraldConsole
 
 @Suite("The feed delivery components poll")
 struct FeedTests {
@@ -111,6 +115,63 @@ struct FeedTests {
         #expect(changed.status == 200)
         #expect(changed.headers["ETag"] != etag)
         #expect(try fixture.titles(changed).isEmpty)
+    }
+
+    @Test("Requests that arrive while a change is being built into the feed get the previous bytes: one rebuild, not one per request")
+    func oneRebuildAtATime() async throws {
+        let fixture = try await Self.fixture()
+        for index in 0..<600 { _ = try fixture.campaign("Sale \(index)") }
+        let feeds = fixture.app.application.services.feeds
+        let before = try #require(fixture.feed().headers["ETag"])
+        let rebuildsBefore = feeds.rebuilds.load(ordering: .relaxed)
+
+        // Given a change, when 8 requests arrive at once
+        _ = try fixture.campaign("New")
+        // (threads of their own: a dispatch queue would run only a few of them at once)
+        let start = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let etags = Mutex<[String]>([])
+        for _ in 0..<8 {
+            Thread {
+                start.wait()
+                let etag = fixture.feed().headers["ETag"] ?? ""
+                etags.withLock { $0.append(etag) }
+                done.signal()
+            }.start()
+        }
+        for _ in 0..<8 { start.signal() }
+        for _ in 0..<8 { done.wait() }
+
+        // Then the feed was rebuilt once; each got the new feed or the previous one, never an error
+        #expect(feeds.rebuilds.load(ordering: .relaxed) == rebuildsBefore + 1)
+        let after = try #require(fixture.feed().headers["ETag"])
+        #expect(after != before)
+        #expect(etags.withLock { $0 }.allSatisfy { $0 == before || $0 == after })
+    }
+
+    @Test("A change another process made reaches the feed after maxAge through a background refresh, the old bytes served meanwhile")
+    func refreshInTheBackground() async throws {
+        let fixture = try await Self.fixture()
+        _ = try fixture.campaign("Sale")
+        let feeds = fixture.app.application.services.feeds
+        let before = try #require(fixture.feed().headers["ETag"])
+
+        // Another process (its own connection: this one's change counter does not move) pauses the campaign
+        let other = try DatabaseQueue(path: fixture.app.folder.url.appendingPathComponent("herald.sqlite").path)
+        try await other.write { db in try db.execute(sql: "UPDATE campaigns SET state = 'paused'") }
+        #expect(fixture.feed().headers["ETag"] == before, "within maxAge the feed is as built")
+
+        // After maxAge the request that notices is answered at once with what was built, and a refresh starts
+        fixture.app.clock.advance(FeedService.maxAge)
+        let rebuilds = feeds.rebuilds.load(ordering: .relaxed)
+        #expect(fixture.feed().headers["ETag"] == before)
+        var refreshed: String?
+        for _ in 0..<500 where refreshed == nil {
+            if let etag = fixture.feed().headers["ETag"], etag != before { refreshed = etag }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(refreshed != nil, "the background refresh brought the other process's change")
+        #expect(feeds.rebuilds.load(ordering: .relaxed) == rebuilds + 1)
+        #expect(try fixture.titles(fixture.feed()).isEmpty)
     }
 
     @Test("A 304 is answered from memory, without the database")

@@ -3,10 +3,15 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
+import Synchronization
 
-/// Each app's encoded feed and its ETag, kept in memory. A snapshot is rebuilt when the database
-/// reports a change, when a campaign's start or end passes, or after `maxAge` (changes made by another
-/// process); a rebuild that finds the same content keeps the old bytes, ETag and `generatedAt`.
+/// Each app's encoded feed and its ETag, kept in memory. A snapshot is rebuilt when this process
+/// changed the data (the database's change counter) or a campaign's start or end passes: by the request
+/// that finds it out of date, so a client that publishes and then polls sees its change, while requests
+/// that arrive during that rebuild get the previous bytes instead of rebuilding too (one rebuild per app
+/// at a time: with a thousand campaigns one takes half a second). Changes another process made (an
+/// import from the command line) are caught by a refresh after `maxAge`, which runs in the background
+/// while the old bytes are served. A rebuild that finds the same content keeps the old bytes and ETag.
 final class FeedService: Sendable {
     struct Snapshot: Sendable {
         let body: SharedBody
@@ -32,6 +37,15 @@ final class FeedService: Sendable {
 
     private let database: AppDatabase
     private let feeds = ReadMostly<[Int64: AppFeeds]>([:])
+    /// The feeds being rebuilt now: by a request (`background` false), or by the refresh after `maxAge`,
+    /// which never makes a request that needs a rebuild (a change, a boundary) wait or go without.
+    private struct Rebuild: Hashable {
+        let appID: Int64
+        let background: Bool
+    }
+    private let rebuilding = ReadMostly<Set<Rebuild>>([])
+    /// Rebuilds started, for the tests of single flight.
+    let rebuilds = Atomic<Int>(0)
 
     init(database: AppDatabase) {
         self.database = database
@@ -42,14 +56,49 @@ final class FeedService: Sendable {
         let generation = database.changes.current
         let cached = feeds.read { $0[appID] }
         let current: AppFeeds
-        if let cached, cached.generation == generation, now < cached.validUntil, now.timeIntervalSince(cached.builtAt) < Self.maxAge {
+        if let cached, cached.generation == generation, now < cached.validUntil {
+            if now.timeIntervalSince(cached.builtAt) >= Self.maxAge { refreshInBackground(appID: appID, generation: generation, now: now) }
+            current = cached
+        } else if let cached, !claim(Rebuild(appID: appID, background: false)) {
             current = cached
         } else {
-            current = try build(appID: appID, generation: generation, now: now, previous: cached)
-            feeds.write { $0[appID] = current }
+            // Without a previous feed every request builds: there is nothing to serve meanwhile.
+            let claimed = cached != nil
+            defer { if claimed { release(Rebuild(appID: appID, background: false)) } }
+            current = try rebuild(appID: appID, generation: generation, now: now)
         }
         if let installationID, current.testInstallations.contains(installationID) { return current.testDevices }
         return current.everyone
+    }
+
+    private func claim(_ rebuild: Rebuild) -> Bool {
+        rebuilding.write { $0.insert(rebuild).inserted }
+    }
+
+    private func release(_ rebuild: Rebuild) {
+        _ = rebuilding.write { $0.remove(rebuild) }
+    }
+
+    /// Builds and keeps the feed, unless a newer one was kept meanwhile.
+    private func rebuild(appID: Int64, generation: Int, now: Date) throws -> AppFeeds {
+        rebuilds.add(1, ordering: .relaxed)
+        let built = try build(appID: appID, generation: generation, now: now, previous: feeds.read { $0[appID] })
+        return feeds.write { feeds in
+            if let kept = feeds[appID], kept.generation > built.generation || kept.builtAt > built.builtAt { return kept }
+            feeds[appID] = built
+            return built
+        }
+    }
+
+    /// Looks for changes made by another process without holding up the request that noticed the age.
+    private func refreshInBackground(appID: Int64, generation: Int, now: Date) {
+        let refresh = Rebuild(appID: appID, background: true)
+        guard claim(refresh) else { return }
+        DispatchQueue.global(qos: .utility).async { [self] in
+            defer { release(refresh) }
+            // A failure leaves the previous feed in place; the next request past maxAge tries again.
+            _ = try? rebuild(appID: appID, generation: generation, now: now)
+        }
     }
 
     private func build(appID: Int64, generation: Int, now: Date, previous: AppFeeds?) throws -> AppFeeds {
@@ -128,9 +177,11 @@ struct FeedHandler: Sendable {
             ("Vary", "Authorization, X-Installation-Id"),
         ])
         if let tags = context.request.headers["If-None-Match"], Self.matches(tags, snapshot.etag) {
+            RequestMetrics.recordFeed(status: 304)
             return Response(status: 304, headers: headers)
         }
         headers.add("Content-Type", "application/json")
+        RequestMetrics.recordFeed(status: 200)
         return Response(status: 200, headers: headers, body: snapshot.body)
     }
 
