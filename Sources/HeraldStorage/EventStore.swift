@@ -307,16 +307,39 @@ public struct EventStore: Sendable {
 
     /// Erases an installation's raw events, its device rows and its registration (a data-subject
     /// request); the rollups keep their counts. The audit line commits with the erasure.
+    ///
+    /// Raw events have no index by installation: one would dirty a random page for every event ingested,
+    /// and an erasure is rare. Its rows are found by a scan in a read snapshot, which holds no lock that
+    /// ingestion waits for, then deleted by key in a short write, together with any the installation sent
+    /// while the scan ran (found through `events_by_received_at`: received within `inFlight` of `now`)
+    /// and the device rows those added.
     public func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> Erasure {
-        try pool.write { db in
-            try db.execute(
-                sql: """
-                    DELETE FROM campaign_devices WHERE installation_id = ?
+        let scanned = try pool.read { db in
+            (events: try String.fetchAll(
+                db, sql: "SELECT id FROM events WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID]),
+             devices: try DeviceRowKey.fetchAll(
+                db, sql: """
+                    SELECT campaign_id, day, test FROM campaign_devices WHERE installation_id = ?
                     AND campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?)
-                    """,
-                arguments: [installationID, appID])
-            try db.execute(sql: "DELETE FROM events WHERE installation_id = ? AND app_id = ?", arguments: [installationID, appID])
-            let erased = db.changesCount
+                    """, arguments: [installationID, appID]))
+        }
+        return try pool.write { db in
+            let recent = try Row.fetchAll(
+                db, sql: "SELECT id, campaign_id, day, test FROM events WHERE received_at >= ? AND app_id = ? AND installation_id = ?",
+                arguments: [UTCTime.timestamp(now.addingTimeInterval(-Self.inFlight)), appID, installationID])
+            let events = Set(scanned.events).union(recent.map { $0["id"] as String })
+            let devices = Set(scanned.devices).union(recent.map { DeviceRowKey(row: $0) })
+            let deleteDevice = try db.cachedStatement(
+                sql: "DELETE FROM campaign_devices WHERE campaign_id = ? AND day = ? AND test = ? AND installation_id = ?")
+            for key in devices {
+                try deleteDevice.execute(arguments: [key.campaignID, key.day, key.test, installationID])
+            }
+            let deleteEvent = try db.cachedStatement(sql: "DELETE FROM events WHERE app_id = ? AND id = ?")
+            var erased = 0
+            for id in events {
+                try deleteEvent.execute(arguments: [appID, id])
+                erased += db.changesCount
+            }
             let registration = try InstallationStore.delete(appID: appID, installationID: installationID, in: db)
             try AuditLogStore.record(
                 actor, action: "installation.erase", subject: "installation \(installationID) of app \(appID)",
@@ -324,6 +347,22 @@ public struct EventStore: Sendable {
             return Erasure(events: erased, registration: registration)
         }
     }
+
+    /// A `campaign_devices` row's key without its installation.
+    private struct DeviceRowKey: Hashable, FetchableRecord {
+        let campaignID: Int64, day: String, test: Bool
+
+        init(row: Row) {
+            campaignID = row["campaign_id"]
+            day = row["day"]
+            test = row["test"]
+        }
+    }
+
+    /// How long before an erasure an event of the installation may have been received and still be
+    /// waiting for its group's commit when the erasure's scan began; generous, since a request's
+    /// whole life is bounded by the server's timeouts, which are far shorter.
+    static let inFlight: TimeInterval = 600
 
     /// Raw events for one installation (for tests and support questions).
     /// Deletes at most `limit` raw events received before `cutoff`, oldest first, in one short transaction
