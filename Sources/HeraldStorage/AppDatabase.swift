@@ -95,6 +95,12 @@ public final class AppDatabase: Sendable {
         try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA incremental_vacuum(\(max(1, pages)))") }
     }
 
+    /// The number triggers move with every change to what a feed is built from, by any process
+    /// (migration 0014): one row read, so a server can check often for another process's changes.
+    public func feedGeneration() throws -> Int64 {
+        try pool.read { try Int64.fetchOne($0, sql: "SELECT generation FROM feed_generation WHERE id = 1") ?? 0 }
+    }
+
     /// The database file's pages, and how many of them are free (for the file-size bound and the System page).
     public func pageCounts() throws -> (pages: Int, free: Int) {
         try pool.read { db in

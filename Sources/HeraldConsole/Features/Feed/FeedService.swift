@@ -10,8 +10,10 @@ import Synchronization
 /// that finds it out of date, so a client that publishes and then polls sees its change, while requests
 /// that arrive during that rebuild get the previous bytes instead of rebuilding too (one rebuild per app
 /// at a time: with a thousand campaigns one takes half a second). Changes another process made (an
-/// import from the command line) are caught by a refresh after `maxAge`, which runs in the background
-/// while the old bytes are served. A rebuild that finds the same content keeps the old bytes and ETag.
+/// import from the command line) are noticed by a check, at most every `recheckAfter`, of the database's
+/// feed generation (a row that triggers move with every change to campaigns, apps and test devices, by
+/// any process): in the background, while the old bytes are served, and a rebuild only when it moved.
+/// A rebuild that finds the same content keeps the old bytes and ETag.
 final class FeedService: Sendable {
     struct Snapshot: Sendable {
         let body: SharedBody
@@ -25,20 +27,26 @@ final class FeedService: Sendable {
         /// Adds the test campaigns; served only to the app's test devices.
         let testDevices: Snapshot
         let testInstallations: Set<String>
+        /// This process's change counter when it was built.
         let generation: Int
+        /// The database's feed generation it was built from (changes by any process).
+        let storedGeneration: Int64
         let builtAt: Date
+        /// When the stored generation was last found unchanged (or the feed built).
+        var checkedAt: Date
         let validUntil: Date
     }
 
     static let pollAfterSeconds = 60
     /// Test devices poll often: they should see a change at once.
     static let testPollAfterSeconds = 10
-    static let maxAge: TimeInterval = 30
+    /// How often a served feed's stored generation is checked for another process's changes.
+    static let recheckAfter: TimeInterval = 1
 
     private let database: AppDatabase
     private let feeds = ReadMostly<[Int64: AppFeeds]>([:])
-    /// The feeds being rebuilt now: by a request (`background` false), or by the refresh after `maxAge`,
-    /// which never makes a request that needs a rebuild (a change, a boundary) wait or go without.
+    /// The feeds being rebuilt now: by a request (`background` false), or by the check after
+    /// `recheckAfter`, which never makes a request that needs a rebuild (a change, a boundary) wait or go without.
     private struct Rebuild: Hashable {
         let appID: Int64
         let background: Bool
@@ -57,7 +65,7 @@ final class FeedService: Sendable {
         let cached = feeds.read { $0[appID] }
         let current: AppFeeds
         if let cached, cached.generation == generation, now < cached.validUntil {
-            if now.timeIntervalSince(cached.builtAt) >= Self.maxAge { refreshInBackground(appID: appID, generation: generation, now: now) }
+            if now.timeIntervalSince(cached.checkedAt) >= Self.recheckAfter { recheckInBackground(cached, appID: appID, now: now) }
             current = cached
         } else if let cached, !claim(Rebuild(appID: appID, background: false)) {
             current = cached
@@ -90,18 +98,30 @@ final class FeedService: Sendable {
         }
     }
 
-    /// Looks for changes made by another process without holding up the request that noticed the age.
-    private func refreshInBackground(appID: Int64, generation: Int, now: Date) {
-        let refresh = Rebuild(appID: appID, background: true)
-        guard claim(refresh) else { return }
+    /// Looks for changes made by another process without holding up the request that noticed the age:
+    /// one row read, and a rebuild only if the stored generation moved since `served` was built.
+    private func recheckInBackground(_ served: AppFeeds, appID: Int64, now: Date) {
+        let recheck = Rebuild(appID: appID, background: true)
+        guard claim(recheck) else { return }
         DispatchQueue.global(qos: .utility).async { [self] in
-            defer { release(refresh) }
-            // A failure leaves the previous feed in place; the next request past maxAge tries again.
-            _ = try? rebuild(appID: appID, generation: generation, now: now)
+            defer { release(recheck) }
+            // A failure leaves the previous feed in place; the next request past recheckAfter tries again.
+            guard let stored = try? database.feedGeneration() else { return }
+            if stored == served.storedGeneration {
+                feeds.write { feeds in
+                    guard feeds[appID]?.builtAt == served.builtAt, feeds[appID]?.storedGeneration == stored else { return }
+                    feeds[appID]?.checkedAt = now
+                }
+            } else {
+                _ = try? rebuild(appID: appID, generation: served.generation, now: now)
+            }
         }
     }
 
     private func build(appID: Int64, generation: Int, now: Date, previous: AppFeeds?) throws -> AppFeeds {
+        // Read first: a change that lands while the rest is read moves it past this value, so the next
+        // check rebuilds rather than keeping a feed that misses the change.
+        let storedGeneration = try database.feedGeneration()
         guard let app = try database.apps.find(id: appID) else { throw HTTPError(401, "This API key's app no longer exists.") }
         let devices = try database.apps.testDevices(appID: appID)
         let candidates = try database.campaigns.feedCandidates(appID: appID)
@@ -131,7 +151,8 @@ final class FeedService: Sendable {
             poll: Self.testPollAfterSeconds, now: now, previous: previous?.testDevices)
         return AppFeeds(
             everyone: everyone, testDevices: withTests, testInstallations: Set(devices.map(\.installationID)),
-            generation: generation, builtAt: now, validUntil: boundaries.min() ?? .distantFuture)
+            generation: generation, storedGeneration: storedGeneration, builtAt: now, checkedAt: now,
+            validUntil: boundaries.min() ?? .distantFuture)
     }
 
     /// Highest priority first (1 is highest); on a tie, the most recently started.
