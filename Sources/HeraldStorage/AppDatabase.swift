@@ -22,11 +22,14 @@ public final class AppDatabase: Sendable {
 
     /// The database file's path.
     public let path: String
+    /// The write-ahead log's checkpoints off the commit path, once `startBackgroundCheckpoints` is called.
+    private let checkpoints: BackgroundCheckpoints
 
     /// Opens (creating if needed) the database at `path`, in WAL mode with foreign keys on.
     /// `migrations` is the folder of numbered `.sql` files.
     public init(path: String, migrations: URL) throws {
         self.path = path
+        checkpoints = BackgroundCheckpoints(path: path)
         try FileManager.default.createDirectory(
             at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
         var configuration = Configuration()
@@ -149,7 +152,16 @@ public final class AppDatabase: Sendable {
         return (size(path), size(path + "-wal"))
     }
 
+    /// Moves the write-ahead log's checkpoints from the commit that crosses SQLite's threshold to a thread
+    /// of their own (`BackgroundCheckpoints`), for a server whose commits answer requests. Nothing on a
+    /// database opened read-only.
+    public func startBackgroundCheckpoints(every interval: Duration = .milliseconds(100), truncateAbove: Int32 = 65_536) throws {
+        guard !openedReadOnly else { return }
+        try checkpoints.start(pool: pool, interval: interval, truncateAbove: truncateAbove)
+    }
+
     public func close() throws {
+        checkpoints.stop()
         observation.withLock { $0 = nil }
         try pool.close()
     }

@@ -52,6 +52,7 @@ struct Serve: AsyncParsableCommand {
         }
         try application.startPushing()
         application.startRetention()
+        try database.startBackgroundCheckpoints()
         if server.connectionLimit < serverConfiguration.connectionLimit, setup.connectionLimitAsked {
             logger.warning("the limit on open files leaves room for \(server.connectionLimit) connections, not \(serverConfiguration.connectionLimit): raise it (ulimit -Hn) to serve more")
         }

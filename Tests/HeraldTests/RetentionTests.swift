@@ -97,4 +97,50 @@ struct RetentionTests {
         // And the freed pages went back to the file system
         #expect(try app.database.pageCounts().free < 20)
     }
+
+    @Test("Background checkpoints: commits no longer copy the log into the database file, a thread of its own does, and closing stops it")
+    func backgroundCheckpoints() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.url.appendingPathComponent("herald.sqlite").path
+        let database = try AppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        try database.migrate()
+        func ingest(_ batches: Int) throws {
+            for _ in 0..<batches {
+                _ = try database.events.ingest(Self.impressions(200, campaign: 1, app: 1, at: Date(), padding: 200), now: Date())
+            }
+        }
+
+        // Given checkpoints in the background every 10 ms
+        try database.startBackgroundCheckpoints(every: .milliseconds(10))
+        let fileBefore = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+
+        // When batches are committed (well past SQLite's 1000-page threshold)
+        try ingest(40)
+
+        // Then the thread copies them into the file, and nothing is left behind once it has had its turn
+        var copied = false
+        for _ in 0..<300 where !copied {
+            try await Task.sleep(for: .milliseconds(10))
+            let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+            copied = size > fileBefore + 1_000_000
+        }
+        #expect(copied, "the database file holds the events without a commit having checkpointed")
+        #expect(try await database.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM events") } == 8000)
+        let autocheckpoint = try await database.pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") }
+        #expect(autocheckpoint == 0, "the writer's own checkpoint is off")
+
+        // And closing stops the thread (this returns) and leaves a database that opens and reads back
+        try database.close()
+        let reopened = try AppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        #expect(try await reopened.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM events") } == 8000)
+        #expect(try walFramesLeft(reopened) == 0)
+        try reopened.close()
+    }
+
+    private func walFramesLeft(_ database: AppDatabase) throws -> Int {
+        try database.pool.writeWithoutTransaction { db in
+            let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+            return (row?[1] as Int? ?? 0) - (row?[2] as Int? ?? 0)
+        }
+    }
 }
