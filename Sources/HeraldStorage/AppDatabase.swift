@@ -216,12 +216,20 @@ public final class AppDatabase: Sendable {
         var migrator = DatabaseMigrator()
         for file in files {
             let sql = try String(contentsOf: file, encoding: .utf8)
-            migrator.registerMigration(file.deletingPathExtension().lastPathComponent) { db in
+            let identifier = file.deletingPathExtension().lastPathComponent
+            let dataStep = dataSteps[identifier]
+            migrator.registerMigration(identifier) { db in
                 try db.execute(sql: sql)
+                try dataStep?(db)
             }
         }
         return migrator
     }
+
+    /// What a migration's SQL cannot do itself, run after it in the same transaction.
+    private static let dataSteps: [String: @Sendable (Database) throws -> Void] = [
+        "0015_device_bitmaps": DeviceBitmaps.fillFromDeviceRows,
+    ]
 }
 
 /// Errors from the storage layer, worded for the operator who reads them.

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Deletes raw events older than the retention period in small steps, so that ingestion's group
 /// commits wait at most one step for the write lock, and hands the freed pages back to the file system.
-/// Reports are unchanged: they read the rollups and `campaign_devices`, which stay.
+/// Reports are unchanged: they read the rollups and the device bitmaps, which stay.
 public final class EventRetention: Sendable {
     /// What one run did, for the System page.
     public struct Run: Sendable, Equatable {

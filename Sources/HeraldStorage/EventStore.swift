@@ -88,7 +88,7 @@ public struct EventCounts: Sendable, Equatable {
     }
 }
 
-/// The `events`, `event_rollups` and `campaign_devices` tables.
+/// The `events` and rollup tables, and the device bitmaps (`DeviceBitmaps`).
 public struct EventStore: Sendable {
     let pool: DatabasePool
     let batches: GroupCommit<IngestBatch, IngestCounts>
@@ -119,11 +119,6 @@ public struct EventStore: Sendable {
         let campaignID: Int64, day: String, test: Bool, language: String, type: EventType
     }
 
-    /// A row of `campaign_devices`.
-    private struct DeviceDay: Hashable {
-        let campaignID: Int64, day: String, test: Bool, installationID: String
-    }
-
     /// Inserts each event of each batch (bound straight through SQLite's C API: this loop is the
     /// ingestion hot path), then adds the new ones to the rollups and device rows, one statement per
     /// distinct row of the whole group. Returns each batch's counts.
@@ -137,7 +132,7 @@ public struct EventStore: Sendable {
         defer { sqlite3_reset(statement) }
         var rollups: [RollupKey: Int] = [:]
         var languageRollups: [LanguageRollupKey: Int] = [:]
-        var devices: Set<DeviceDay> = []
+        var devices: [DeviceBitmaps.Sighting] = []
         var counts: [IngestCounts] = []
         for batch in group {
             let receivedAt = UTCTime.timestamp(batch.receivedAt)
@@ -170,7 +165,8 @@ public struct EventStore: Sendable {
                 languageRollups[LanguageRollupKey(
                     campaignID: event.campaignID, day: day, test: event.test, language: event.language ?? "", type: event.type), default: 0] += 1
                 if let installation = event.installationID {
-                    devices.insert(DeviceDay(campaignID: event.campaignID, day: day, test: event.test, installationID: installation))
+                    devices.append(DeviceBitmaps.Sighting(
+                        appID: event.appID, campaignID: event.campaignID, day: day, test: event.test, installationID: installation))
                 }
             }
             counts.append((accepted, batch.events.count - accepted))
@@ -190,12 +186,7 @@ public struct EventStore: Sendable {
         for (key, count) in languageRollups {
             try languageRollup.execute(arguments: [key.campaignID, key.day, key.test, key.language, key.type.rawValue, count])
         }
-        let device = try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO campaign_devices (campaign_id, day, test, installation_id) VALUES (?, ?, ?, ?)
-            """)
-        for row in devices {
-            try device.execute(arguments: [row.campaignID, row.day, row.test, row.installationID])
-        }
+        try DeviceBitmaps.record(devices, in: db)
         return counts
     }
 
@@ -216,7 +207,7 @@ public struct EventStore: Sendable {
     public static let topLanguages = 20
 
     /// Rollup rows for `campaignID` (or every campaign when nil) from `from` to `to`, inclusive UTC days.
-    /// `devices: false` skips the distinct-installation counts, which scan the device rows of the range.
+    /// `devices: false` skips the distinct-installation counts, which read the device bitmaps of the range.
     public func counts(campaignID: Int64?, from: String, to: String, devices: Bool = true) throws -> EventCounts {
         try pool.read { db in
             let filter = campaignID == nil ? "" : "campaign_id = ? AND "
@@ -236,9 +227,7 @@ public struct EventStore: Sendable {
                     type: type, detail: row["detail"], count: row["count"])
             }
             func unique(test: Bool) throws -> Int {
-                try Int.fetchOne(
-                    db, sql: "SELECT COUNT(DISTINCT installation_id) FROM campaign_devices WHERE \(filter)day BETWEEN ? AND ? AND test = ?",
-                    arguments: arguments + [test]) ?? 0
+                try DeviceBitmaps.uniqueDevices(campaignID: campaignID, from: from, to: to, test: test, in: db)
             }
             var counts = EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0)
             if devices {
@@ -305,38 +294,30 @@ public struct EventStore: Sendable {
         public var registration: Bool
     }
 
-    /// Erases an installation's raw events, its device rows and its registration (a data-subject
+    /// Erases an installation's raw events, its device number and bits and its registration (a data-subject
     /// request); the rollups keep their counts. The audit line commits with the erasure.
     ///
     /// Raw events have no index by installation: one would dirty a random page for every event ingested,
     /// and an erasure is rare. Its rows are found by a scan in a read snapshot, which holds no lock that
     /// ingestion waits for, then deleted by key in a short write, together with any the installation sent
     /// while the scan ran (found through `events_by_received_at`: received within `inFlight` of `now`)
-    /// and the device rows those added.
+    /// and the bits those set.
     public func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> Erasure {
         let scanned = try pool.read { db in
             (events: try String.fetchAll(
                 db, sql: "SELECT id FROM events WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID]),
-             devices: try DeviceRowKey.fetchAll(
-                db, sql: """
-                    SELECT campaign_id, day, test FROM campaign_devices WHERE installation_id = ?
-                    AND campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?)
-                    """, arguments: [installationID, appID]))
+             devices: try DeviceBitmaps.sightings(of: installationID, appID: appID, in: db))
         }
         return try pool.write { db in
             let recent = try Row.fetchAll(
                 db, sql: "SELECT id, campaign_id, day, test FROM events WHERE received_at >= ? AND app_id = ? AND installation_id = ?",
                 arguments: [UTCTime.timestamp(now.addingTimeInterval(-Self.inFlight)), appID, installationID])
-            let events = Set(scanned.events).union(recent.map { $0["id"] as String })
-            let devices = Set(scanned.devices).union(recent.map { DeviceRowKey(row: $0) })
-            let deleteDevice = try db.cachedStatement(
-                sql: "DELETE FROM campaign_devices WHERE campaign_id = ? AND day = ? AND test = ? AND installation_id = ?")
-            for key in devices {
-                try deleteDevice.execute(arguments: [key.campaignID, key.day, key.test, installationID])
-            }
+            try DeviceBitmaps.erase(
+                scanned.devices, installationID: installationID, appID: appID,
+                recent: recent.map { (campaignID: $0["campaign_id"], test: $0["test"], day: $0["day"]) }, in: db)
             let deleteEvent = try db.cachedStatement(sql: "DELETE FROM events WHERE app_id = ? AND id = ?")
             var erased = 0
-            for id in events {
+            for id in Set(scanned.events).union(recent.map { $0["id"] as String }) {
                 try deleteEvent.execute(arguments: [appID, id])
                 erased += db.changesCount
             }
@@ -345,17 +326,6 @@ public struct EventStore: Sendable {
                 actor, action: "installation.erase", subject: "installation \(installationID) of app \(appID)",
                 details: "\(erased) events" + (registration ? " and its registration" : ""), at: now, in: db)
             return Erasure(events: erased, registration: registration)
-        }
-    }
-
-    /// A `campaign_devices` row's key without its installation.
-    private struct DeviceRowKey: Hashable, FetchableRecord {
-        let campaignID: Int64, day: String, test: Bool
-
-        init(row: Row) {
-            campaignID = row["campaign_id"]
-            day = row["day"]
-            test = row["test"]
         }
     }
 

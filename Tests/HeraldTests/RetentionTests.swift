@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Data lifecycle: retention of raw events and the file size")
 struct RetentionTests {
-    /// `devices: false` leaves out installation ids, whose per-day device rows (kept for reports) would grow the file by design.
+    /// `devices: false` leaves out installation ids, whose per-day device bitmaps (kept for reports) would grow the file by design.
     static func impressions(_ count: Int, campaign: Int64, app: Int64, at date: Date, padding: Int = 0, devices: Bool = true) -> [Event] {
         (0..<count).map { index in
             Event(

@@ -1,0 +1,246 @@
+import Foundation
+import GRDB
+
+/// One chunk of a campaign's devices on a day: bit `n` is set when the installation numbered
+/// `chunk * DeviceBitmap.bits + n` in the campaign's app sent an event that day.
+struct DeviceBitmap: Equatable {
+    /// Devices a chunk covers: 512 bytes stored.
+    static let bits = 4096
+    private static let words = bits / 64
+
+    private(set) var words: [UInt64]
+
+    init() {
+        words = Array(repeating: 0, count: Self.words)
+    }
+
+    /// Reads a stored chunk; a blob of another length (never written by Herald) reads as far as it goes.
+    init(blob: Data) {
+        self.init()
+        blob.withUnsafeBytes { bytes in
+            for index in 0..<min(bytes.count / 8, Self.words) {
+                var word: UInt64 = 0
+                for byte in 0..<8 { word |= UInt64(bytes[index * 8 + byte]) << (8 * UInt64(byte)) }
+                words[index] = word
+            }
+        }
+    }
+
+    /// Little-endian words, so a stored chunk reads the same on any machine.
+    var blob: Data {
+        var bytes = Data(capacity: Self.words * 8)
+        for word in words {
+            for byte in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: word >> (8 * UInt64(byte)))) }
+        }
+        return bytes
+    }
+
+    /// Sets the bit of `offset` (0..<bits); answers whether it was clear.
+    @discardableResult
+    mutating func insert(_ offset: Int) -> Bool {
+        let mask: UInt64 = 1 << UInt64(offset % 64)
+        let had = words[offset / 64] & mask != 0
+        words[offset / 64] |= mask
+        return !had
+    }
+
+    /// Clears the bit of `offset`; answers whether it was set.
+    @discardableResult
+    mutating func remove(_ offset: Int) -> Bool {
+        let mask: UInt64 = 1 << UInt64(offset % 64)
+        let had = words[offset / 64] & mask != 0
+        words[offset / 64] &= ~mask
+        return had
+    }
+
+    func contains(_ offset: Int) -> Bool {
+        words[offset / 64] & (1 << UInt64(offset % 64)) != 0
+    }
+
+    mutating func formUnion(_ other: DeviceBitmap) {
+        for index in words.indices { words[index] |= other.words[index] }
+    }
+
+    var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
+    var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
+}
+
+/// Unique devices per campaign, test flag and day, as bitmaps over per-app device numbers
+/// (`device_numbers`, `device_bitmaps`, migration 0015). A range's unique devices are the union of its
+/// days' chunks: at most one 512-byte row per day and 4096 devices, whatever the number of events.
+enum DeviceBitmaps {
+    /// A campaign's device on a day, as ingestion sees it.
+    struct Sighting: Hashable {
+        let appID: Int64, campaignID: Int64, day: String, test: Bool, installationID: String
+    }
+
+    private struct ChunkKey: Hashable {
+        let campaignID: Int64, test: Bool, day: String, chunk: Int64
+    }
+
+    /// Numbers installations never seen in their app (in the order given, so a batch numbers its devices
+    /// as they came) and sets their bits; one read and at most one write per chunk touched.
+    static func record(_ sightings: [Sighting], in db: Database) throws {
+        guard !sightings.isEmpty else { return }
+        let numbers = try self.numbers(for: sightings.map { ($0.appID, $0.installationID) }, in: db)
+        var offsets: [ChunkKey: [Int]] = [:]
+        for sighting in sightings {
+            guard let number = numbers[AppInstallation(appID: sighting.appID, installationID: sighting.installationID)] else { continue }
+            let key = ChunkKey(
+                campaignID: sighting.campaignID, test: sighting.test, day: sighting.day, chunk: number / Int64(DeviceBitmap.bits))
+            offsets[key, default: []].append(Int(number % Int64(DeviceBitmap.bits)))
+        }
+        let read = try db.cachedStatement(sql: "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+        let write = try db.cachedStatement(sql: """
+            INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (campaign_id, test, day, chunk) DO UPDATE SET bits = excluded.bits
+            """)
+        for (key, chunkOffsets) in offsets {
+            let arguments: StatementArguments = [key.campaignID, key.test, key.day, key.chunk]
+            var bitmap = try Data.fetchOne(read, arguments: arguments).map(DeviceBitmap.init(blob:)) ?? DeviceBitmap()
+            var changed = false
+            for offset in chunkOffsets where bitmap.insert(offset) { changed = true }
+            if changed { try write.execute(arguments: arguments + [bitmap.blob]) }
+        }
+    }
+
+    private struct AppInstallation: Hashable {
+        let appID: Int64, installationID: String
+    }
+
+    /// Each installation's number in its app, given out from the app's counter to those without one.
+    private static func numbers(for installations: [(Int64, String)], in db: Database) throws -> [AppInstallation: Int64] {
+        let find = try db.cachedStatement(sql: "SELECT number FROM device_numbers WHERE app_id = ? AND installation_id = ?")
+        var numbers: [AppInstallation: Int64] = [:]
+        var unnumbered: [AppInstallation] = []
+        var looked: Set<AppInstallation> = []
+        for (appID, installationID) in installations {
+            let key = AppInstallation(appID: appID, installationID: installationID)
+            guard looked.insert(key).inserted else { continue }
+            if let number = try Int64.fetchOne(find, arguments: [appID, installationID]) {
+                numbers[key] = number
+            } else {
+                unnumbered.append(key)
+            }
+        }
+        guard !unnumbered.isEmpty else { return numbers }
+        let next = try db.cachedStatement(sql: "SELECT next_number FROM device_number_counters WHERE app_id = ?")
+        let advance = try db.cachedStatement(sql: """
+            INSERT INTO device_number_counters (app_id, next_number) VALUES (?, ?)
+            ON CONFLICT (app_id) DO UPDATE SET next_number = excluded.next_number
+            """)
+        let insert = try db.cachedStatement(sql: "INSERT INTO device_numbers (app_id, installation_id, number) VALUES (?, ?, ?)")
+        var counters: [Int64: Int64] = [:]
+        for key in unnumbered {
+            var number: Int64
+            if let counted = counters[key.appID] {
+                number = counted
+            } else {
+                number = try Int64.fetchOne(next, arguments: [key.appID]) ?? 0
+            }
+            try insert.execute(arguments: [key.appID, key.installationID, number])
+            numbers[key] = number
+            counters[key.appID] = number + 1
+        }
+        for (appID, next) in counters { try advance.execute(arguments: [appID, next]) }
+        return numbers
+    }
+
+    /// Distinct devices of `campaignID` (every campaign when nil) from `from` to `to`, inclusive UTC days.
+    static func uniqueDevices(campaignID: Int64?, from: String, to: String, test: Bool, in db: Database) throws -> Int {
+        let filter = campaignID == nil ? "" : "b.campaign_id = ? AND "
+        var arguments: StatementArguments = campaignID.map { [$0] } ?? []
+        _ = arguments.append(contentsOf: [test, from, to])
+        // Numbers are per app: chunks of different apps are different devices.
+        let rows = try Row.fetchCursor(
+            db, sql: """
+                SELECT c.app_id, b.chunk, b.bits FROM device_bitmaps b JOIN campaigns c ON c.id = b.campaign_id
+                WHERE \(filter)b.test = ? AND b.day BETWEEN ? AND ?
+                """, arguments: arguments)
+        var union: [[Int64]: DeviceBitmap] = [:]
+        while let row = try rows.next() {
+            let appChunk: [Int64] = [row[0], row[1]]
+            union[appChunk, default: DeviceBitmap()].formUnion(DeviceBitmap(blob: row[2]))
+        }
+        return union.values.reduce(0) { $0 + $1.count }
+    }
+
+    /// The chunk rows of an installation's app that have its bit set, and its number; read in a snapshot
+    /// before an erasure's write (`erase`).
+    static func sightings(of installationID: String, appID: Int64, in db: Database) throws -> (number: Int64, chunks: [Row])? {
+        guard let number = try Int64.fetchOne(
+            db, sql: "SELECT number FROM device_numbers WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
+        else { return nil }
+        let offset = Int(number % Int64(DeviceBitmap.bits))
+        let chunks = try Row.fetchAll(
+            db, sql: """
+                SELECT campaign_id, test, day, chunk, bits FROM device_bitmaps
+                WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?) AND chunk = ?
+                """, arguments: [appID, number / Int64(DeviceBitmap.bits)]
+        ).filter { DeviceBitmap(blob: $0["bits"]).contains(offset) }
+        return (number, chunks)
+    }
+
+    /// Clears an installation's bit in the chunks found by `sightings` and in those of `recent` (the
+    /// campaigns and days of events it sent since), and forgets its number (never given out again).
+    static func erase(
+        _ found: (number: Int64, chunks: [Row])?, installationID: String, appID: Int64, recent: [(campaignID: Int64, test: Bool, day: String)],
+        in db: Database
+    ) throws {
+        let number: Int64
+        if let found {
+            number = found.number
+        } else if let assigned = try Int64.fetchOne(
+            db, sql: "SELECT number FROM device_numbers WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID]) {
+            number = assigned  // numbered while the snapshot was read
+        } else {
+            return
+        }
+        let chunk = number / Int64(DeviceBitmap.bits), offset = Int(number % Int64(DeviceBitmap.bits))
+        var keys = Set((found?.chunks ?? []).map { ChunkKey(campaignID: $0["campaign_id"], test: $0["test"], day: $0["day"], chunk: $0["chunk"]) })
+        keys.formUnion(recent.map { ChunkKey(campaignID: $0.campaignID, test: $0.test, day: $0.day, chunk: chunk) })
+        let read = try db.cachedStatement(sql: "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+        let write = try db.cachedStatement(sql: "UPDATE device_bitmaps SET bits = ? WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+        let delete = try db.cachedStatement(sql: "DELETE FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+        for key in keys {
+            let arguments: StatementArguments = [key.campaignID, key.test, key.day, key.chunk]
+            guard let blob = try Data.fetchOne(read, arguments: arguments) else { continue }
+            var bitmap = DeviceBitmap(blob: blob)
+            guard bitmap.remove(offset) else { continue }
+            if bitmap.isEmpty {
+                try delete.execute(arguments: arguments)
+            } else {
+                try write.execute(arguments: [bitmap.blob] + arguments)
+            }
+        }
+        try db.execute(sql: "DELETE FROM device_numbers WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
+    }
+
+    /// Migration 0015's second half: the bitmaps of the device rows kept before it, by the numbers its SQL
+    /// gave out; one campaign, test flag and day at a time, so memory holds one day's chunks.
+    static func fillFromDeviceRows(_ db: Database) throws {
+        let rows = try Row.fetchCursor(
+            db, sql: """
+                SELECT d.campaign_id, d.test, d.day, n.number
+                FROM campaign_devices d JOIN campaigns c ON c.id = d.campaign_id
+                JOIN device_numbers n ON n.app_id = c.app_id AND n.installation_id = d.installation_id
+                ORDER BY d.campaign_id, d.test, d.day
+                """)
+        let write = try db.makeStatement(sql: "INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, ?, ?, ?, ?)")
+        var day: (campaignID: Int64, test: Bool, day: String)?
+        var chunks: [Int64: DeviceBitmap] = [:]
+        func flush() throws {
+            guard let day else { return }
+            for (chunk, bitmap) in chunks { try write.execute(arguments: [day.campaignID, day.test, day.day, chunk, bitmap.blob]) }
+            chunks = [:]
+        }
+        while let row = try rows.next() {
+            let current: (campaignID: Int64, test: Bool, day: String) = (row[0], row[1], row[2])
+            if let day, day != current { try flush() }
+            day = current
+            let number: Int64 = row[3]
+            chunks[number / Int64(DeviceBitmap.bits), default: DeviceBitmap()].insert(Int(number % Int64(DeviceBitmap.bits)))
+        }
+        try flush()
+    }
+}
