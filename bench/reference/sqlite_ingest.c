@@ -1,0 +1,242 @@
+/*
+ * The reference for Herald's ingestion: the same rows into the same schema (a database made by
+ * `herald migrate`), with Herald's pragmas (WAL, synchronous=FULL, a 32 MB page cache), from one
+ * process, as fast as SQLite's C API goes. Each 1000-row batch is one transaction: prepared inserts
+ * (INSERT OR IGNORE, so a duplicate id counts once), then, as Herald does, one upsert per distinct row
+ * of the rollups by platform and detail and of the rollups by language, found by sorting the batch's
+ * new events; each installation's number in its app (looked up, or given out from the app's counter),
+ * and one read and write of each device bitmap chunk (campaign, test, day, 4096 devices) the batch
+ * touches. Only the transactions are timed, not reading the rows.
+ *
+ *   cc -O2 -o sqlite_ingest sqlite_ingest.c -lsqlite3
+ *   sqlite_ingest DATABASE ROWS.tsv
+ *
+ * ROWS.tsv: one event a line, tab-separated: id, app_id, campaign_id, type, occurred_at, day,
+ * platform, installation_id, detail, language (empty for none), test (0/1), received_at.
+ * Prints one line: `events=N seconds=S cpu_seconds=C batch_p50_ms=P batch_p99_ms=Q`.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { BATCH = 1000, FIELDS = 12 };
+
+typedef struct {
+    char *field[FIELDS];
+    long long number; /* the installation's number in its app, once known */
+} Row;
+
+enum { CHUNK_BITS = 4096 };
+
+/* Field numbers in ROWS.tsv. */
+enum { ID, APP, CAMPAIGN, TYPE, OCCURRED, DAY, PLATFORM, INSTALLATION, DETAIL, LANGUAGE, TEST, RECEIVED };
+
+static void fail(sqlite3 *db, const char *what) {
+    fprintf(stderr, "%s: %s\n", what, sqlite3_errmsg(db));
+    exit(1);
+}
+
+static void execute(sqlite3 *db, const char *sql) {
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) fail(db, sql);
+}
+
+static sqlite3_stmt *prepare(sqlite3 *db, const char *sql) {
+    sqlite3_stmt *statement;
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &statement, NULL) != SQLITE_OK) fail(db, sql);
+    return statement;
+}
+
+/* Binds a field as Herald does: numbers as integers, text as text, and an empty installation or
+ * language as NULL in an event (`nullable`). */
+static void bind(sqlite3_stmt *statement, int index, const Row *row, int field, int nullable) {
+    const char *value = row->field[field];
+    if (field == APP || field == CAMPAIGN || field == TEST) sqlite3_bind_int64(statement, index, atoll(value));
+    else if (*value || !nullable) sqlite3_bind_text(statement, index, value, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(statement, index);
+}
+
+static void step(sqlite3 *db, sqlite3_stmt *statement) {
+    if (sqlite3_step(statement) != SQLITE_DONE) fail(db, sqlite3_sql(statement));
+    sqlite3_reset(statement);
+}
+
+/* Orders new events by the columns of one rollup key, so that equal keys are adjacent. */
+static const int *sort_columns;
+static int compare(const void *a, const void *b) {
+    const Row *left = *(Row *const *)a, *right = *(Row *const *)b;
+    for (const int *column = sort_columns; *column >= 0; column++) {
+        int order = strcmp(left->field[*column], right->field[*column]);
+        if (order) return order;
+    }
+    return 0;
+}
+
+/* Orders rows by campaign, test and day (`sort_columns`), then by the chunk of their device number. */
+static int compare_chunks(const void *a, const void *b) {
+    int order = compare(a, b);
+    if (order) return order;
+    long long left = (*(Row *const *)a)->number / CHUNK_BITS, right = (*(Row *const *)b)->number / CHUNK_BITS;
+    return (left > right) - (left < right);
+}
+
+/* One upsert per distinct key (the `columns` of `rows`), binding the key's columns, then its count. */
+static void upsert_distinct(sqlite3 *db, sqlite3_stmt *statement, Row **rows, int count, const int *columns) {
+    sort_columns = columns;
+    qsort(rows, count, sizeof *rows, compare);
+    for (int start = 0; start < count;) {
+        int end = start + 1;
+        while (end < count && compare(&rows[start], &rows[end]) == 0) end++;
+        int index = 1;
+        for (const int *column = columns; *column >= 0; column++) bind(statement, index++, rows[start], *column, 0);
+        sqlite3_bind_int(statement, index, end - start);
+        step(db, statement);
+        start = end;
+    }
+}
+
+static double now(clockid_t clock) {
+    struct timespec time;
+    clock_gettime(clock, &time);
+    return time.tv_sec + time.tv_nsec / 1e9;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double left = *(const double *)a, right = *(const double *)b;
+    return (left > right) - (left < right);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s DATABASE ROWS.tsv\n", argv[0]);
+        return 2;
+    }
+    FILE *input = fopen(argv[2], "r");
+    if (!input) { perror(argv[2]); return 1; }
+    size_t capacity = 1 << 16, count = 0;
+    Row *rows = malloc(capacity * sizeof *rows);
+    char *line = NULL;
+    size_t length = 0;
+    while (getline(&line, &length, input) > 0) {
+        if (count == capacity) rows = realloc(rows, (capacity *= 2) * sizeof *rows);
+        char *copy = strdup(line), *cursor = copy;
+        copy[strcspn(copy, "\n")] = 0;
+        for (int field = 0; field < FIELDS; field++) {
+            rows[count].field[field] = cursor ? strsep(&cursor, "\t") : "";
+        }
+        count++;
+    }
+    fclose(input);
+
+    sqlite3 *db;
+    if (sqlite3_open(argv[1], &db) != SQLITE_OK) fail(db, argv[1]);
+    execute(db, "PRAGMA journal_mode = WAL");
+    execute(db, "PRAGMA synchronous = FULL");
+    execute(db, "PRAGMA cache_size = -32768");
+    sqlite3_stmt *insert = prepare(db,
+        "INSERT OR IGNORE INTO events (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, detail, url, test,"
+        " received_at, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)");
+    sqlite3_stmt *rollup = prepare(db,
+        "INSERT INTO event_rollups (campaign_id, day, platform, test, type, detail, count) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (campaign_id, day, platform, test, type, detail) DO UPDATE SET count = count + excluded.count");
+    sqlite3_stmt *language_rollup = prepare(db,
+        "INSERT INTO event_language_rollups (campaign_id, day, test, language, type, count) VALUES (?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (campaign_id, day, test, language, type) DO UPDATE SET count = count + excluded.count");
+    sqlite3_stmt *find_number = prepare(db, "SELECT number FROM device_numbers WHERE app_id = ? AND installation_id = ?");
+    sqlite3_stmt *add_number = prepare(db, "INSERT INTO device_numbers (app_id, installation_id, number) VALUES (?, ?, ?)");
+    sqlite3_stmt *next_number = prepare(db, "SELECT next_number FROM device_number_counters WHERE app_id = ?");
+    sqlite3_stmt *advance = prepare(db,
+        "INSERT INTO device_number_counters (app_id, next_number) VALUES (?, ?)"
+        " ON CONFLICT (app_id) DO UPDATE SET next_number = excluded.next_number");
+    sqlite3_stmt *read_chunk = prepare(db, "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?");
+    sqlite3_stmt *write_chunk = prepare(db,
+        "INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (campaign_id, test, day, chunk) DO UPDATE SET bits = excluded.bits");
+    static const int rollup_key[] = {CAMPAIGN, DAY, PLATFORM, TEST, TYPE, DETAIL, -1};
+    static const int language_key[] = {CAMPAIGN, DAY, TEST, LANGUAGE, TYPE, -1};
+    static const int chunk_key[] = {CAMPAIGN, TEST, DAY, -1};
+
+    size_t batches = (count + BATCH - 1) / BATCH;
+    double *latencies = malloc((batches ? batches : 1) * sizeof *latencies);
+    Row *fresh[BATCH];
+    double started = now(CLOCK_MONOTONIC), cpu_started = now(CLOCK_PROCESS_CPUTIME_ID);
+    for (size_t batch = 0; batch < batches; batch++) {
+        double batch_started = now(CLOCK_MONOTONIC);
+        execute(db, "BEGIN");
+        int inserted = 0;
+        for (size_t index = batch * BATCH; index < count && index < (batch + 1) * BATCH; index++) {
+            Row *row = &rows[index];
+            static const int columns[] = {ID, APP, CAMPAIGN, TYPE, OCCURRED, DAY, PLATFORM, INSTALLATION, DETAIL, TEST, RECEIVED, LANGUAGE};
+            for (int column = 0; column < 12; column++) {
+                bind(insert, column + 1, row, columns[column], columns[column] == INSTALLATION || columns[column] == LANGUAGE);
+            }
+            step(db, insert);
+            if (sqlite3_changes(db) > 0) fresh[inserted++] = row;
+        }
+        /* The language rollup keys the default version as '' rather than NULL, as Herald does. */
+        upsert_distinct(db, rollup, fresh, inserted, rollup_key);
+        upsert_distinct(db, language_rollup, fresh, inserted, language_key);
+        int with_device = 0;
+        for (int index = 0; index < inserted; index++) if (*fresh[index]->field[INSTALLATION]) fresh[with_device++] = fresh[index];
+        for (int index = 0; index < with_device; index++) {
+            Row *row = fresh[index];
+            bind(find_number, 1, row, APP, 0);
+            bind(find_number, 2, row, INSTALLATION, 0);
+            if (sqlite3_step(find_number) == SQLITE_ROW) {
+                row->number = sqlite3_column_int64(find_number, 0);
+                sqlite3_reset(find_number);
+                continue;
+            }
+            sqlite3_reset(find_number);
+            bind(next_number, 1, row, APP, 0);
+            row->number = sqlite3_step(next_number) == SQLITE_ROW ? sqlite3_column_int64(next_number, 0) : 0;
+            sqlite3_reset(next_number);
+            bind(add_number, 1, row, APP, 0);
+            bind(add_number, 2, row, INSTALLATION, 0);
+            sqlite3_bind_int64(add_number, 3, row->number);
+            step(db, add_number);
+            bind(advance, 1, row, APP, 0);
+            sqlite3_bind_int64(advance, 2, row->number + 1);
+            step(db, advance);
+        }
+        sort_columns = chunk_key;
+        qsort(fresh, with_device, sizeof *fresh, compare_chunks);
+        for (int start = 0; start < with_device;) {
+            int end = start + 1;
+            while (end < with_device && compare_chunks(&fresh[start], &fresh[end]) == 0) end++;
+            unsigned char bits[CHUNK_BITS / 8] = {0};
+            bind(read_chunk, 1, fresh[start], CAMPAIGN, 0);
+            bind(read_chunk, 2, fresh[start], TEST, 0);
+            bind(read_chunk, 3, fresh[start], DAY, 0);
+            sqlite3_bind_int64(read_chunk, 4, fresh[start]->number / CHUNK_BITS);
+            if (sqlite3_step(read_chunk) == SQLITE_ROW && sqlite3_column_bytes(read_chunk, 0) == sizeof bits) {
+                memcpy(bits, sqlite3_column_blob(read_chunk, 0), sizeof bits);
+            }
+            sqlite3_reset(read_chunk);
+            int changed = 0;
+            for (int index = start; index < end; index++) {
+                long long offset = fresh[index]->number % CHUNK_BITS;
+                unsigned char mask = 1u << (offset % 8);
+                if (!(bits[offset / 8] & mask)) { bits[offset / 8] |= mask; changed = 1; }
+            }
+            if (changed) {
+                bind(write_chunk, 1, fresh[start], CAMPAIGN, 0);
+                bind(write_chunk, 2, fresh[start], TEST, 0);
+                bind(write_chunk, 3, fresh[start], DAY, 0);
+                sqlite3_bind_int64(write_chunk, 4, fresh[start]->number / CHUNK_BITS);
+                sqlite3_bind_blob(write_chunk, 5, bits, sizeof bits, SQLITE_STATIC);
+                step(db, write_chunk);
+            }
+            start = end;
+        }
+        execute(db, "COMMIT");
+        latencies[batch] = (now(CLOCK_MONOTONIC) - batch_started) * 1000;
+    }
+    double seconds = now(CLOCK_MONOTONIC) - started, cpu_seconds = now(CLOCK_PROCESS_CPUTIME_ID) - cpu_started;
+    qsort(latencies, batches, sizeof *latencies, compare_doubles);
+    printf("events=%zu seconds=%.3f cpu_seconds=%.3f batch_p50_ms=%.2f batch_p99_ms=%.2f\n", count, seconds, cpu_seconds,
+           batches ? latencies[batches / 2] : 0.0, batches ? latencies[(size_t)(batches * 0.99)] : 0.0);
+    sqlite3_close(db);
+    return 0;
+}
