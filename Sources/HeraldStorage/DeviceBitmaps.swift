@@ -14,6 +14,11 @@ struct DeviceBitmap: Equatable {
         words = Array(repeating: 0, count: Self.words)
     }
 
+    /// Where a device number's bit is: its chunk, and its offset in that chunk.
+    static func position(of number: Int64) -> (chunk: Int64, offset: Int) {
+        (number / Int64(bits), Int(number % Int64(bits)))
+    }
+
     /// Reads a stored chunk; a blob of another length (never written by Herald) reads as far as it goes.
     init(blob: Data) {
         self.init()
@@ -86,11 +91,10 @@ enum DeviceBitmaps {
         var offsets: [ChunkKey: [Int]] = [:]
         for sighting in sightings {
             guard let number = numbers[AppInstallation(appID: sighting.appID, installationID: sighting.installationID)] else { continue }
-            let key = ChunkKey(
-                campaignID: sighting.campaignID, test: sighting.test, day: sighting.day, chunk: number / Int64(DeviceBitmap.bits))
-            offsets[key, default: []].append(Int(number % Int64(DeviceBitmap.bits)))
+            let (chunk, offset) = DeviceBitmap.position(of: number)
+            offsets[ChunkKey(campaignID: sighting.campaignID, test: sighting.test, day: sighting.day, chunk: chunk), default: []].append(offset)
         }
-        let read = try db.cachedStatement(sql: "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+        let read = try chunkReader(db)
         let write = try db.cachedStatement(sql: """
             INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (campaign_id, test, day, chunk) DO UPDATE SET bits = excluded.bits
@@ -104,20 +108,31 @@ enum DeviceBitmaps {
         }
     }
 
+    /// An installation's number in its app, nil before its first event (or after its erasure).
+    private static func number(of installationID: String, appID: Int64, in db: Database) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT number FROM device_numbers WHERE app_id = ? AND installation_id = ?"),
+            arguments: [appID, installationID])
+    }
+
+    /// Reads one chunk's bits, given its campaign, test flag, day and chunk number.
+    private static func chunkReader(_ db: Database) throws -> Statement {
+        try db.cachedStatement(sql: "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+    }
+
     private struct AppInstallation: Hashable {
         let appID: Int64, installationID: String
     }
 
     /// Each installation's number in its app, given out from the app's counter to those without one.
     private static func numbers(for installations: [(Int64, String)], in db: Database) throws -> [AppInstallation: Int64] {
-        let find = try db.cachedStatement(sql: "SELECT number FROM device_numbers WHERE app_id = ? AND installation_id = ?")
         var numbers: [AppInstallation: Int64] = [:]
         var unnumbered: [AppInstallation] = []
         var looked: Set<AppInstallation> = []
         for (appID, installationID) in installations {
             let key = AppInstallation(appID: appID, installationID: installationID)
             guard looked.insert(key).inserted else { continue }
-            if let number = try Int64.fetchOne(find, arguments: [appID, installationID]) {
+            if let number = try Self.number(of: installationID, appID: appID, in: db) {
                 numbers[key] = number
             } else {
                 unnumbered.append(key)
@@ -168,15 +183,13 @@ enum DeviceBitmaps {
     /// The chunk rows of an installation's app that have its bit set, and its number; read in a snapshot
     /// before an erasure's write (`erase`).
     static func sightings(of installationID: String, appID: Int64, in db: Database) throws -> (number: Int64, chunks: [Row])? {
-        guard let number = try Int64.fetchOne(
-            db, sql: "SELECT number FROM device_numbers WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
-        else { return nil }
-        let offset = Int(number % Int64(DeviceBitmap.bits))
+        guard let number = try Self.number(of: installationID, appID: appID, in: db) else { return nil }
+        let (chunk, offset) = DeviceBitmap.position(of: number)
         let chunks = try Row.fetchAll(
             db, sql: """
                 SELECT campaign_id, test, day, chunk, bits FROM device_bitmaps
                 WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?) AND chunk = ?
-                """, arguments: [appID, number / Int64(DeviceBitmap.bits)]
+                """, arguments: [appID, chunk]
         ).filter { DeviceBitmap(blob: $0["bits"]).contains(offset) }
         return (number, chunks)
     }
@@ -190,16 +203,15 @@ enum DeviceBitmaps {
         let number: Int64
         if let found {
             number = found.number
-        } else if let assigned = try Int64.fetchOne(
-            db, sql: "SELECT number FROM device_numbers WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID]) {
+        } else if let assigned = try Self.number(of: installationID, appID: appID, in: db) {
             number = assigned  // numbered while the snapshot was read
         } else {
             return
         }
-        let chunk = number / Int64(DeviceBitmap.bits), offset = Int(number % Int64(DeviceBitmap.bits))
+        let (chunk, offset) = DeviceBitmap.position(of: number)
         var keys = Set((found?.chunks ?? []).map { ChunkKey(campaignID: $0["campaign_id"], test: $0["test"], day: $0["day"], chunk: $0["chunk"]) })
         keys.formUnion(recent.map { ChunkKey(campaignID: $0.campaignID, test: $0.test, day: $0.day, chunk: chunk) })
-        let read = try db.cachedStatement(sql: "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+        let read = try chunkReader(db)
         let write = try db.cachedStatement(sql: "UPDATE device_bitmaps SET bits = ? WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
         let delete = try db.cachedStatement(sql: "DELETE FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
         for key in keys {
@@ -238,8 +250,8 @@ enum DeviceBitmaps {
             let current: (campaignID: Int64, test: Bool, day: String) = (row[0], row[1], row[2])
             if let day, day != current { try flush() }
             day = current
-            let number: Int64 = row[3]
-            chunks[number / Int64(DeviceBitmap.bits), default: DeviceBitmap()].insert(Int(number % Int64(DeviceBitmap.bits)))
+            let (chunk, offset) = DeviceBitmap.position(of: row[3])
+            chunks[chunk, default: DeviceBitmap()].insert(offset)
         }
         try flush()
     }
