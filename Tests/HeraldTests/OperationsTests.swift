@@ -54,6 +54,55 @@ extension CommandLineTests {
         #expect(values(again.stdout) == values(output.stdout))
     }
 
+    @Test("Generated configuration files (any script, numbers far out of range, quotes, comments, junk lines, bytes that are not UTF-8): config check answers or refuses with exit 64, never traps, and what it prints reads back as the same configuration")
+    func generatedConfigFiles() throws {
+        let folder = try TemporaryFolder()
+        var generator = SystemRandomNumberGenerator()
+        let names = ["HERALD_DB", "HERALD_PORT", "HERALD_HOST", "HERALD_RETENTION_DAYS", "HERALD_SESSION_LIFETIME", "HERALD_LOG_LEVEL",
+                     "HERALD_LOG_FORMAT", "HERALD_TRUSTED_PROXIES", "HERALD_MAX_BODY_BYTES", "HERALD_THREADS", "HERALD_X", "herald_port", "HERALD-PORT", ""]
+        let values = ["", "8080", "4", "1", "0", "-1", "400", "2147483648", "1180591620717411303424", "0001", "9e9", "+5", " 7 ", "مریم.sqlite",
+                      "東京/データ.sqlite", "a b", "\"quoted #x\"", "\"open", "x #c", "#", "\t", "🚀", "debug", "json", "::1", "10.0.0.0/8, 127.0.0.1",
+                      "a\"b", "\"\"", "'single'", String(repeating: "z", count: 2000), "ünïcödé", "\u{202E}rtl"]
+        var answered = 0
+        for run in 0..<120 {
+            let lines = (0..<Int.random(in: 0...6, using: &generator)).map { _ -> String in
+                let name = names.randomElement(using: &generator)!, value = values.randomElement(using: &generator)!
+                switch Int.random(in: 0..<10, using: &generator) {
+                case 0: return "# \(value)"
+                case 1: return ""
+                case 2: return "  \(name) =  \(value)  "
+                case 3: return name
+                case 4: return "=\(value)"
+                default: return "\(name)=\(value)"
+                }
+            }
+            let file = folder.url.appendingPathComponent("generated-\(run).conf")
+            var bytes = Array(lines.joined(separator: Bool.random(using: &generator) ? "\n" : "\r\n").utf8)
+            if run % 20 == 19 { bytes.insert(contentsOf: [0xFF, 0xFE, 0xC3], at: bytes.count / 2) }
+            try Data(bytes).write(to: file)
+            let input = lines.joined(separator: " | ")
+            let output = try Self.run(["config", "check", "--config", file.path])
+            #expect(output.status == 0 || output.status == 64, "exit \(output.status) for \(input.prefix(300)): \(output.stderr.prefix(300))")
+            guard output.status == 0 else {
+                #expect(output.stderr.hasPrefix("Error: "), "\(input.prefix(300)): \(output.stderr.prefix(300))")
+                continue
+            }
+            answered += 1
+            // What it prints is a configuration file that gives the same values (its notes say where each came from).
+            let printed = folder.url.appendingPathComponent("printed-\(run).conf")
+            try output.stdout.write(to: printed, atomically: true, encoding: .utf8)
+            let again = try Self.run(["config", "check", "--config", printed.path])
+            #expect(again.status == 0, "\(input.prefix(300)) printed \(output.stdout.prefix(600)) which reads back as \(again.stderr.prefix(300))")
+            func settings(_ text: String) -> [String] {
+                text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+                    String(line[..<(line.range(of: "  # ", options: .backwards)?.lowerBound ?? line.endIndex)])
+                }
+            }
+            #expect(settings(again.stdout) == settings(output.stdout), "\(input.prefix(300))")
+        }
+        #expect(answered >= 12, "the round trip was tried \(answered) times of 120")
+    }
+
     @Test("config check and serve refuse a misspelt name, a malformed line, a value out of range, each saying where")
     func configRefusals() throws {
         let folder = try TemporaryFolder()
