@@ -25,23 +25,24 @@ public final class BackgroundCheckpoints: Sendable {
     func start(pool: DatabasePool, interval: Duration, truncateAbove: Int32) throws {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var opened: OpaquePointer?
-        guard sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let opened else {
-            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+        do {
+            guard sqlite3_open_v2(path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let opened else {
+                throw DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "cannot open \(path) for checkpoints: \(Self.message(opened))")
+            }
+            // A truncating checkpoint waits for readers to leave the log; a second is enough for reports.
+            sqlite3_busy_timeout(opened, 1000)
+            // A connection opens the log with its first read; until then it has nothing to checkpoint (and
+            // says so with -1 frames).
+            guard sqlite3_exec(opened, "SELECT COUNT(*) FROM sqlite_schema", nil, nil, nil) == SQLITE_OK else {
+                throw DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "cannot read \(path) for checkpoints: \(Self.message(opened))")
+            }
+            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+        } catch {
+            // Nothing started: a later start may try again.
             sqlite3_close(opened)
             running.store(false, ordering: .releasing)
-            throw DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "cannot open \(path) for checkpoints: \(message)")
+            throw error
         }
-        // A truncating checkpoint waits for readers to leave the log; a second is enough for reports.
-        sqlite3_busy_timeout(opened, 1000)
-        // A connection opens the log with its first read; until then it has nothing to checkpoint (and
-        // says so with -1 frames).
-        guard sqlite3_exec(opened, "SELECT COUNT(*) FROM sqlite_schema", nil, nil, nil) == SQLITE_OK else {
-            let message = String(cString: sqlite3_errmsg(opened))
-            sqlite3_close(opened)
-            running.store(false, ordering: .releasing)
-            throw DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "cannot read \(path) for checkpoints: \(message)")
-        }
-        try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
         let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
         // Used by that thread alone, from here until it closes it.
         nonisolated(unsafe) let connection = opened
@@ -60,6 +61,10 @@ public final class BackgroundCheckpoints: Sendable {
             sqlite3_close(connection)
             stopped.signal()
         }
+    }
+
+    private static func message(_ connection: OpaquePointer?) -> String {
+        connection.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
     }
 
     /// Stops the thread and closes its connection; returns once it has.

@@ -337,7 +337,7 @@ public struct EventStore: Sendable {
     /// Raw events for one installation (for tests and support questions).
     /// Deletes at most `limit` raw events received before `cutoff`, oldest first, in one short transaction
     /// (it queues behind ingestion's group commits like any write); returns how many it deleted. The
-    /// rollups and device rows that reports read stay.
+    /// rollups and device bitmaps that reports read stay.
     public func deleteRawEvents(receivedBefore cutoff: Date, limit: Int) throws -> Int {
         try pool.write { db in
             try db.execute(sql: """
