@@ -17,8 +17,10 @@ enum ConfigFile {
         guard data.count <= largest else { throw ValidationError("The configuration file \(path) is over \(largest / 1024) KiB: is it the right file?") }
         guard let text = String(data: data, encoding: .utf8) else { throw ValidationError("The configuration file \(path) is not UTF-8 text.") }
         var values: [String: String] = [:]
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Lines split on the scalar: as Characters, "\r\n" is one grapheme that is not "\n", and a file
+        // written on Windows would read as one long line.
+        for (index, rawLine) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = String(String.UnicodeScalarView(rawLine)).trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
             let place = "\(path), line \(index + 1)"
             guard let equals = line.firstIndex(of: "=") else {
@@ -40,6 +42,13 @@ enum ConfigFile {
                 value = ""
             } else if let comment = value.range(of: " #") ?? value.range(of: "\t#") {
                 value = value[..<comment.lowerBound].trimmingCharacters(in: .whitespaces)
+            }
+            // Without escapes, a quote inside a value could not be printed back by config check as the same value.
+            if value.contains("\"") {
+                throw ValidationError("\(place): the value of \(name) holds a double quote; only a whole value may be quoted.")
+            }
+            if let control = value.unicodeScalars.first(where: { $0.properties.generalCategory == .control && $0 != "\t" }) {
+                throw ValidationError("\(place): the value of \(name) holds the control character U+\(String(control.value, radix: 16, uppercase: true)).")
             }
             values[name] = value
         }

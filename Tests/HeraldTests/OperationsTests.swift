@@ -116,6 +116,9 @@ extension CommandLineTests {
             ("HERALD_SECURE_COOKIES=perhaps", "HERALD_SECURE_COOKIES must be 1 or 0"),
             ("HERALD_HOST=\"::1", "opens a quote and does not close it"),
             ("HERALD_PORT=1\nHERALD_PORT=2", "line 2: HERALD_PORT is set a second time"),
+            ("HERALD_PORT=1\r\nHERALD_PORT=2", "line 2: HERALD_PORT is set a second time"),
+            ("HERALD_DB=a\u{7}b.sqlite", "the value of HERALD_DB holds the control character U+7"),
+            ("HERALD_DB=my \"file\" copy.sqlite", "the value of HERALD_DB holds a double quote"),
         ]
         for (index, (text, reason)) in cases.enumerated() {
             let file = folder.url.appendingPathComponent("\(index).conf")
