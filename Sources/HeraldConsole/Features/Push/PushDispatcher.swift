@@ -37,8 +37,8 @@ public final class PushDispatcher: Sendable {
     private let running = Mutex<(httpClient: HTTPClient, senders: PushSenderCache)?>(nil)
     /// Whether rows a previous process left `sending` have been settled; nothing is claimed before.
     private let settled = Atomic<Bool>(true)
-    /// Set by `wake()`; the idle loop looks at it every 25 ms.
-    private let woken = Atomic<Bool>(false)
+    /// Given by `wake()`; the loop sleeps on it when there is nothing to send.
+    private let wakeUp = WakeUp()
     private let loop = Mutex<Task<Void, Never>?>(nil)
     /// Campaigns being sent, read once a few seconds rather than once per notification.
     private let campaigns = Mutex<[Int64: (campaign: Campaign, read: ContinuousClock.Instant)]>([:])
@@ -71,7 +71,7 @@ public final class PushDispatcher: Sendable {
 
     /// Asks the loop to look for new work now (a campaign was published) instead of at its next tick.
     public func wake() {
-        woken.store(true, ordering: .releasing)
+        wakeUp.signal()
     }
 
     /// Stops claiming, waits for notifications in flight and records them, then closes connections.
@@ -145,13 +145,9 @@ public final class PushDispatcher: Sendable {
         var wait: Duration = .seconds(1)
         if let due = try? database.pushOutbox.nextDue() {
             let seconds = due.timeIntervalSinceNow
-            if seconds < 1 { wait = .milliseconds(max(10, Int(seconds * 1000))) }
+            if seconds < 1 { wait = .milliseconds(max(10, Int(max(0, seconds) * 1000))) }
         }
-        let until = ContinuousClock.now + wait
-        while ContinuousClock.now < until, !Task.isCancelled {
-            if woken.exchange(false, ordering: .acquiringAndReleasing) { return }
-            try? await Task.sleep(for: .milliseconds(25))
-        }
+        await wakeUp.sleep(upTo: wait)
     }
 
     // MARK: Planning
