@@ -2,6 +2,7 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
+@testable import HeraldConsole
 import Testing
 
 @Suite("Delivery reports")
@@ -313,5 +314,25 @@ struct ReportTests {
         #expect(vera.get("/campaigns/\(fixture.sale)/report.csv").status == 200)
         #expect(fixture.app.browser(address: "10.9.0.2").get("/reports").status == 303)  // signed out: to the login page
     }
-}
 
+    @Test("Chart coordinates: one decimal at most, never an exponent or a minus zero, within a twentieth of the value; anything out of the frame stays a short number")
+    func chartCoordinates() {
+        #expect(DailyChart.number(0) == "0")
+        #expect(DailyChart.number(-0.0) == "0")
+        #expect(DailyChart.number(-0.04) == "0")
+        #expect(DailyChart.number(12.25) == "12.3")
+        #expect(DailyChart.number(895.96) == "896")
+        #expect(DailyChart.number(-3.5) == "-3.5")
+        #expect(DailyChart.number(.nan) == "0")
+        #expect(DailyChart.number(.infinity) == "1000000")
+        #expect(DailyChart.number(-1e300) == "-1000000")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let value = Double.random(in: -2_000...2_000, using: &generator)
+            let text = DailyChart.number(value)
+            let read = Double(text)
+            #expect(read.map { abs($0 - value) <= 0.05 + 1e-9 } == true, "\(value) → \(text)")
+            #expect(!text.contains("e") && text != "-0" && (text.split(separator: ".").dropFirst().first?.count ?? 1) == 1, "\(value) → \(text)")
+        }
+    }
+}

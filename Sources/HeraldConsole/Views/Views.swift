@@ -33,6 +33,12 @@ struct Views: Sendable {
     /// again for each enclosing context while it searches outward: a 90-day report page spent 60 % of
     /// its time there. Dictionaries answer by hash.
     static func prepared(_ value: Any) -> Any? {
+        // Most values are text or numbers, and a `Mirror` made only to learn that costs more than the
+        // rest of their rendering (a 90-day report has thousands).
+        switch value {
+        case is String, is Int, is Bool: return value
+        default: break
+        }
         let mirror = Mirror(reflecting: value)
         switch mirror.displayStyle {
         case .struct where String(reflecting: type(of: value)).hasPrefix(ownModule):
