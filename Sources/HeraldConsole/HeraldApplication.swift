@@ -10,6 +10,7 @@ public final class HeraldApplication: Sendable {
     let router: Router
     let staticFiles: StaticFiles
     let requestIDs: RequestIDs
+    let requestLog: RequestLog
     /// Set once a user exists; until then every page leads to `/setup`.
     let setupDone = Atomic<Bool>(false)
     /// Deletes raw events past the retention period.
@@ -19,7 +20,8 @@ public final class HeraldApplication: Sendable {
     private let retentionRunning = Atomic<Bool>(false)
 
     /// Loads templates, string catalogs and static files (failing if any is missing or broken) and builds the routes.
-    public init(configuration: ConsoleConfiguration, database: AppDatabase, logger: Logger) async throws {
+    /// `requestLog` writes each request's line; by default through `logger`.
+    public init(configuration: ConsoleConfiguration, database: AppDatabase, logger: Logger, requestLog: RequestLog? = nil) async throws {
         let views = try await Views(folder: configuration.templatesFolder)
         let localization = try Localization(folder: configuration.localesFolder, pseudoLocale: configuration.pseudoLocale)
         let signingKey = try database.serverSecrets.signingKey(now: configuration.clock())
@@ -36,6 +38,7 @@ public final class HeraldApplication: Sendable {
             retention: EventRetention(database: database, days: configuration.retentionDays), startedAt: configuration.clock())
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
         requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
+        self.requestLog = requestLog ?? RequestLog(logger: logger)
         router = Router(Self.routes(services: services, staticFiles: staticFiles))
     }
 
@@ -84,21 +87,9 @@ public final class HeraldApplication: Sendable {
         let elapsed = ContinuousClock.now - started
         RequestMetrics.record(method: request.method, route: route, status: response.status, duration: elapsed)
         // The path only, never the query: a beacon's API key travels there.
-        services.logger.info("request", metadata: [
-            "method": .string(request.method),
-            "path": .string(request.path ?? String(request.target.prefix { $0 != "?" })),
-            "status": .stringConvertible(response.status),
-            "ms": .string(Self.milliseconds(elapsed)),
-            "request_id": .string(request.id),
-        ])
+        requestLog.record(method: request.method, path: request.path ?? String(request.target.prefix { $0 != "?" }),
+                          status: response.status, elapsed: elapsed, id: request.id)
         return response
-    }
-
-    /// `12.345`: milliseconds with three decimals, written without `String(format:)`, which costs a log line more than the rest of it.
-    static func milliseconds(_ duration: Duration) -> String {
-        let microseconds = max(0, duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
-        let fraction = String(microseconds % 1000)
-        return String(microseconds / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 }
 

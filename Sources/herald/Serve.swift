@@ -36,7 +36,9 @@ struct Serve: AsyncParsableCommand {
         if !proxies.isEmpty {
             logger.info("client addresses come from X-Forwarded-For on connections from \(proxies.map(\.description).joined(separator: ", "))")
         }
-        let application = try await HeraldApplication(configuration: setup.console, database: database, logger: logger)
+        let application = try await HeraldApplication(
+            configuration: setup.console, database: database, logger: logger,
+            requestLog: RequestLog(logger: logger, writer: logWriter, format: setup.logFormat))
         let serverConfiguration = setup.server
         let server = HTTPServer(configuration: serverConfiguration, logger: logger, handler: application.respond(to:))
         try server.start()

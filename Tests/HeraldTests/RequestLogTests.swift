@@ -103,9 +103,40 @@ struct RequestLogTests {
         let lines = String(decoding: received.data, as: UTF8.self).split(separator: "\n")
         let numbers = lines.compactMap { Int($0.prefix { $0 != " " }) }
         #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count, "in order, each once")
-        let droppedLine = try #require(lines.first { $0.contains("msg=\"dropped ") })
-        let dropped = try #require(Int(droppedLine.split(separator: "dropped ")[1].prefix { $0.isNumber }))
+        // Drops are reported with the batch after them: a count line per batch that had any.
+        let droppedLines = lines.filter { $0.contains("msg=\"dropped ") }
+        #expect(!droppedLines.isEmpty)
+        let dropped = droppedLines.compactMap { Int($0.split(separator: "dropped ")[1].prefix { $0.isNumber }) }.reduce(0, +)
         #expect(dropped > 0 && numbers.count + dropped == total)
         #expect(received.data.count < 2 * LogWriter.capacity + 2 * 65536)
+    }
+
+    @Test("The request line written straight to the server's log writer has the same keys, order and escaping as through swift-log, in both formats, and none below info")
+    func requestLineDirect() throws {
+        func written(_ format: LogFormat, level: Logger.Level, path: String) -> String {
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            defer { close(ends[0]) }
+            let writer = LogWriter(descriptor: ends[1])
+            var logger = Logger(label: "herald")
+            logger.logLevel = level
+            RequestLog(logger: logger, writer: writer, format: format)
+                .record(method: "GET", path: path, status: 404, elapsed: .microseconds(1500), id: "abc-1")
+            writer.flush()
+            close(ends[1])
+            var buffer = [UInt8](repeating: 0, count: 4096), data = [UInt8]()
+            while case let count = read(ends[0], &buffer, buffer.count), count > 0 { data += buffer[0..<count] }
+            return String(decoding: data, as: UTF8.self)
+        }
+        let plain = written(.logfmt, level: .info, path: "/campaigns/1")
+        let expected = LineFormatter.logfmtLine(time: Date(), level: .info, label: "herald", message: "request", metadata: [
+            "method": "GET", "ms": "1.500", "path": "/campaigns/1", "request_id": "abc-1", "status": .stringConvertible(404)])
+        #expect(plain.hasSuffix("\n") && plain.dropFirst(29) == expected.dropFirst(29) + "\n", "\(plain) against \(expected)")
+        #expect(written(.logfmt, level: .info, path: "/a b\"c").contains(#" path="/a b\"c" "#))
+        let json = written(.json, level: .info, path: "/a b\"c\n")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String])
+        #expect(object["msg"] == "request" && object["path"] == "/a b\"c\n" && object["status"] == "404" && object["ms"] == "1.500"
+            && object["request_id"] == "abc-1" && object["method"] == "GET")
+        #expect(written(.logfmt, level: .warning, path: "/").isEmpty)
     }
 }

@@ -154,6 +154,11 @@ public struct StructuredLogHandler: LogHandler {
 /// then the metadata sorted by key, so lines of one kind line up.
 enum LineFormatter {
     static func logfmtLine(time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) -> String {
+        logfmtLine(time: time, level: level, label: label, message: message, fields: sortedFields(metadata))
+    }
+
+    /// `fields` in the order given: a caller with fixed keys (the request log) gives them sorted.
+    static func logfmtLine(time: Date, level: Logger.Level, label: String, message: String, fields: [(key: String, value: String)]) -> String {
         var line = "time="
         line.reserveCapacity(192)
         line += timestamp(time)
@@ -163,22 +168,29 @@ enum LineFormatter {
         line += logfmtValue(label)
         line += " msg="
         line += logfmtValue(message)
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in fields {
             line += " "
             line += logfmtKey(key)
             line += "="
-            line += logfmtValue(text(value))
+            line += logfmtValue(value)
         }
         return line
     }
 
     static func jsonLine(time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) -> String {
+        jsonLine(time: time, level: level, label: label, message: message, fields: sortedFields(metadata))
+    }
+
+    static func jsonLine(time: Date, level: Logger.Level, label: String, message: String, fields: [(key: String, value: String)]) -> String {
         var line = "{\"time\":\"\(timestamp(time))\",\"level\":\"\(level.rawValue)\",\"logger\":\(jsonString(label)),\"msg\":\(jsonString(message))"
-        for key in metadata.keys.sorted() where !["time", "level", "logger", "msg"].contains(key) {
-            guard let value = metadata[key] else { continue }
-            line += ",\(jsonString(key)):\(jsonString(text(value)))"
+        for (key, value) in fields where !["time", "level", "logger", "msg"].contains(key) {
+            line += ",\(jsonString(key)):\(jsonString(value))"
         }
         return line + "}"
+    }
+
+    private static func sortedFields(_ metadata: Logger.Metadata) -> [(key: String, value: String)] {
+        metadata.sorted { $0.key < $1.key }.map { ($0.key, text($0.value)) }
     }
 
     private static func text(_ value: Logger.Metadata.Value) -> String {
@@ -260,5 +272,45 @@ enum LineFormatter {
             buffer[23] = 0x5A
             return 24
         }
+    }
+}
+
+/// The line each request leaves (`msg=request method=… ms=… path=… request_id=… status=…`). It is the
+/// one line written for every request, so when the server owns the log writer it goes there directly,
+/// its fields already in order, instead of through swift-log's metadata dictionary (built, hashed,
+/// sorted and copied for each line: about 5 µs of a 20 µs feed 304). A host without one (the tests)
+/// gets the same keys through its `Logger`.
+public struct RequestLog: Sendable {
+    private let logger: Logger
+    private let writer: LogWriter?
+    private let format: LogFormat
+
+    public init(logger: Logger, writer: LogWriter? = nil, format: LogFormat = .logfmt) {
+        self.logger = logger
+        self.writer = writer
+        self.format = format
+    }
+
+    func record(method: String, path: String, status: Int, elapsed: Duration, id: String) {
+        guard logger.logLevel <= .info else { return }
+        let fields: [(key: String, value: String)] = [
+            ("method", method), ("ms", Self.milliseconds(elapsed)), ("path", path), ("request_id", id), ("status", String(status)),
+        ]
+        guard let writer else {
+            logger.info("request", metadata: Logger.Metadata(uniqueKeysWithValues: fields.map { ($0.key, .string($0.value)) }))
+            return
+        }
+        let line = switch format {
+        case .logfmt: LineFormatter.logfmtLine(time: Date(), level: .info, label: logger.label, message: "request", fields: fields)
+        case .json: LineFormatter.jsonLine(time: Date(), level: .info, label: logger.label, message: "request", fields: fields)
+        }
+        writer.write(line)
+    }
+
+    /// `12.345`: milliseconds with three decimals, written without `String(format:)`, which costs a log line more than the rest of it.
+    static func milliseconds(_ duration: Duration) -> String {
+        let microseconds = max(0, duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
+        let fraction = String(microseconds % 1000)
+        return String(microseconds / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 }
