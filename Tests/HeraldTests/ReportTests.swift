@@ -161,6 +161,10 @@ struct ReportTests {
         #expect(chart.contains(#"height="0""#))
         #expect(chart.contains("Impressions") && chart.contains("CTR"))  // the legend
         #expect(!chart.contains("style="))
+        // The same days as a table: impressions, clicks, CTR, dismissals, errors, conversions.
+        #expect(Self.cells(chart, row: #"<time datetime="2026-09-20">Sep 20, 2026</time>"#) == ["3", "1", "33.3%", "0", "0", "0"])
+        #expect(Self.cells(chart, row: #"<time datetime="2026-09-21">Sep 21, 2026</time>"#) == ["0", "0", "—", "0", "0", "0"])
+        #expect(Self.cells(chart, row: #"<time datetime="2026-09-22">Sep 22, 2026</time>"#) == ["1", "1", "100.0%", "2", "1", "1"])
 
         let test = Self.section(html, #"class="panel report-test""#)
         #expect(test.contains("Test devices"))

@@ -48,7 +48,8 @@ struct DailyChart: Sendable {
     let countsTitle: String
     let rateTitle: String
 
-    init(daily: [CampaignStats.Day], localizer: Localizer) {
+    /// `dates`: each day as the language writes it.
+    init(daily: [CampaignStats.Day], dates: [String], localizer: Localizer) {
         let left = Self.marginLeft, right = Self.width - Self.marginRight
         let top = Self.marginTop, bottom = Self.height - Self.marginBottom
         let count = max(1, daily.count)
@@ -71,12 +72,12 @@ struct DailyChart: Sendable {
         var dayMarks = "", pointMarks = ""
         dayMarks.reserveCapacity(daily.count * 400)
         var points: [String] = []
-        for (index, day) in daily.enumerated() {
+        for (index, (day, date)) in zip(daily, dates).enumerated() {
             let center = left + slot * (Double(index) + 0.5)
             let barY = y(Double(day.impressions), of: valueTop)
             let clickY = y(Double(day.clicks), of: valueTop)
             let pointY = y(rates[index], of: rateTop)
-            let title = Markup.escape(Self.title(day, localizer))
+            let title = Markup.escape(Self.title(day, date: date, localizer))
             points.append("\(Self.number(center)),\(Self.number(pointY))")
             dayMarks += "<g class=\"chart-day\"><title>\(title)</title>"
             dayMarks += "<rect class=\"chart-slot\" x=\"\(Self.number(left + slot * Double(index)))\" y=\"\(Self.number(top))\" "
@@ -120,9 +121,9 @@ struct DailyChart: Sendable {
         whole == 0 ? 0 : Double(part) / Double(whole)
     }
 
-    static func title(_ day: CampaignStats.Day, _ localizer: Localizer) -> String {
+    static func title(_ day: CampaignStats.Day, date: String, _ localizer: Localizer) -> String {
         localizer("reports.chart.day", [
-            "day": localizer.day(day.date),
+            "day": date,
             "impressions": localizer.plural("reports.chart.impressions", count: day.impressions),
             "clicks": localizer.plural("reports.chart.clicks", count: day.clicks),
             "ctr": ReportFormat.percent(day.clicks, of: day.impressions, localizer),

@@ -277,19 +277,33 @@ struct ReportPages: Sendable {
         let figures: Figures
     }
 
-    struct DailyRow: Sendable {
-        /// The UTC day as `YYYY-MM-DD`, for `<time datetime>`.
-        let day: String
-        /// The day as the language writes it.
-        let date: String
-        let figures: Figures
+    /// The day-by-day table's rows as HTML written here (escaped): 90 rows of seven cells through
+    /// Mustache's lookups were the largest part of a 90-day report's time.
+    static func dailyRows(_ daily: [CampaignStats.Day], dates: [String], _ localizer: Localizer) -> String {
+        var rows = ""
+        rows.reserveCapacity(daily.count * 260)
+        for (day, date) in zip(daily, dates) {
+            var totals = CampaignStats.Totals()
+            totals.add(.impression, day.impressions)
+            totals.add(.click, day.clicks)
+            totals.add(.dismiss, day.dismissals)
+            totals.add(.error, day.errors)
+            totals.add(.conversion, day.conversions)
+            let figures = Figures(totals, localizer)
+            rows += "<tr><th scope=\"row\"><time datetime=\"\(Markup.escape(day.date))\">\(Markup.escape(date))</time></th>"
+            for cell in [figures.impressions, figures.clicks, figures.ctr, figures.dismissals, figures.errors, figures.conversions] {
+                rows += "<td class=\"numeric\">\(Markup.escape(cell))</td>"
+            }
+            rows += "</tr>\n"
+        }
+        return rows
     }
 
     struct CampaignReport: Sendable {
         let delivered: Bool
         let metrics: [Metric]
         let chart: DailyChart
-        let daily: [DailyRow]
+        let dailyRows: String
         let breakdowns: [Breakdown]
         let platforms: [PlatformRow]
         let hasPlatforms: Bool
@@ -409,18 +423,12 @@ struct ReportPages: Sendable {
             breakdown("conversions", item: "event", stats.conversionsByEvent, known: conversions,
                       other: stats.otherConversions, empty: l("reports.breakdown.no_conversions"), l),
         ]
+        // Each day as the language writes it, once for the chart's titles and the table.
+        let dates = stats.daily.map { l.day($0.date) }
         return CampaignReport(
             delivered: totals.impressions + totals.clicks + totals.dismissals + totals.errors + totals.conversions > 0,
-            metrics: metrics, chart: DailyChart(daily: stats.daily, localizer: l),
-            daily: stats.daily.map { day in
-                var figures = CampaignStats.Totals()
-                figures.add(.impression, day.impressions)
-                figures.add(.click, day.clicks)
-                figures.add(.dismiss, day.dismissals)
-                figures.add(.error, day.errors)
-                figures.add(.conversion, day.conversions)
-                return DailyRow(day: day.date, date: l.day(day.date), figures: Figures(figures, l))
-            },
+            metrics: metrics, chart: DailyChart(daily: stats.daily, dates: dates, localizer: l),
+            dailyRows: Self.dailyRows(stats.daily, dates: dates, l),
             breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty, languages: languages, hasLanguages: !languages.isEmpty,
             test: testMetrics, hasTest: test.impressions + test.clicks + test.dismissals + test.errors + test.conversions > 0)
     }
