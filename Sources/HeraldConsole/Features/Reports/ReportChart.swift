@@ -48,8 +48,8 @@ struct DailyChart: Sendable {
     let countsTitle: String
     let rateTitle: String
 
-    /// `dates`: each day as the language writes it.
-    init(daily: [CampaignStats.Day], dates: [String], localizer: Localizer) {
+    init(days: [ReportPages.DayText], localizer: Localizer) {
+        let daily = days.map(\.day)
         let left = Self.marginLeft, right = Self.width - Self.marginRight
         let top = Self.marginTop, bottom = Self.height - Self.marginBottom
         let count = max(1, daily.count)
@@ -72,12 +72,13 @@ struct DailyChart: Sendable {
         var dayMarks = "", pointMarks = ""
         dayMarks.reserveCapacity(daily.count * 400)
         var points: [String] = []
-        for (index, (day, date)) in zip(daily, dates).enumerated() {
+        for (index, text) in days.enumerated() {
+            let day = text.day
             let center = left + slot * (Double(index) + 0.5)
             let barY = y(Double(day.impressions), of: valueTop)
             let clickY = y(Double(day.clicks), of: valueTop)
             let pointY = y(rates[index], of: rateTop)
-            let title = Markup.escape(Self.title(day, date: date, localizer))
+            let title = Markup.escape(Self.title(text, localizer))
             points.append("\(Self.number(center)),\(Self.number(pointY))")
             dayMarks += "<g class=\"chart-day\"><title>\(title)</title>"
             dayMarks += "<rect class=\"chart-slot\" x=\"\(Self.number(left + slot * Double(index)))\" y=\"\(Self.number(top))\" "
@@ -121,13 +122,13 @@ struct DailyChart: Sendable {
         whole == 0 ? 0 : Double(part) / Double(whole)
     }
 
-    static func title(_ day: CampaignStats.Day, date: String, _ localizer: Localizer) -> String {
+    static func title(_ text: ReportPages.DayText, _ localizer: Localizer) -> String {
         localizer("reports.chart.day", [
-            "day": date,
-            "impressions": localizer.plural("reports.chart.impressions", count: day.impressions),
-            "clicks": localizer.plural("reports.chart.clicks", count: day.clicks),
-            "ctr": ReportFormat.percent(day.clicks, of: day.impressions, localizer),
-            "conversions": localizer.plural("reports.chart.conversions", count: day.conversions),
+            "day": text.date,
+            "impressions": localizer.plural("reports.chart.impressions", count: text.day.impressions),
+            "clicks": localizer.plural("reports.chart.clicks", count: text.day.clicks),
+            "ctr": text.figures.ctr,
+            "conversions": localizer.plural("reports.chart.conversions", count: text.day.conversions),
         ])
     }
 

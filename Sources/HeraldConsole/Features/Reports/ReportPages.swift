@@ -277,20 +277,33 @@ struct ReportPages: Sendable {
         let figures: Figures
     }
 
-    /// The day-by-day table's rows as HTML written here (escaped): 90 rows of seven cells through
-    /// Mustache's lookups were the largest part of a 90-day report's time.
-    static func dailyRows(_ daily: [CampaignStats.Day], dates: [String], _ localizer: Localizer) -> String {
-        var rows = ""
-        rows.reserveCapacity(daily.count * 260)
-        for (day, date) in zip(daily, dates) {
+    /// A day of the report as the language writes it, made once for the chart's titles and the table.
+    struct DayText: Sendable {
+        let day: CampaignStats.Day
+        let date: String
+        let figures: Figures
+
+        init(_ day: CampaignStats.Day, _ localizer: Localizer) {
+            self.day = day
+            date = localizer.day(day.date)
             var totals = CampaignStats.Totals()
             totals.add(.impression, day.impressions)
             totals.add(.click, day.clicks)
             totals.add(.dismiss, day.dismissals)
             totals.add(.error, day.errors)
             totals.add(.conversion, day.conversions)
-            let figures = Figures(totals, localizer)
-            rows += "<tr><th scope=\"row\"><time datetime=\"\(Markup.escape(day.date))\">\(Markup.escape(date))</time></th>"
+            figures = Figures(totals, localizer)
+        }
+    }
+
+    /// The day-by-day table's rows as HTML written here (escaped): 90 rows of seven cells through
+    /// Mustache's lookups were the largest part of a 90-day report's time.
+    static func dailyRows(_ days: [DayText]) -> String {
+        var rows = ""
+        rows.reserveCapacity(days.count * 260)
+        for day in days {
+            let figures = day.figures
+            rows += "<tr><th scope=\"row\"><time datetime=\"\(Markup.escape(day.day.date))\">\(Markup.escape(day.date))</time></th>"
             for cell in [figures.impressions, figures.clicks, figures.ctr, figures.dismissals, figures.errors, figures.conversions] {
                 rows += "<td class=\"numeric\">\(Markup.escape(cell))</td>"
             }
@@ -423,12 +436,11 @@ struct ReportPages: Sendable {
             breakdown("conversions", item: "event", stats.conversionsByEvent, known: conversions,
                       other: stats.otherConversions, empty: l("reports.breakdown.no_conversions"), l),
         ]
-        // Each day as the language writes it, once for the chart's titles and the table.
-        let dates = stats.daily.map { l.day($0.date) }
+        let days = stats.daily.map { DayText($0, l) }
         return CampaignReport(
             delivered: totals.impressions + totals.clicks + totals.dismissals + totals.errors + totals.conversions > 0,
-            metrics: metrics, chart: DailyChart(daily: stats.daily, dates: dates, localizer: l),
-            dailyRows: Self.dailyRows(stats.daily, dates: dates, l),
+            metrics: metrics, chart: DailyChart(days: days, localizer: l),
+            dailyRows: Self.dailyRows(days),
             breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty, languages: languages, hasLanguages: !languages.isEmpty,
             test: testMetrics, hasTest: test.impressions + test.clicks + test.dismissals + test.errors + test.conversions > 0)
     }
