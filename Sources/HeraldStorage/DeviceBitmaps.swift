@@ -24,18 +24,19 @@ struct DeviceBitmap: Equatable {
         self.init()
         blob.withUnsafeBytes { bytes in
             for index in 0..<min(bytes.count / 8, Self.words) {
-                var word: UInt64 = 0
-                for byte in 0..<8 { word |= UInt64(bytes[index * 8 + byte]) << (8 * UInt64(byte)) }
-                words[index] = word
+                words[index] = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
             }
         }
     }
 
-    /// Little-endian words, so a stored chunk reads the same on any machine.
+    /// Little-endian words, so a stored chunk reads the same on any machine. Written in place: appending
+    /// its 512 bytes one at a time was a fifth of ingestion's CPU.
     var blob: Data {
-        var bytes = Data(capacity: Self.words * 8)
-        for word in words {
-            for byte in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: word >> (8 * UInt64(byte)))) }
+        var bytes = Data(count: Self.words * 8)
+        bytes.withUnsafeMutableBytes { raw in
+            for (index, word) in words.enumerated() {
+                raw.storeBytes(of: word.littleEndian, toByteOffset: index * 8, as: UInt64.self)
+            }
         }
         return bytes
     }

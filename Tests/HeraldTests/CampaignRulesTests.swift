@@ -518,6 +518,24 @@ struct RulesTriggerTests {
         #expect(RulesCheck.isSentence(problem), "not a sentence: \(problem)")
     }
 
+    @Test("Generated strings: event IDs and colors are accepted exactly when the patterns they are documented by match")
+    func generatedFormats() {
+        var generator = SystemRandomNumberGenerator()
+        let pool: [Character] = ["a", "Z", "f", "G", "0", "9", "_", "#", "-", " ", "é", "e\u{301}", "٣", "日", "😀", "\u{0}", "\n"]
+        for _ in 0..<5_000 {
+            let text = String((0..<Int.random(in: 0...10, using: &generator)).map { _ in pool.randomElement(using: &generator)! })
+            let event = text.replacingOccurrences(of: "#", with: "")
+            let eventFormat = event.wholeMatch(of: /[A-Za-z][A-Za-z0-9_]*/) != nil
+            let lowered = event.lowercased()
+            let reserved = ["firebase_", "google_", "ga_"].contains { lowered.hasPrefix($0) }
+            #expect((EventID.problem(event) == nil) == (eventFormat && !reserved && event.count <= 40), "\(event.debugDescription)")
+            let color = "#" + text.filter { $0 != "#" }
+            let colorFormat = color.wholeMatch(of: /#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})/) != nil
+            #expect((ColorValue.problem(color) == nil) == colorFormat, "\(color.debugDescription)")
+            #expect((ColorValue.problem(text) == nil) == (text.wholeMatch(of: /#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})/) != nil), "\(text.debugDescription)")
+        }
+    }
+
     @Test("Reserved prefixes are named in the reason", arguments: [("firebase_x", "firebase_"), ("Google_x", "google_"), ("ga_x", "ga_")])
     func reservedPrefixNamed(event: String, prefix: String) {
         #expect(EventID.problem(event)?.contains("“\(prefix)”") == true)

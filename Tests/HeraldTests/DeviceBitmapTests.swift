@@ -34,6 +34,24 @@ struct DeviceBitmapTests {
             test: test)
     }
 
+    @Test("A chunk's stored form: 512 bytes of little-endian words that read back as the same bits; a shorter blob reads as far as it goes")
+    func storedForm() {
+        var bitmap = DeviceBitmap()
+        bitmap.insert(0)
+        bitmap.insert(9)
+        bitmap.insert(DeviceBitmap.bits - 1)
+        let blob = bitmap.blob
+        #expect(blob.count == 512 && blob[0] == 0x01 && blob[1] == 0x02 && blob[511] == 0x80 && blob.dropFirst(2).dropLast().allSatisfy { $0 == 0 })
+        #expect(DeviceBitmap(blob: blob) == bitmap)
+        #expect(DeviceBitmap(blob: blob.prefix(9)).count == 2, "the first whole word only")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var random = DeviceBitmap()
+            for _ in 0..<Int.random(in: 0...300, using: &generator) { random.insert(Int.random(in: 0..<DeviceBitmap.bits, using: &generator)) }
+            #expect(DeviceBitmap(blob: random.blob) == random)
+        }
+    }
+
     @Test("Generated sightings over several chunks, days, campaigns and apps count what a set of the same sightings counts, over any range")
     func countsMatchASet() throws {
         let folder = try TemporaryFolder()
