@@ -6,7 +6,7 @@ PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # libcurl4-openssl-dev: the release build links Foundation in, and its URLSession (the delivery client, `herald simulate`) needs libcurl to link against.
-SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
+SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev
 # Chromium, its driver, and fonts for the console's languages (Noto: Arabic script for Persian and Arabic;
 # CJK for Japanese), so screenshots and layout checks see real glyphs, not boxes.
 BROWSER_PACKAGES := chromium chromium-driver fonts-noto-core fonts-noto-cjk
@@ -99,7 +99,7 @@ python-test:
 # libFuzzer targets (Fuzz/): one binary, HERALD_FUZZ_TARGET chooses the parser; each target's corpus is
 # Tests/fuzz/corpus/<target>/. The fuzz package builds apart, into .build-fuzz, so the main build never
 # sees -sanitize=fuzzer.
-FUZZ_TARGETS := event-batch form-urlencoded multipart cookies percent-decoding request-target json-body campaign-json utc-time retry-after web-origin installation-body
+FUZZ_TARGETS := event-batch form-urlencoded multipart cookies percent-decoding request-target json-body campaign-json utc-time retry-after web-origin installation-body accept-encoding
 FUZZ_BIN := .build-fuzz/debug/herald-fuzz
 FUZZ_CORPUS := Tests/fuzz/corpus
 # Per target: `make fuzz` runs FUZZ_SECONDS; `make test` replays the corpus, then runs FUZZ_CHECK_SECONDS.

@@ -41,8 +41,14 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
-        /// Request and Response values, form and multipart parsing: HTTP without a socket.
-        .target(name: "HeraldHTTP"),
+        /// zlib, from Debian's zlib1g-dev: the feed's gzip variant.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        /// Request and Response values, form and multipart parsing, content codings: HTTP without a socket.
+        .target(name: "HeraldHTTP", dependencies: ["CZlib"]),
         /// The HTTP adapter: the only code that touches libmicrohttpd.
         .target(
             name: "HeraldMicroHTTPD",
@@ -140,7 +146,7 @@ let package = Package(
             name: "HeraldTests",
             dependencies: [
                 "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldHTTP", "HeraldDomain", "HeraldDelivery",
-                "HeraldPush", "PushMock",
+                "HeraldPush", "PushMock", "CZlib",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

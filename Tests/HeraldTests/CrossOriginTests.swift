@@ -119,7 +119,7 @@ struct CrossOriginTests {
         #expect(allowed.status == 200)
         #expect(allowed.headers["Access-Control-Allow-Origin"] == Self.shopOrigin)
         #expect(allowed.headers["Access-Control-Expose-Headers"] == "ETag, Retry-After")
-        #expect(allowed.headers["Vary"] == "Authorization, X-Installation-Id, Origin")
+        #expect(allowed.headers["Vary"] == "Authorization, X-Installation-Id, Accept-Encoding, Origin")
         let etag = try #require(allowed.headers["ETag"])
         let unchanged = fixture.feed(origin: Self.shopOrigin, headers: [("If-None-Match", etag)])
         #expect(unchanged.status == 304)
@@ -147,7 +147,7 @@ struct CrossOriginTests {
         let native = fixture.feed(origin: nil)
         #expect(native.status == 200)
         #expect(Self.corsHeaders(native).isEmpty)
-        #expect(native.headers["Vary"] == "Authorization, X-Installation-Id, Origin")
+        #expect(native.headers["Vary"] == "Authorization, X-Installation-Id, Accept-Encoding, Origin")
 
         // And a key Herald does not know, from an allowed origin, is a 401 the client's script can read
         let unknown = fixture.feed(origin: Self.shopOrigin, key: "hrld_unknown")

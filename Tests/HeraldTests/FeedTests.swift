@@ -97,8 +97,9 @@ struct FeedTests {
         let first = fixture.feed()
         let etag = try #require(first.headers["ETag"])
         #expect(etag.hasPrefix("\"") && !etag.hasPrefix("W/"))
-        #expect(first.headers["Cache-Control"] == "no-cache")
-        #expect(first.headers["Vary"] == "Authorization, X-Installation-Id, Origin")
+        #expect(first.headers["Cache-Control"] == "public, max-age=0, s-maxage=10")
+        #expect(first.headers["Vary"] == "Authorization, X-Installation-Id, Accept-Encoding, Origin")
+        #expect(first.headers["Content-Encoding"] == nil)
 
         let again = fixture.feed(headers: [("If-None-Match", etag)])
         #expect(again.status == 304)
@@ -115,6 +116,52 @@ struct FeedTests {
         #expect(changed.status == 200)
         #expect(changed.headers["ETag"] != etag)
         #expect(try fixture.titles(changed).isEmpty)
+    }
+
+    @Test("A request that accepts gzip gets the same feed gzipped once per change, with an ETag of its own; others get it plain")
+    func gzip() async throws {
+        let fixture = try await Self.fixture()
+        for index in 0..<20 { _ = try fixture.campaign("Sale \(index)") }
+        let plain = fixture.feed()
+        let gzipped = fixture.feed(headers: [("Accept-Encoding", "br;q=1.0, gzip;q=0.8, *;q=0.1")])
+        #expect(gzipped.status == 200)
+        #expect(gzipped.headers["Content-Encoding"] == "gzip")
+        #expect(gzipped.headers["Content-Type"] == "application/json")
+        #expect(ContentCodingProperty.gunzip(gzipped.body) == plain.body)
+        #expect(gzipped.body.count * 4 < plain.body.count)
+        let plainTag = try #require(plain.headers["ETag"]), gzipTag = try #require(gzipped.headers["ETag"])
+        #expect(gzipTag != plainTag && gzipTag.hasPrefix("\"") && gzipTag.hasSuffix("\""))
+        // The bytes were compressed when the feed was built, not per request.
+        #expect(fixture.feed(headers: [("Accept-Encoding", "gzip")]).sharedBody === gzipped.sharedBody)
+
+        for refused in ["gzip;q=0", "identity", "deflate", "*;q=0"] {
+            let answer = fixture.feed(headers: [("Accept-Encoding", refused)])
+            #expect(answer.headers["Content-Encoding"] == nil && answer.body == plain.body, "\(refused)")
+        }
+        // Each tag revalidates its own bytes: a 304 is never an answer for bytes in another coding.
+        #expect(fixture.feed(headers: [("Accept-Encoding", "gzip"), ("If-None-Match", gzipTag)]).status == 304)
+        #expect(fixture.feed(headers: [("If-None-Match", plainTag)]).status == 304)
+        #expect(fixture.feed(headers: [("If-None-Match", gzipTag)]).status == 200)
+        #expect(fixture.feed(headers: [("Accept-Encoding", "gzip"), ("If-None-Match", plainTag)]).status == 200)
+    }
+
+    @Test("The app's feed may be kept by a shared cache for a few seconds; a test device's never")
+    func sharedCaches() async throws {
+        let fixture = try await Self.fixture()
+        _ = try fixture.app.database.apps.addTestDevice(
+            appID: fixture.shop, installationID: "iid-tester", name: "QA", actor: .commandLine, now: fixture.app.clock.now)
+        _ = try fixture.campaign("Live")
+        #expect(fixture.feed().headers["Cache-Control"] == "public, max-age=0, s-maxage=\(FeedService.sharedCacheSeconds)")
+        #expect(fixture.feed(headers: [("X-Installation-Id", "iid-stranger")]).headers["Cache-Control"]?.hasPrefix("public") == true)
+        for encoding in ["gzip", "identity"] {
+            let tester = fixture.feed(headers: [("X-Installation-Id", "iid-tester"), ("Accept-Encoding", encoding)])
+            #expect(tester.headers["Cache-Control"] == "private, no-cache")
+            let tag = try #require(tester.headers["ETag"])
+            let again = fixture.feed(headers: [("X-Installation-Id", "iid-tester"), ("Accept-Encoding", encoding), ("If-None-Match", tag)])
+            #expect(again.status == 304 && again.headers["Cache-Control"] == "private, no-cache")
+        }
+        // Errors are not kept either: a cache in front must not remember a refusal.
+        #expect(fixture.feed(key: "hrld_unknown").headers["Cache-Control"]?.contains("public") != true)
     }
 
     @Test("Requests that arrive while a change is being built into the feed get the previous bytes: one rebuild, not one per request")

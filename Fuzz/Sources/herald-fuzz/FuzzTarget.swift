@@ -13,6 +13,7 @@ enum FuzzTarget: String, CaseIterable {
     case retryAfter = "retry-after"
     case webOrigin = "web-origin"
     case installationBody = "installation-body"
+    case acceptEncoding = "accept-encoding"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -28,6 +29,7 @@ enum FuzzTarget: String, CaseIterable {
         case .retryAfter: RetryAfterTarget.run(bytes)
         case .webOrigin: WebOriginTarget.run(bytes)
         case .installationBody: InstallationBodyTarget.run(bytes)
+        case .acceptEncoding: AcceptEncodingTarget.run(bytes)
         }
     }
 }

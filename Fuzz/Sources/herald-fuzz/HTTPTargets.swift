@@ -95,3 +95,16 @@ enum RequestTargetTarget {
         require(query == request.query, "the query \(request.query.pairs) does not survive writing and reading back")
     }
 }
+
+/// `AcceptEncoding.accepts`: any header reads without a trap; gzip is chosen only when the header names
+/// gzip or `*`, and the first element naming gzip decides over whatever follows.
+enum AcceptEncodingTarget {
+    static func run(_ bytes: [UInt8]) {
+        let header = String(decoding: bytes, as: UTF8.self)
+        let accepted = AcceptEncoding.accepts("gzip", in: header)
+        let lowered = header.lowercased()
+        require(!accepted || lowered.contains("gzip") || header.contains("*"), "\(header.debugDescription) chose gzip without naming it or *")
+        require(!AcceptEncoding.accepts("gzip", in: "gzip;q=0," + header), "a leading gzip;q=0 was overruled by \(header.debugDescription)")
+        require(AcceptEncoding.accepts("gzip", in: "gzip;q=0.001," + header), "a leading gzip;q=0.001 was overruled by \(header.debugDescription)")
+    }
+}

@@ -15,10 +15,26 @@ import Synchronization
 /// any process): in the background, while the old bytes are served, and a rebuild only when it moved.
 /// A rebuild that finds the same content keeps the old bytes and ETag.
 final class FeedService: Sendable {
-    struct Snapshot: Sendable {
+    /// One feed's bytes in one content coding, with that coding's ETag (a strong tag names one byte
+    /// sequence, so the gzipped bytes have a tag of their own).
+    struct Representation: Sendable {
         let body: SharedBody
         let etag: String
+    }
+
+    struct Snapshot: Sendable {
+        let identity: Representation
+        /// The same bytes gzipped once, when the feed changed; nil when gzip does not make them smaller.
+        let gzip: Representation?
         let contentHash: String
+        /// With test campaigns, for one app's test devices: kept out of shared caches.
+        let personal: Bool
+
+        /// What to send to a request whose `Accept-Encoding` is `acceptEncoding`.
+        func representation(acceptEncoding: String?) -> (Representation, gzipped: Bool) {
+            if let gzip, AcceptEncoding.accepts("gzip", in: acceptEncoding) { return (gzip, true) }
+            return (identity, false)
+        }
     }
 
     /// Both variants of one app's feed, and how long they hold.
@@ -38,6 +54,9 @@ final class FeedService: Sendable {
     }
 
     static let pollAfterSeconds = 60
+    /// How long a shared cache (a CDN, nginx in front) may answer with an app's feed before it asks again:
+    /// how late a change may reach devices polling through one. Devices themselves always revalidate.
+    static let sharedCacheSeconds = 10
     /// Test devices poll often: they should see a change at once.
     static let testPollAfterSeconds = 10
     /// How often a served feed's stored generation is checked for another process's changes.
@@ -145,10 +164,10 @@ final class FeedService: Sendable {
         let feedApp = Feed.App(id: app.id, name: app.name, minIntervalSeconds: app.minIntervalSeconds)
         let everyone = try snapshot(
             app: feedApp, campaigns: Self.ordered(live).map { Self.feedCampaign($0, test: false) }, poll: Self.pollAfterSeconds,
-            now: now, previous: previous?.everyone)
+            personal: false, now: now, previous: previous?.everyone)
         let withTests = try snapshot(
             app: feedApp, campaigns: Self.ordered(live + tests).map { Self.feedCampaign($0, test: $0.campaign.testOnDevice) },
-            poll: Self.testPollAfterSeconds, now: now, previous: previous?.testDevices)
+            poll: Self.testPollAfterSeconds, personal: true, now: now, previous: previous?.testDevices)
         return AppFeeds(
             everyone: everyone, testDevices: withTests, testInstallations: Set(devices.map(\.installationID)),
             generation: generation, storedGeneration: storedGeneration, builtAt: now, checkedAt: now,
@@ -170,7 +189,9 @@ final class FeedService: Sendable {
         FeedCampaign(stored.campaign, id: stored.id, startedAt: stored.startedAt, test: test)
     }
 
-    private func snapshot(app: Feed.App, campaigns: [FeedCampaign], poll: Int, now: Date, previous: Snapshot?) throws -> Snapshot {
+    private func snapshot(
+        app: Feed.App, campaigns: [FeedCampaign], poll: Int, personal: Bool, now: Date, previous: Snapshot?
+    ) throws -> Snapshot {
         let encoder = CampaignJSON.encoder()
         // The ETag covers what clients act on, not when it was generated, so an unchanged feed keeps its ETag.
         var content = try encoder.encode(campaigns)
@@ -179,7 +200,13 @@ final class FeedService: Sendable {
         let hash = Secret.hex(SHA256.hash(data: content))
         if let previous, previous.contentHash == hash { return previous }
         let feed = Feed(app: app, generatedAt: now, pollAfterSeconds: poll, campaigns: campaigns)
-        return Snapshot(body: SharedBody(Array(try encoder.encode(feed))), etag: "\"\(hash.prefix(32))\"", contentHash: hash)
+        let body = Array(try encoder.encode(feed))
+        let tag = hash.prefix(32)
+        let gzip = Gzip.compress(body).flatMap { gzipped in
+            gzipped.count < body.count ? Representation(body: SharedBody(gzipped), etag: "\"\(tag)+gzip\"") : nil
+        }
+        return Snapshot(
+            identity: Representation(body: SharedBody(body), etag: "\"\(tag)\""), gzip: gzip, contentHash: hash, personal: personal)
     }
 }
 
@@ -191,19 +218,22 @@ struct FeedHandler: Sendable {
         guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
         let installation = context.request.headers["X-Installation-Id"]
         let snapshot = try feeds.snapshot(appID: key.appID, installationID: installation, now: context.now)
+        let (representation, gzipped) = snapshot.representation(acceptEncoding: context.request.headers["Accept-Encoding"])
         var headers = HTTPHeaders([
-            ("ETag", snapshot.etag),
-            // Shared caches may keep it but must revalidate; it differs by key and by test installation.
-            ("Cache-Control", "no-cache"),
-            ("Vary", "Authorization, X-Installation-Id"),
+            ("ETag", representation.etag),
+            // Devices revalidate every poll (max-age=0); a shared cache may answer for sharedCacheSeconds.
+            // A test device's feed is its own, so no shared cache keeps it.
+            ("Cache-Control", snapshot.personal ? "private, no-cache" : "public, max-age=0, s-maxage=\(FeedService.sharedCacheSeconds)"),
+            ("Vary", "Authorization, X-Installation-Id, Accept-Encoding"),
         ])
-        if let tags = context.request.headers["If-None-Match"], Self.matches(tags, snapshot.etag) {
+        if let tags = context.request.headers["If-None-Match"], Self.matches(tags, representation.etag) {
             RequestMetrics.recordFeed(status: 304)
             return Response(status: 304, headers: headers)
         }
         headers.add("Content-Type", "application/json")
+        if gzipped { headers.add("Content-Encoding", "gzip") }
         RequestMetrics.recordFeed(status: 200)
-        return Response(status: 200, headers: headers, body: snapshot.body)
+        return Response(status: 200, headers: headers, body: representation.body)
     }
 
     /// `If-None-Match` may list several tags, or `*`.
