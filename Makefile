@@ -10,6 +10,8 @@ SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-
 # Chromium, its driver, and fonts for the console's languages (Noto: Arabic script for Persian and Arabic;
 # CJK for Japanese), so screenshots and layout checks see real glyphs, not boxes.
 BROWSER_PACKAGES := chromium chromium-driver fonts-noto-core fonts-noto-cjk
+# nginx, which the feed-cache test runs with packaging/nginx/herald.conf on a loopback port of its own.
+SERVICE_PACKAGES := nginx
 # PyPI packages the Python tests use (browser, API contract and fuzz, reliability, metrics), installed when missing;
 # selenium-axe-python ships axe-core (axe.min.js) for the accessibility checks.
 PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator schemathesis selenium-axe-python prometheus-client
@@ -143,11 +145,16 @@ fuzz-run-%:
 	echo "fuzz $*: $$(grep -o '[0-9]*' <<< "$$(grep number_of_executed_units $$work/log)") executions in $(FUZZ_SECONDS) s; corpus now $$(ls $(FUZZ_CORPUS)/$* | wc -l) files"
 
 # Installs only the Debian packages that are missing, so a ready machine needs no network or root.
+# A policy-rc.d that refuses keeps a server package (nginx) from starting its system service on port 80
+# as it installs: the tests start their own, on loopback, and stop it.
 define install_missing
 	@missing=""; for package in $(1); do dpkg -s $$package >/dev/null 2>&1 || missing="$$missing $$package"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing Debian packages:$$missing"; \
+		policy=/usr/sbin/policy-rc.d; made=""; \
+		if [ ! -e $$policy ]; then printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee $$policy >/dev/null && $(SUDO) chmod 755 $$policy && made=yes; fi; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+		status=$$?; if [ -n "$$made" ]; then $(SUDO) rm -f $$policy; fi; exit $$status; \
 	fi
 endef
 
@@ -155,7 +162,7 @@ system-deps:
 	$(call install_missing,$(SYSTEM_PACKAGES))
 
 test-deps: system-deps
-	$(call install_missing,$(BROWSER_PACKAGES))
+	$(call install_missing,$(BROWSER_PACKAGES) $(SERVICE_PACKAGES))
 	@for package in $(PYTHON_PACKAGES); do \
 		$(PYTHON) -m pip show -q $$package >/dev/null 2>&1 || $(PYTHON) -m pip install -q $$package; \
 	done
