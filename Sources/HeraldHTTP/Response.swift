@@ -6,6 +6,7 @@ public struct Response: Sendable {
         didSet {
             sharedBody = nil
             stream = nil
+            notModifiedLength = nil
         }
     }
     /// The same bytes as `body` when they come from a body served many times, so the adapter can
@@ -13,6 +14,9 @@ public struct Response: Sendable {
     public private(set) var sharedBody: SharedBody?
     /// A body made while it is sent, instead of `body` (which is then empty); see `StreamedBody`.
     public private(set) var stream: StreamedBody?
+    /// For a `304 Not Modified`: the length of the representation it stands for, which is its
+    /// Content-Length (RFC 9110 §8.6 allows that value or none); no body is sent.
+    public private(set) var notModifiedLength: Int?
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
@@ -32,6 +36,13 @@ public struct Response: Sendable {
         self.headers = headers
         self.body = []
         self.stream = stream
+    }
+
+    /// A `304 Not Modified` for a client that holds the `representationLength` bytes it revalidated.
+    public static func notModified(headers: HTTPHeaders, representationLength: Int) -> Response {
+        var response = Response(status: 304, headers: headers)
+        response.notModifiedLength = representationLength
+        return response
     }
 
     /// The body as UTF-8 text (for tests and logs).

@@ -23,6 +23,9 @@ extension Response {
 func queue(_ response: Response, on connection: OpaquePointer, logger: Logger) -> MHD_Result {
     let made = if let stream = response.stream {
         streamedResponse(stream, logger: logger)
+    } else if response.status == 304, let length = response.notModifiedLength {
+        // MHD sends only the header block of a 304, with the response's size as its Content-Length.
+        MHD_create_response_from_callback(UInt64(max(0, length)), 1, refuseBodyRead, nil, nil)
     } else {
         sharedBodyResponse(response) ?? response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
@@ -66,6 +69,11 @@ final class MemoryFile: Sendable {
     deinit {
         close(descriptor)
     }
+}
+
+/// The body reader of a 304, which MHD never calls: it sends no body after a 304's header block.
+private func refuseBodyRead(_ cls: UnsafeMutableRawPointer?, _ position: UInt64, _ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
+    herald_content_reader_end_with_error
 }
 
 /// A response of unknown length (MHD sends it chunked) whose body MHD asks for as it has room.

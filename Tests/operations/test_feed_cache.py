@@ -190,6 +190,18 @@ def test_two_polls_through_the_cache_reach_herald_once(stack):
     assert stack.feed_answers() - before == 2
 
 
+def test_a_304_from_herald_declares_the_length_of_what_it_revalidates(stack):
+    """RFC 9110 §8.6: a 304's Content-Length, if any, is the 200's; a cache that copied a 0 would break its copy."""
+    stack, apps = stack
+    key = apps["Shop"][1]
+    for encoding in ({"Accept-Encoding": "gzip"}, {}):
+        status, headers, body = stack.direct(key, **encoding)
+        assert status == 200
+        status, headers, empty = stack.direct(key, **encoding, **{"If-None-Match": headers["etag"]})
+        assert status == 304 and empty == b""
+        assert int(headers["content-length"]) == len(body)
+
+
 def test_many_polls_at_once_on_a_cold_cache_reach_herald_once(stack):
     stack, apps = stack
     key = apps["Cold"][1]

@@ -228,7 +228,7 @@ struct FeedHandler: Sendable {
         ])
         if let tags = context.request.headers["If-None-Match"], Self.matches(tags, representation.etag) {
             RequestMetrics.recordFeed(status: 304)
-            return Response(status: 304, headers: headers)
+            return .notModified(headers: headers, representationLength: representation.body.bytes.count)
         }
         headers.add("Content-Type", "application/json")
         if gzipped { headers.add("Content-Encoding", "gzip") }
