@@ -259,7 +259,11 @@ def wrk(url: str, seconds: int, headers: dict[str, str], connections: int = 64, 
 
     errors = re.search(r"Socket errors: (.*)", output)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    # "123456 requests in 5.00s, 1.23GB read": bytes on the wire per answer, headers included.
+    total = re.search(r"(\d+) requests in [0-9.]+\w+, ([0-9.]+)([KMG]?B) read", output)
+    wire = float(total.group(2)) * {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}[total.group(3)] / max(1, int(total.group(1)))
     return {"rps": float(re.search(r"Requests/sec:\s+([0-9.]+)", output).group(1)), "p50": latency("50"), "p99": latency("99"),
+            "bytes": wire,
             "errors": (errors.group(1) if errors else "none") + (f", {non2xx.group(1)} non-2xx/3xx" if non2xx else ""),
             "failed": bool(errors or non2xx)}
 

@@ -5,8 +5,10 @@ Herald runs as shipped (the default `info` log level, its request log written to
 size (`--campaigns`, default 10, 100 and 1000) and each connection count (`--connections`, default 64
 and 1000), the 200 path and the 304 path (If-None-Match) are measured in interleaved rounds (`--rounds`,
 the order of the two servers alternating), each a wrk run of `--seconds`. Each run reports requests/s,
-the server's CPU per request (Herald's process; nginx's master and workers, from /proc), and p50/p99
-latency; the summary is the median of the rounds and Herald ÷ nginx.
+the server's CPU per request (Herald's process; nginx's master and workers, from /proc), bytes on the
+wire per answer (wrk's total read over its requests, headers included), and p50/p99 latency; the summary
+is the median of the rounds and Herald ÷ nginx. With `--gzip` every request accepts gzip: Herald sends
+its gzipped variant (compressed once per change), nginx the same gzipped bytes by gzip_static.
 
 wrk's connections all come from 127.0.0.1, so Herald runs with `--max-connections-per-address 0`
 (as behind a proxy); its other limits are the shipped ones.
@@ -16,6 +18,7 @@ Installs wrk and nginx from Debian if missing; builds the release binary if need
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import resource
@@ -41,9 +44,12 @@ class Nginx:
     file's descriptor and metadata kept open (open_file_cache), no access log, long keep-alive, and
     Herald's feed headers, so both answers carry the same header block."""
 
-    def __init__(self, folder: Path, body: bytes, etag: str):
+    def __init__(self, folder: Path, body: bytes, etag: str, gzipped: bytes | None = None):
         (folder / "html").mkdir(parents=True)
         (folder / "html" / "feed.json").write_bytes(body)
+        # With `--gzip`, Herald's gzipped bytes beside it, sent by gzip_static as they are (no compression per request).
+        if gzipped:
+            (folder / "html" / "feed.json.gz").write_bytes(gzipped)
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
@@ -62,8 +68,8 @@ http {{
     listen 127.0.0.1:{port} backlog=4096; root {folder}/html;
     location = /feed.json {{
       default_type application/json;
-      add_header ETag '{etag}' always; add_header Cache-Control no-cache always;
-      add_header Vary "Authorization, X-Installation-Id" always;
+      add_header ETag '{etag}' always; add_header Cache-Control "public, max-age=0, s-maxage=10" always;
+      add_header Vary "Authorization, X-Installation-Id, Accept-Encoding, Origin" always;{" gzip_static on;" if gzipped else ""}
       if ($not_modified) {{ return 304; }}
     }}
   }}
@@ -119,6 +125,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--campaigns", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--connections", type=int, nargs="+", default=[64, 1000])
+    parser.add_argument("--gzip", action="store_true",
+                        help="requests accept gzip: Herald's gzipped variant beside nginx sending the same bytes with gzip_static")
     options = parser.parse_args()
     # wrk, Herald and nginx inherit it: 1000 connections need more descriptors than the usual soft 1024.
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -137,10 +145,17 @@ def main() -> None:
         try:
             with urllib.request.urlopen(urllib.request.Request(f"{server.base}/api/v1/feed", headers={"Authorization": f"Bearer {key}"})) as feed:
                 body, etag = feed.read(), feed.headers["ETag"]
-            nginx = Nginx(workdir / f"nginx-{count}", body, etag)
-            print(f"\nfeed of {count} campaigns: {len(body) / 1024:.1f} KB")
+            encoding = {"Accept-Encoding": "gzip"} if options.gzip else {}
+            gzipped = None
+            if options.gzip:
+                with urllib.request.urlopen(urllib.request.Request(f"{server.base}/api/v1/feed", headers={"Authorization": f"Bearer {key}", **encoding})) as feed:
+                    gzipped, etag, coding = feed.read(), feed.headers["ETag"], feed.headers["Content-Encoding"]
+                if coding != "gzip" or gzip.decompress(gzipped) != body:
+                    raise SystemExit("Herald's gzipped feed is not gzip or does not inflate to its feed")
+            nginx = Nginx(workdir / f"nginx-{count}", body, etag, gzipped)
+            print(f"\nfeed of {count} campaigns: {len(body) / 1024:.1f} KB" + (f", gzipped {len(gzipped) / 1024:.1f} KB" if gzipped else ""))
             for connections in options.connections:
-                for path, extra in (("200", {}), ("304", {"If-None-Match": etag})):
+                for path, extra in (("200", dict(encoding)), ("304", {"If-None-Match": etag, **encoding})):
                     runs = {"Herald": [], "nginx": []}
                     for round_index in range(options.rounds):
                         sides = [("Herald", f"{server.base}/api/v1/feed", {"Authorization": f"Bearer {key}", **extra}, lambda: cpu_seconds(server.pid)),
@@ -150,11 +165,12 @@ def main() -> None:
                             if result["failed"]:
                                 raise SystemExit(f"{name}, {count} campaigns, {path}, -c{connections}: {result['errors']}")
                             runs[name].append(result)
-                    summary = {name: {field: percentile([run[field] for run in results], 0.5) for field in ("rps", "cpu_us", "p50", "p99")}
+                    summary = {name: {field: percentile([run[field] for run in results], 0.5) for field in ("rps", "cpu_us", "p50", "p99", "bytes")}
                                for name, results in runs.items()}
                     ours, theirs = summary["Herald"], summary["nginx"]
                     rows.append((count, path, connections, ours, theirs))
                     print(f"  {path} -c{connections:<5} Herald {ours['rps']:>9,.0f} req/s {ours['cpu_us']:>6.1f} µs CPU/req "
+                          f"{ours['bytes']:,.0f} B/answer | nginx {theirs['bytes']:,.0f} B/answer | "
                           f"p50 {ours['p50']:.2f} p99 {ours['p99']:.2f} ms | nginx {theirs['rps']:>9,.0f} req/s {theirs['cpu_us']:>6.1f} µs CPU/req "
                           f"p50 {theirs['p50']:.2f} p99 {theirs['p99']:.2f} ms | CPU/req Herald ÷ nginx {ours['cpu_us'] / theirs['cpu_us']:.2f}, "
                           f"req/s {ours['rps'] / theirs['rps']:.2f} (rounds, Herald req/s: "
@@ -164,11 +180,12 @@ def main() -> None:
                 nginx.stop()
             server.stop()
 
-    print("\n| campaigns | path | connections | Herald req/s | Herald µs CPU/req | Herald p50 / p99 ms | nginx req/s | nginx µs CPU/req "
-          "| nginx p50 / p99 ms | CPU/req ÷ | req/s ÷ |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("\n| campaigns | path | connections | bytes/answer Herald / nginx | Herald req/s | Herald µs CPU/req | Herald p50 / p99 ms "
+          "| nginx req/s | nginx µs CPU/req | nginx p50 / p99 ms | CPU/req ÷ | req/s ÷ |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for count, path, connections, ours, theirs in rows:
-        print(f"| {count} | {path} | {connections} | {ours['rps']:,.0f} | {ours['cpu_us']:.1f} | {ours['p50']:.2f} / {ours['p99']:.2f} | "
+        print(f"| {count} | {path} | {connections} | {ours['bytes']:,.0f} / {theirs['bytes']:,.0f} | {ours['rps']:,.0f} | {ours['cpu_us']:.1f} | "
+              f"{ours['p50']:.2f} / {ours['p99']:.2f} | "
               f"{theirs['rps']:,.0f} | {theirs['cpu_us']:.1f} | {theirs['p50']:.2f} / {theirs['p99']:.2f} | "
               f"{ours['cpu_us'] / theirs['cpu_us']:.2f} | {ours['rps'] / theirs['rps']:.2f} |")
 
