@@ -229,6 +229,7 @@ public final class AppDatabase: Sendable {
     /// What a migration's SQL cannot do itself, run after it in the same transaction.
     private static let dataSteps: [String: @Sendable (Database) throws -> Void] = [
         "0015_device_bitmaps": DeviceBitmaps.fillFromDeviceRows,
+        "0017_device_sketches": DeviceSketches.fillFromBitmaps,
     ]
 }
 

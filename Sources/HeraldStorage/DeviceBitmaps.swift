@@ -64,6 +64,20 @@ struct DeviceBitmap: Equatable {
     }
 
     var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
+
+    /// The offsets of the set bits, lowest first.
+    var offsets: [Int] {
+        var offsets: [Int] = []
+        for (index, word) in words.enumerated() {
+            var rest = word
+            while rest != 0 {
+                offsets.append(index * 64 + rest.trailingZeroBitCount)
+                rest &= rest - 1
+            }
+        }
+        return offsets
+    }
+
     var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
 }
 
@@ -86,23 +100,34 @@ enum DeviceBitmaps {
         guard !sightings.isEmpty else { return }
         let numbers = try self.numbers(for: sightings.map { ($0.appID, $0.installationID) }, in: db)
         var offsets: [ChunkKey: [Int]] = [:]
+        var apps: [Int64: Int64] = [:]
         for sighting in sightings {
             guard let number = numbers[AppInstallation(appID: sighting.appID, installationID: sighting.installationID)] else { continue }
             let (chunk, offset) = DeviceBitmap.position(of: number)
             offsets[ChunkKey(campaignID: sighting.campaignID, test: sighting.test, day: sighting.day, chunk: chunk), default: []].append(offset)
+            apps[sighting.campaignID] = sighting.appID
         }
         let read = try chunkReader(db)
         let write = try db.cachedStatement(sql: """
             INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (campaign_id, test, day, chunk) DO UPDATE SET bits = excluded.bits
             """)
+        // A device new to a day's bitmap is new to its sketch too; one already in it was added before.
+        var added: [DeviceSketches.Day: DeviceSketches.Added] = [:]
         for (key, chunkOffsets) in offsets {
+            guard let app = apps[key.campaignID] else { continue }
             let arguments: StatementArguments = [key.campaignID, key.test, key.day, key.chunk]
-            var bitmap = try Data.fetchOne(read, arguments: arguments).map(DeviceBitmap.init(blob:)) ?? DeviceBitmap()
-            var changed = false
-            for offset in chunkOffsets where bitmap.insert(offset) { changed = true }
-            if changed { try write.execute(arguments: arguments + [bitmap.blob]) }
+            let stored = try Data.fetchOne(read, arguments: arguments)
+            var bitmap = stored.map(DeviceBitmap.init(blob:)) ?? DeviceBitmap()
+            let day = DeviceSketches.Day(campaignID: key.campaignID, test: key.test, day: key.day)
+            var new: [(app: Int64, number: Int64)] = []
+            for offset in chunkOffsets where bitmap.insert(offset) { new.append((app, key.chunk * Int64(DeviceBitmap.bits) + Int64(offset))) }
+            guard !new.isEmpty else { continue }
+            added[day, default: DeviceSketches.Added()].devices += new
+            if stored == nil { added[day, default: DeviceSketches.Added()].chunks += 1 }
+            try write.execute(arguments: arguments + [bitmap.blob])
         }
+        try DeviceSketches.record(added, in: db)
     }
 
     /// An installation's number in its app, nil before its first event (or after its erasure).
@@ -158,8 +183,20 @@ enum DeviceBitmaps {
         return numbers
     }
 
-    /// Distinct devices of `campaignID` (every campaign when nil) from `from` to `to`, inclusive UTC days.
-    static func uniqueDevices(campaignID: Int64?, from: String, to: String, test: Bool, in db: Database) throws -> Int {
+    /// Distinct devices of `campaignID` (every campaign when nil) from `from` to `to`, inclusive UTC days:
+    /// counted from the bitmaps while the range has at most `exactChunkLimit` chunk rows, else estimated
+    /// from the days' sketches (`estimated` true).
+    static func uniqueDevices(
+        campaignID: Int64?, from: String, to: String, test: Bool, exactChunkLimit: Int = DeviceSketches.exactChunkLimit, in db: Database
+    ) throws -> (count: Int, estimated: Bool) {
+        if try DeviceSketches.chunks(campaignID: campaignID, from: from, to: to, test: test, in: db) > exactChunkLimit {
+            return (try DeviceSketches.estimate(campaignID: campaignID, from: from, to: to, test: test, in: db), true)
+        }
+        return (try exactUniqueDevices(campaignID: campaignID, from: from, to: to, test: test, in: db), false)
+    }
+
+    /// Distinct devices of a range, the union of its bitmap chunks.
+    static func exactUniqueDevices(campaignID: Int64?, from: String, to: String, test: Bool, in db: Database) throws -> Int {
         // Numbers are per app: chunks of different apps are different devices. The apps are read first,
         // a row per campaign, so the chunk rows need no join.
         let apps = try Dictionary(
@@ -251,6 +288,8 @@ enum DeviceBitmaps {
         let read = try chunkReader(db)
         let write = try db.cachedStatement(sql: "UPDATE device_bitmaps SET bits = ? WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
         let delete = try db.cachedStatement(sql: "DELETE FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+        // A sketch keeps the device (HyperLogLog cannot remove one); its day's chunk count follows the bitmaps.
+        var removedChunks: [DeviceSketches.Day: DeviceSketches.Added] = [:]
         for key in keys {
             let arguments: StatementArguments = [key.campaignID, key.test, key.day, key.chunk]
             guard let blob = try Data.fetchOne(read, arguments: arguments) else { continue }
@@ -258,10 +297,12 @@ enum DeviceBitmaps {
             guard bitmap.remove(offset) else { continue }
             if bitmap.isEmpty {
                 try delete.execute(arguments: arguments)
+                removedChunks[DeviceSketches.Day(campaignID: key.campaignID, test: key.test, day: key.day), default: DeviceSketches.Added()].chunks -= 1
             } else {
                 try write.execute(arguments: [bitmap.blob] + arguments)
             }
         }
+        try DeviceSketches.record(removedChunks, in: db)
         try db.execute(sql: "DELETE FROM device_numbers WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
     }
 

@@ -64,6 +64,10 @@ public struct EventCounts: Sendable, Equatable {
     public var rows: [Row]
     public var uniqueDevices: Int
     public var uniqueTestDevices: Int
+    /// The unique devices are an estimate (from the days' sketches, about 1.6 % standard error): the
+    /// range held more bitmap chunks than `EventStore.exactDeviceChunkLimit`.
+    public var uniqueDevicesEstimated = false
+    public var uniqueTestDevicesEstimated = false
     /// One campaign's most recorded conversion events (real traffic), most first, at most
     /// `EventStore.topConversionEvents`; empty for counts across campaigns.
     public var topConversions: [Conversion] = []
@@ -92,6 +96,8 @@ public struct EventCounts: Sendable, Equatable {
 public struct EventStore: Sendable {
     let pool: DatabasePool
     let batches: GroupCommit<IngestBatch, IngestCounts>
+    /// A range with more device bitmap chunks than this has its unique devices estimated (tests lower it).
+    public var exactDeviceChunkLimit = DeviceSketches.exactChunkLimit
 
     public typealias IngestCounts = (accepted: Int, duplicates: Int)
 
@@ -226,13 +232,13 @@ public struct EventStore: Sendable {
                     campaignID: row["campaign_id"], day: row["day"], platform: row["platform"], test: row["test"],
                     type: type, detail: row["detail"], count: row["count"])
             }
-            func unique(test: Bool) throws -> Int {
-                try DeviceBitmaps.uniqueDevices(campaignID: campaignID, from: from, to: to, test: test, in: db)
+            func unique(test: Bool) throws -> (count: Int, estimated: Bool) {
+                try DeviceBitmaps.uniqueDevices(campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: db)
             }
             var counts = EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0)
             if devices {
-                counts.uniqueDevices = try unique(test: false)
-                counts.uniqueTestDevices = try unique(test: true)
+                (counts.uniqueDevices, counts.uniqueDevicesEstimated) = try unique(test: false)
+                (counts.uniqueTestDevices, counts.uniqueTestDevicesEstimated) = try unique(test: true)
             }
             if campaignID != nil {
                 counts.topConversions = try Row.fetchAll(

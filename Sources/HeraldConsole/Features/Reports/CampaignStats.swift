@@ -67,6 +67,9 @@ struct CampaignStats: Encodable, Sendable, Equatable {
         var errors = 0
         var conversions = 0
         var uniqueDevices = 0
+        /// `uniqueDevices` is estimated from daily sketches (about 1.6 % standard error), not counted:
+        /// the range held more devices than are counted exactly (`EventStore.exactDeviceChunkLimit`).
+        var uniqueDevicesEstimated = false
         /// Clicks per impression, 0 when there are none.
         var ctr: Double = 0
 
@@ -164,7 +167,9 @@ struct CampaignStats: Encodable, Sendable, Equatable {
         byLanguage = counts.topLanguages.map { LanguageTotals(language: $0.language, counts: $0.counts) }
         otherLanguages = LanguageTotals(language: nil, counts: counts.otherLanguages)
         totals.uniqueDevices = counts.uniqueDevices
+        totals.uniqueDevicesEstimated = counts.uniqueDevicesEstimated
         test.uniqueDevices = counts.uniqueTestDevices
+        test.uniqueDevicesEstimated = counts.uniqueTestDevicesEstimated
         daily = range.days.map { date in
             let day = days[date] ?? Totals()
             return Day(date: date, impressions: day.impressions, clicks: day.clicks, dismissals: day.dismissals,

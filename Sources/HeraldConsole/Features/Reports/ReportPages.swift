@@ -390,6 +390,11 @@ struct ReportPages: Sendable {
         func metric(_ key: String, _ value: String, note: String? = nil) -> Metric {
             Metric(label: l("reports.metric." + key), value: value, note: note.map { l("reports.metric." + $0) })
         }
+        // An estimate reads "≈ 1,234,567" and says so beside it, so nobody takes it for a count.
+        func devices(_ key: String, _ figures: CampaignStats.Totals, note: String? = nil) -> Metric {
+            guard figures.uniqueDevicesEstimated else { return metric(key, l.number(figures.uniqueDevices), note: note) }
+            return metric(key, l("reports.metric.estimated_value", ["value": l.number(figures.uniqueDevices)]), note: "estimated_note")
+        }
         let metrics = [
             metric("impressions", l.number(totals.impressions)),
             metric("clicks", l.number(totals.clicks)),
@@ -398,7 +403,7 @@ struct ReportPages: Sendable {
             metric("display_errors", l.number(totals.errors)),
             metric("conversions", l.number(totals.conversions)),
             metric("conversion_rate", ReportFormat.percent(totals.conversions, of: totals.impressions, l), note: "conversion_rate_note"),
-            metric("unique_devices", l.number(totals.uniqueDevices), note: "unique_devices_note"),
+            devices("unique_devices", totals, note: "unique_devices_note"),
         ]
         let test = stats.test
         let testMetrics = [
@@ -408,7 +413,7 @@ struct ReportPages: Sendable {
             metric("dismissals", l.number(test.dismissals)),
             metric("display_errors", l.number(test.errors)),
             metric("conversions", l.number(test.conversions)),
-            metric("test_devices", l.number(test.uniqueDevices)),
+            devices("test_devices", test),
         ]
         let platforms = stats.byPlatform.sorted { ($0.value.impressions, $1.key) > ($1.value.impressions, $0.key) }.map { name, figures in
             PlatformRow(
