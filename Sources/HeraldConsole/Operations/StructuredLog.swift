@@ -142,17 +142,26 @@ public struct StructuredLogHandler: LogHandler {
             if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
             if let extra = event.metadata { merged.merge(extra) { _, new in new } }
         }
-        let line = switch format {
-        case .logfmt: LineFormatter.logfmtLine(time: Date(), level: event.level, label: label, message: event.message.description, metadata: merged)
-        case .json: LineFormatter.jsonLine(time: Date(), level: event.level, label: label, message: event.message.description, metadata: merged)
-        }
-        writer.write(line)
+        writer.write(LineFormatter.line(format, time: Date(), level: event.level, label: label, message: event.message.description, metadata: merged))
     }
 }
 
 /// One log line in each format. Keys come first in a fixed order (`time`, `level`, `logger`, `msg`),
 /// then the metadata sorted by key, so lines of one kind line up.
 enum LineFormatter {
+    /// A line in `format`, with `fields` in the order given.
+    static func line(_ format: LogFormat, time: Date, level: Logger.Level, label: String, message: String, fields: [(key: String, value: String)]) -> String {
+        switch format {
+        case .logfmt: logfmtLine(time: time, level: level, label: label, message: message, fields: fields)
+        case .json: jsonLine(time: time, level: level, label: label, message: message, fields: fields)
+        }
+    }
+
+    /// A line in `format`, with the metadata sorted by key.
+    static func line(_ format: LogFormat, time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) -> String {
+        line(format, time: time, level: level, label: label, message: message, fields: sortedFields(metadata))
+    }
+
     static func logfmtLine(time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) -> String {
         logfmtLine(time: time, level: level, label: label, message: message, fields: sortedFields(metadata))
     }
@@ -300,11 +309,7 @@ public struct RequestLog: Sendable {
             logger.info("request", metadata: Logger.Metadata(uniqueKeysWithValues: fields.map { ($0.key, .string($0.value)) }))
             return
         }
-        let line = switch format {
-        case .logfmt: LineFormatter.logfmtLine(time: Date(), level: .info, label: logger.label, message: "request", fields: fields)
-        case .json: LineFormatter.jsonLine(time: Date(), level: .info, label: logger.label, message: "request", fields: fields)
-        }
-        writer.write(line)
+        writer.write(LineFormatter.line(format, time: Date(), level: .info, label: logger.label, message: "request", fields: fields))
     }
 
     /// `12.345`: milliseconds with three decimals, written without `String(format:)`, which costs a log line more than the rest of it.
