@@ -61,7 +61,7 @@ struct WebClient: Sendable {
             ("Cross-Origin-Resource-Policy", "cross-origin"),
         ])
         if let tags = context.request.headers["If-None-Match"], FeedHandler.matches(tags, script.etag) {
-            return Response(status: 304, headers: headers)
+            return .notModified(headers: headers, representationLength: script.body.bytes.count)
         }
         var response = Response(status: 200, headers: headers, body: script.body)
         response.headers.add("Content-Type", "text/javascript; charset=utf-8")
