@@ -214,6 +214,9 @@ final class FeedService: Sendable {
 struct FeedHandler: Sendable {
     let feeds: FeedService
 
+    static let sharedCacheControl = "public, max-age=0, s-maxage=\(FeedService.sharedCacheSeconds)"
+    static let personalCacheControl = "private, no-cache"
+
     func feed(_ context: RequestContext) throws -> Response {
         guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
         let installation = context.request.headers["X-Installation-Id"]
@@ -223,7 +226,7 @@ struct FeedHandler: Sendable {
             ("ETag", representation.etag),
             // Devices revalidate every poll (max-age=0); a shared cache may answer for sharedCacheSeconds.
             // A test device's feed is its own, so no shared cache keeps it.
-            ("Cache-Control", snapshot.personal ? "private, no-cache" : "public, max-age=0, s-maxage=\(FeedService.sharedCacheSeconds)"),
+            ("Cache-Control", snapshot.personal ? Self.personalCacheControl : Self.sharedCacheControl),
             ("Vary", "Authorization, X-Installation-Id, Accept-Encoding"),
         ])
         if let tags = context.request.headers["If-None-Match"], Self.matches(tags, representation.etag) {
