@@ -43,7 +43,7 @@ public enum AcceptEncoding {
             let parts = element.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
             let name = trimmed(parts[0])
             guard !name.isEmpty, let weight = weight(parts.dropFirst()) else { continue }
-            if names.contains(where: { equalsIgnoringCase(name, $0) }) {
+            if names.contains(where: { HTTPHeaders.sameName(name, $0.utf8) }) {
                 if named == nil { named = weight }
             } else if name.elementsEqual("*".utf8), any == nil {
                 any = weight
@@ -90,12 +90,5 @@ public enum AcceptEncoding {
             return bytes[bytes.endIndex...]
         }
         return bytes[start...end]
-    }
-
-    private static func equalsIgnoringCase(_ bytes: Substring.UTF8View, _ lowercase: String) -> Bool {
-        bytes.count == lowercase.utf8.count
-            && zip(bytes, lowercase.utf8).allSatisfy { byte, expected in
-                (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == expected
-            }
     }
 }

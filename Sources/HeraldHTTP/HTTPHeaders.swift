@@ -32,10 +32,15 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// ASCII case-insensitive equality, without allocating lower-cased copies (header names are ASCII).
     static func sameName(_ a: String, _ b: String) -> Bool {
+        sameName(a.utf8, b.utf8)
+    }
+
+    /// The same for bytes (the tokens of a header value: `Accept-Encoding`'s codings).
+    static func sameName<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
         // Most names asked about differ in length from most present: then no byte is compared (a feed
         // request's header lookups were 3.7 % of its time comparing bytes).
-        guard a.utf8.count == b.utf8.count else { return false }
-        return a.utf8.elementsEqual(b.utf8) { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z")) }
+        guard a.count == b.count else { return false }
+        return a.elementsEqual(b) { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z")) }
     }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
