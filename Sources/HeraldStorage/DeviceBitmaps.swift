@@ -203,13 +203,8 @@ enum DeviceBitmaps {
             Row.fetchAll(db, sql: "SELECT id, app_id FROM campaigns" + (campaignID == nil ? "" : " WHERE id = ?"),
                          arguments: campaignID.map { [$0] } ?? []).map { row -> (Int64, Int64) in (row[0], row[1]) },
             uniquingKeysWith: { first, _ in first })
-        var arguments: StatementArguments = campaignID.map { [$0] } ?? []
-        _ = arguments.append(contentsOf: [test, from, to])
-        let rows = try Row.fetchCursor(
-            db, sql: """
-                SELECT campaign_id, chunk, bits FROM device_bitmaps
-                WHERE \(campaignID == nil ? "" : "campaign_id = ? AND ")test = ? AND day BETWEEN ? AND ?
-                """, arguments: arguments)
+        let range = DeviceSketches.rangeFilter(campaignID: campaignID, from: from, to: to, test: test)
+        let rows = try Row.fetchCursor(db, sql: "SELECT campaign_id, chunk, bits FROM device_bitmaps \(range.sql)", arguments: range.arguments)
         var union = ChunkUnion()
         while let row = try rows.next() {
             guard let app = apps[row[0]] else { continue }

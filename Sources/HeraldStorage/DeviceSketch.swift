@@ -104,26 +104,24 @@ enum DeviceSketches {
         }
     }
 
-    /// Bitmap chunks a range of days holds, read from the sketch rows (a row a day, not the chunks).
-    static func chunks(campaignID: Int64?, from: String, to: String, test: Bool, in db: Database) throws -> Int {
+    /// The WHERE clause and arguments that pick a range's rows of `device_bitmaps` or `device_sketches`,
+    /// of one campaign or of all (nil).
+    static func rangeFilter(campaignID: Int64?, from: String, to: String, test: Bool) -> (sql: String, arguments: StatementArguments) {
         var arguments: StatementArguments = campaignID.map { [$0] } ?? []
         _ = arguments.append(contentsOf: [test, from, to])
-        return try Int.fetchOne(
-            db, sql: """
-                SELECT COALESCE(SUM(chunks), 0) FROM device_sketches
-                WHERE \(campaignID == nil ? "" : "campaign_id = ? AND ")test = ? AND day BETWEEN ? AND ?
-                """, arguments: arguments) ?? 0
+        return ("WHERE \(campaignID == nil ? "" : "campaign_id = ? AND ")test = ? AND day BETWEEN ? AND ?", arguments)
+    }
+
+    /// Bitmap chunks a range of days holds, read from the sketch rows (a row a day, not the chunks).
+    static func chunks(campaignID: Int64?, from: String, to: String, test: Bool, in db: Database) throws -> Int {
+        let range = rangeFilter(campaignID: campaignID, from: from, to: to, test: test)
+        return try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(chunks), 0) FROM device_sketches \(range.sql)", arguments: range.arguments) ?? 0
     }
 
     /// The estimated distinct devices of a range: the union of its days' sketches.
     static func estimate(campaignID: Int64?, from: String, to: String, test: Bool, in db: Database) throws -> Int {
-        var arguments: StatementArguments = campaignID.map { [$0] } ?? []
-        _ = arguments.append(contentsOf: [test, from, to])
-        let rows = try Row.fetchCursor(
-            db, sql: """
-                SELECT registers FROM device_sketches
-                WHERE \(campaignID == nil ? "" : "campaign_id = ? AND ")test = ? AND day BETWEEN ? AND ?
-                """, arguments: arguments)
+        let range = rangeFilter(campaignID: campaignID, from: from, to: to, test: test)
+        let rows = try Row.fetchCursor(db, sql: "SELECT registers FROM device_sketches \(range.sql)", arguments: range.arguments)
         var union = DeviceSketch()
         while let row = try rows.next() {
             try row.withUnsafeData(atIndex: 0) { registers in registers?.withUnsafeBytes { union.formUnion($0) } }
