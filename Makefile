@@ -10,8 +10,9 @@ SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-
 # Chromium, its driver, and fonts for the console's languages (Noto: Arabic script for Persian and Arabic;
 # CJK for Japanese), so screenshots and layout checks see real glyphs, not boxes.
 BROWSER_PACKAGES := chromium chromium-driver fonts-noto-core fonts-noto-cjk
-# nginx, which the feed-cache test runs with packaging/nginx/herald.conf on a loopback port of its own.
-SERVICE_PACKAGES := nginx
+# nginx, which the feed-cache test runs with packaging/nginx/herald.conf on a loopback port of its own;
+# PostgreSQL, which Tools/with-postgres.sh starts in a temporary folder for the storage contract suite.
+SERVICE_PACKAGES := nginx postgresql
 # PyPI packages the Python tests use (browser, API contract and fuzz, reliability, metrics), installed when missing;
 # selenium-axe-python ships axe-core (axe.min.js) for the accessibility checks.
 PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator schemathesis selenium-axe-python prometheus-client
@@ -85,8 +86,9 @@ test: test-deps
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory swift-test python-test fuzz-check
 
+# The storage contract runs on SQLite and on a PostgreSQL server of its own, started and stopped around the tests.
 swift-test:
-	$(SWIFT) test --skip-build
+	Tools/with-postgres.sh $(SWIFT) test --skip-build
 
 # Mixed load on the release build for SOAK_MINUTES: zero errors, memory growth < 10 % (not part of `make test`).
 SOAK_MINUTES ?= 10

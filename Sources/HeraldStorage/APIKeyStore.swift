@@ -49,7 +49,7 @@ public struct APIKeyStore: Sendable {
                     """,
                 arguments: [appID, name, prefix, Secret.sha256(secret), scopeList, now])
             let id = db.lastInsertedRowID
-            try AuditLogStore.record(actor, action: "key.create", subject: "key \(prefix)… of app \(appID)", details: scopeList, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, action: "key.create", subject: "key \(prefix)… of app \(appID)", details: scopeList, at: now, in: db)
             return id
         }
         let key = APIKey(id: id, appID: appID, name: name, prefix: prefix, scopes: scopes, createdAt: now)
@@ -94,7 +94,7 @@ public struct APIKeyStore: Sendable {
         try pool.write { db in
             try db.execute(sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [now, key.id])
             guard db.changesCount > 0 else { return false }
-            try AuditLogStore.record(actor, action: "key.revoke", subject: "key \(key.prefix)… of app \(key.appID)", details: "", at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, action: "key.revoke", subject: "key \(key.prefix)… of app \(key.appID)", details: "", at: now, in: db)
             return true
         }
     }

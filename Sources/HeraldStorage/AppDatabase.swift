@@ -5,7 +5,7 @@ import GRDBSQLite
 import Synchronization
 
 /// The database: owns the connection pool and the migrator; features ask it for stores.
-public final class AppDatabase: Sendable {
+public final class AppDatabase: Stores, Sendable {
     public let pool: DatabasePool
     private let migrator: DatabaseMigrator
     /// Counts committed transactions that touched what feeds, API keys and allowed web origins are built from, so
@@ -166,13 +166,13 @@ public final class AppDatabase: Sendable {
         try pool.close()
     }
 
-    public var users: UserStore { UserStore(pool: pool) }
-    public var sessions: SessionStore { SessionStore(pool: pool) }
-    public var loginThrottles: LoginThrottleStore { LoginThrottleStore(pool: pool) }
-    public var serverSecrets: ServerSecretStore { ServerSecretStore(pool: pool) }
+    public var users: any UserStore { SQLiteUserStore(pool: pool) }
+    public var sessions: any SessionStore { SQLiteSessionStore(pool: pool) }
+    public var loginThrottles: any LoginThrottleStore { SQLiteLoginThrottleStore(pool: pool) }
+    public var serverSecrets: any ServerSecretStore { SQLiteServerSecretStore(pool: pool) }
     public var apps: AppStore { AppStore(pool: pool) }
     public var apiKeys: APIKeyStore { APIKeyStore(pool: pool) }
-    public var auditLog: AuditLogStore { AuditLogStore(pool: pool) }
+    public var auditLog: any AuditLogStore { SQLiteAuditLogStore(pool: pool) }
     public var campaigns: CampaignStore { CampaignStore(pool: pool) }
     public var events: EventStore { EventStore(pool: pool, batches: eventBatches) }
     public var pushOutbox: PushOutboxStore { PushOutboxStore(pool: pool) }

@@ -77,7 +77,7 @@ public struct AppStore: Sendable {
                 sql: "INSERT INTO apps (name, platforms, created_at) VALUES (?, ?, ?)",
                 arguments: [name, platforms.map(\.rawValue).joined(separator: ","), now])
             let app = App(id: db.lastInsertedRowID, name: name, platforms: platforms, minIntervalSeconds: 30, createdAt: now)
-            try AuditLogStore.record(
+            try SQLiteAuditLogStore.record(
                 actor, action: "app.create", subject: "app \(app.id) \(name)", details: platforms.map(\.rawValue).joined(separator: ", "),
                 at: now, in: db)
             return app
@@ -95,7 +95,7 @@ public struct AppStore: Sendable {
     public func setMinInterval(appID: Int64, seconds: Int, actor: AuditActor, now: Date) throws {
         try pool.write { db in
             try db.execute(sql: "UPDATE apps SET min_interval_seconds = ? WHERE id = ?", arguments: [seconds, appID])
-            try AuditLogStore.record(actor, action: "app.settings", subject: "app \(appID)", details: "minimum interval \(seconds) s", at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, action: "app.settings", subject: "app \(appID)", details: "minimum interval \(seconds) s", at: now, in: db)
         }
     }
 
@@ -114,7 +114,7 @@ public struct AppStore: Sendable {
                 sql: "INSERT INTO test_devices (app_id, installation_id, name, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [appID, installationID, name, now])
             let device = TestDevice(id: db.lastInsertedRowID, appID: appID, installationID: installationID, name: name, createdAt: now)
-            try AuditLogStore.record(actor, action: "device.add", subject: "test device \(name) of app \(appID)", details: installationID, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, action: "device.add", subject: "test device \(name) of app \(appID)", details: installationID, at: now, in: db)
             return device
         }
     }
@@ -124,7 +124,7 @@ public struct AppStore: Sendable {
             guard let device = try TestDevice.fetchOne(
                 db, sql: "SELECT * FROM test_devices WHERE id = ? AND app_id = ?", arguments: [id, appID]) else { return }
             try db.execute(sql: "DELETE FROM test_devices WHERE id = ?", arguments: [id])
-            try AuditLogStore.record(actor, action: "device.remove", subject: "test device \(device.name) of app \(appID)", details: device.installationID, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, action: "device.remove", subject: "test device \(device.name) of app \(appID)", details: device.installationID, at: now, in: db)
         }
     }
 
@@ -152,7 +152,7 @@ public struct AppStore: Sendable {
             try db.execute(
                 sql: "INSERT INTO app_origins (app_id, origin, created_at) VALUES (?, ?, ?)", arguments: [appID, origin, now])
             let added = AllowedOrigin(id: db.lastInsertedRowID, appID: appID, origin: origin, createdAt: now)
-            try AuditLogStore.record(actor, action: "origin.add", subject: "web origin of app \(appID)", details: origin, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, action: "origin.add", subject: "web origin of app \(appID)", details: origin, at: now, in: db)
             return added
         }
     }
@@ -164,7 +164,7 @@ public struct AppStore: Sendable {
             guard let allowed = try AllowedOrigin.fetchOne(
                 db, sql: "SELECT * FROM app_origins WHERE id = ? AND app_id = ?", arguments: [id, appID]) else { return nil }
             try db.execute(sql: "DELETE FROM app_origins WHERE id = ?", arguments: [id])
-            try AuditLogStore.record(actor, action: "origin.remove", subject: "web origin of app \(appID)", details: allowed.origin, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, action: "origin.remove", subject: "web origin of app \(appID)", details: allowed.origin, at: now, in: db)
             return allowed
         }
     }
@@ -207,7 +207,7 @@ extension AppStore {
             try db.execute(
                 sql: "UPDATE apps SET push_daily_cap = ?, push_refresh_on_change = ? WHERE id = ?",
                 arguments: [settings.dailyCap, settings.refreshOnChange, appID])
-            try AuditLogStore.record(
+            try SQLiteAuditLogStore.record(
                 actor, action: "app.push.settings", subject: "app \(appID)",
                 details: "daily cap \(settings.dailyCap.map(String.init) ?? "none"), refresh on change \(settings.refreshOnChange)", at: now, in: db)
         }

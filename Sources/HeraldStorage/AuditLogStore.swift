@@ -47,6 +47,15 @@ public struct AuditEntry: Sendable, Equatable, FetchableRecord {
     public var subject: String
     public var details: String
 
+    public init(id: Int64, occurredAt: Date, actor: String, action: String, subject: String, details: String) {
+        self.id = id
+        self.occurredAt = occurredAt
+        self.actor = actor
+        self.action = action
+        self.subject = subject
+        self.details = details
+    }
+
     public init(row: Row) throws {
         id = row["id"]
         occurredAt = row["occurred_at"]
@@ -57,11 +66,27 @@ public struct AuditEntry: Sendable, Equatable, FetchableRecord {
     }
 }
 
+/// Who changed what: the append-only `audit_log` table on either engine.
+public protocol AuditLogStore: Sendable {
+    func record(_ actor: AuditActor, action: String, subject: String, details: String, at time: Date) throws
+    /// A page of entries, newest first.
+    func page(offset: Int, limit: Int) throws -> [AuditEntry]
+    /// The newest entry of `action` (the last backup, for the System page).
+    func latest(action: String) throws -> AuditEntry?
+    func count() throws -> Int
+}
+
+extension AuditLogStore {
+    public func record(_ actor: AuditActor, action: String, subject: String, at time: Date) throws {
+        try record(actor, action: action, subject: subject, details: "", at: time)
+    }
+}
+
 /// The `audit_log` table: append-only.
-public struct AuditLogStore: Sendable {
+public struct SQLiteAuditLogStore: AuditLogStore {
     let pool: DatabasePool
 
-    public func record(_ actor: AuditActor, action: String, subject: String, details: String = "", at time: Date) throws {
+    public func record(_ actor: AuditActor, action: String, subject: String, details: String, at time: Date) throws {
         try pool.write { db in
             try Self.record(actor, action: action, subject: subject, details: details, at: time, in: db)
         }

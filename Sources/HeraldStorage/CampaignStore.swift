@@ -121,7 +121,7 @@ public struct CampaignStore: Sendable {
             ])
         let id = db.lastInsertedRowID
         try recordRevision(id: id, revision: 1, state: state, document: document, actor: actor, now: now, in: db)
-        try AuditLogStore.record(actor, action: "campaign.create", subject: "campaign \(id) \(campaign.name)", details: state.rawValue, at: now, in: db)
+        try SQLiteAuditLogStore.record(actor, action: "campaign.create", subject: "campaign \(id) \(campaign.name)", details: state.rawValue, at: now, in: db)
         return id
     }
 
@@ -156,7 +156,7 @@ public struct CampaignStore: Sendable {
                 ])
             try Self.recordRevision(id: id, revision: revision, state: state, document: document, actor: actor, now: now, in: db)
             let action = state == current.state ? "campaign.update" : "campaign.\(Self.verb(for: state, from: current.state))"
-            try AuditLogStore.record(actor, action: action, subject: "campaign \(id) \(campaign.name)", details: "revision \(revision)", at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, action: action, subject: "campaign \(id) \(campaign.name)", details: "revision \(revision)", at: now, in: db)
             return revision
         }
     }
@@ -172,7 +172,7 @@ public struct CampaignStore: Sendable {
         try pool.write { db in
             guard let current = try Self.find(id: id, in: db), current.state == .draft else { return false }
             try db.execute(sql: "DELETE FROM campaigns WHERE id = ?", arguments: [id])
-            try AuditLogStore.record(actor, action: "campaign.delete", subject: "campaign \(id) \(current.campaign.name)", details: "", at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, action: "campaign.delete", subject: "campaign \(id) \(current.campaign.name)", details: "", at: now, in: db)
             return true
         }
     }

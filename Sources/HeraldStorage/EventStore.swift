@@ -328,7 +328,7 @@ public struct EventStore: Sendable {
                 erased += db.changesCount
             }
             let registration = try InstallationStore.delete(appID: appID, installationID: installationID, in: db)
-            try AuditLogStore.record(
+            try SQLiteAuditLogStore.record(
                 actor, action: "installation.erase", subject: "installation \(installationID) of app \(appID)",
                 details: "\(erased) events" + (registration ? " and its registration" : ""), at: now, in: db)
             return Erasure(events: erased, registration: registration)

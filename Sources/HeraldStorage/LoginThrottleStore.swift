@@ -36,8 +36,18 @@ public struct LoginFailures: Sendable, Equatable {
     }
 }
 
+/// Login failures counted per key: the `login_throttles` table on either engine.
+public protocol LoginThrottleStore: Sendable {
+    /// Reads the failures of `keys`, lets `decide` change them, and saves what it changed (nil or a zero count
+    /// deletes), atomically: racing attempts, on any thread or in any process, each see what the one before
+    /// left. Rows whose last failure is before `forgetBefore` are swept first.
+    func update<Decision>(
+        _ keys: [LoginThrottleKey], forgetBefore: Date, _ decide: (inout [LoginThrottleKey: LoginFailures]) throws -> Decision
+    ) throws -> Decision
+}
+
 /// The `login_throttles` table.
-public struct LoginThrottleStore: Sendable {
+public struct SQLiteLoginThrottleStore: LoginThrottleStore {
     let pool: DatabasePool
 
     /// Reads the failures of `keys`, lets `decide` change them, and saves what it changed (nil deletes), in one

@@ -66,7 +66,7 @@ public struct PushCredentialStore: Sendable {
                     updated_at = ?, updated_by = ? WHERE app_id = ?
                     """,
                 arguments: [sealed, credentials?.keyID, credentials?.teamID, credentials?.topic, credentials?.url, now, actor.label, appID])
-            try AuditLogStore.record(
+            try SQLiteAuditLogStore.record(
                 actor, action: credentials == nil ? "app.push.apns.remove" : "app.push.apns.set", subject: "app \(appID)",
                 details: credentials.map { "key \($0.keyID), team \($0.teamID), topic \($0.topic)" } ?? "", at: now, in: db)
         }
@@ -83,7 +83,7 @@ public struct PushCredentialStore: Sendable {
                     updated_at = ?, updated_by = ? WHERE app_id = ?
                     """,
                 arguments: [sealed, credentials?.projectID, credentials?.clientEmail, credentials?.url, now, actor.label, appID])
-            try AuditLogStore.record(
+            try SQLiteAuditLogStore.record(
                 actor, action: credentials == nil ? "app.push.fcm.remove" : "app.push.fcm.set", subject: "app \(appID)",
                 details: credentials.map { "project \($0.projectID), \($0.clientEmail)" } ?? "", at: now, in: db)
         }

@@ -26,17 +26,34 @@ public struct Session: Sendable, Equatable, Codable, FetchableRecord, Persistabl
     }
 }
 
+extension Session {
+    /// A new session for `userID` and its token, which only the cookie keeps: the row stores its hash.
+    static func new(userID: Int64, now: Date, lifetime: TimeInterval) -> (token: String, session: Session) {
+        let token = Secret.random()
+        let session = Session(
+            tokenHash: Secret.sha256(token), userID: userID, csrfToken: Secret.random(),
+            flashKind: nil, flashMessage: nil, createdAt: now.storedPrecision, lastSeenAt: now.storedPrecision,
+            expiresAt: now.addingTimeInterval(lifetime).storedPrecision)
+        return (token, session)
+    }
+}
+
+/// Signed-in browser sessions: the `sessions` table on either engine.
+public protocol SessionStore: Sendable {
+    /// Creates a session and returns its token (to put in the cookie) with the stored row; sweeps expired ones.
+    func create(userID: Int64, now: Date, lifetime: TimeInterval) throws -> (token: String, session: Session)
+    func find(token: String) throws -> Session?
+    func save(_ session: Session) throws
+    func delete(tokenHash: String) throws
+}
+
 /// The `sessions` table.
-public struct SessionStore: Sendable {
+public struct SQLiteSessionStore: SessionStore {
     let pool: DatabasePool
 
     /// Creates a session and returns its token (to put in the cookie) with the stored row.
     public func create(userID: Int64, now: Date, lifetime: TimeInterval) throws -> (token: String, session: Session) {
-        let token = Secret.random()
-        let session = Session(
-            tokenHash: Secret.sha256(token), userID: userID, csrfToken: Secret.random(),
-            flashKind: nil, flashMessage: nil, createdAt: now, lastSeenAt: now,
-            expiresAt: now.addingTimeInterval(lifetime))
+        let (token, session) = Session.new(userID: userID, now: now, lifetime: lifetime)
         try pool.write { db in
             // Expired sessions are swept as new ones arrive, so the table stays small without a timer.
             try Session.filter(Column("expires_at") < now).deleteAll(db)
@@ -50,7 +67,13 @@ public struct SessionStore: Sendable {
     }
 
     public func save(_ session: Session) throws {
-        try pool.write { try session.update($0) }
+        try pool.write { db in
+            do {
+                try session.update(db)
+            } catch RecordError.recordNotFound {
+                // A session ended meanwhile (signed out in another tab) stays ended.
+            }
+        }
     }
 
     public func delete(tokenHash: String) throws {

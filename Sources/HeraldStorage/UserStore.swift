@@ -46,8 +46,27 @@ public struct User: Sendable, Equatable, Codable, FetchableRecord, MutablePersis
     }
 }
 
+/// Console accounts: the `users` table on either engine.
+public protocol UserStore: Sendable {
+    func count() throws -> Int
+    /// Inserts `user` with its audit line, returning it with its id. Fails with `.emailTaken` when the email
+    /// exists, compared with ASCII letters folded (as SQLite's NOCASE does).
+    func insert(_ user: User, actor: AuditActor, now: Date) throws -> User
+    /// Inserts `user` only if there is no user at all (first-run setup), atomically. The audit line names the
+    /// new user as the one who made the account: nobody else was there.
+    func insertFirst(_ user: User, now: Date) throws -> User?
+    func find(id: Int64) throws -> User?
+    func find(email: String) throws -> User?
+    /// Every user, by email with ASCII letters folded.
+    func all() throws -> [User]
+    /// Saves `user`'s role, name, active flag, password hash, language and time zone with its audit line
+    /// (`action`, `details`), and ends the sessions `ending` names, in one transaction; refuses to leave no
+    /// active admin.
+    func update(_ user: User, ending: SessionsToEnd, action: String, details: String, actor: AuditActor, now: Date) throws
+}
+
 /// The `users` table.
-public struct UserStore: Sendable {
+public struct SQLiteUserStore: UserStore {
     let pool: DatabasePool
 
     public func count() throws -> Int {
@@ -81,7 +100,7 @@ public struct UserStore: Sendable {
     }
 
     private static func recordCreation(of user: User, actor: AuditActor, details: String, now: Date, in db: Database) throws {
-        try AuditLogStore.record(actor, action: "user.create", subject: "user \(user.email)", details: details, at: now, in: db)
+        try SQLiteAuditLogStore.record(actor, action: "user.create", subject: "user \(user.email)", details: details, at: now, in: db)
     }
 
     public func find(id: Int64) throws -> User? {
@@ -102,7 +121,11 @@ public struct UserStore: Sendable {
         _ user: User, ending: SessionsToEnd, action: String, details: String, actor: AuditActor, now: Date
     ) throws {
         try pool.write { db in
-            try user.update(db)
+            do {
+                try user.update(db)
+            } catch RecordError.recordNotFound {
+                throw UserStoreError.notFound
+            }
             let admins = try User.filter(Column("role") == Role.admin.rawValue && Column("active") == true).fetchCount(db)
             if admins == 0 { throw UserStoreError.lastAdmin }
             if let id = user.id {
@@ -115,7 +138,7 @@ public struct UserStore: Sendable {
                     try db.execute(sql: "DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?", arguments: [id, kept])
                 }
             }
-            try AuditLogStore.record(actor, action: action, subject: "user \(user.email)", details: details, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, action: action, subject: "user \(user.email)", details: details, at: now, in: db)
         }
     }
 }
@@ -130,6 +153,8 @@ public enum SessionsToEnd: Sendable, Equatable {
 
 public enum UserStoreError: Error, Equatable {
     case emailTaken
+    /// The user was not there to update (removed meanwhile).
+    case notFound
     /// The change would leave no active admin, and nobody could manage users any more.
     case lastAdmin
 }

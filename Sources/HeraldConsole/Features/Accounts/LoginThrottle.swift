@@ -31,7 +31,7 @@ public struct LoginThrottle: Sendable {
         }
     }
 
-    let store: LoginThrottleStore
+    let store: any LoginThrottleStore
     let policy: Policy
 
     /// Counts an attempt as a failure for each of `keys` before its password is checked, or, when one of

@@ -1,0 +1,145 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// Herald's database on PostgreSQL: the pool, the migrations in `migrations/postgres/`, and the stores.
+/// Several Herald processes may share one: whatever must be atomic across them is a transaction or a lock
+/// in PostgreSQL, never a lock in one process.
+public final class PostgresAppDatabase: Stores, Sendable {
+    public let location: PostgresLocation
+    let connections: PostgresConnections
+    private let migrations: [Migration]
+
+    struct Migration: Sendable {
+        let identifier: String
+        let sql: String
+    }
+
+    /// Connects lazily: nothing is opened until the first query. `migrations` is the folder of numbered
+    /// `.sql` files written for PostgreSQL (`migrations/postgres`).
+    public init(location: PostgresLocation, migrations folder: URL, connections capacity: Int = 16, logger: Logger? = nil) throws {
+        self.location = location
+        connections = try PostgresConnections(
+            location: location, capacity: capacity, logger: logger ?? Logger(label: "herald.postgres"))
+        let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "sql" }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        guard !files.isEmpty else { throw StorageError.noMigrations(folder: folder.path) }
+        migrations = try files.map {
+            Migration(identifier: $0.deletingPathExtension().lastPathComponent, sql: try String(contentsOf: $0, encoding: .utf8))
+        }
+    }
+
+    /// Runs `body` with a connection and no transaction around it: each statement commits on its own.
+    func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        try connections.withConnection { try body(PostgresSession(connection: $0, logger: connections.logger)) }
+    }
+
+    /// Runs `body` in one transaction, committed when it returns and rolled back when it throws.
+    func write<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        try connections.withConnection { connection in
+            let session = PostgresSession(connection: connection, logger: connections.logger)
+            try session.execute("BEGIN")
+            do {
+                let result = try body(session)
+                try session.execute("COMMIT")
+                return result
+            } catch {
+                // A failed rollback leaves the connection in a transaction: throwing its error drops it.
+                try session.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// Applies every migration not yet applied, each in its own transaction, under a lock that makes
+    /// instances starting together wait for the first one. Refuses a database with migrations this binary
+    /// does not know.
+    public func migrate() throws {
+        try connections.withConnection { connection in
+            let session = PostgresSession(connection: connection, logger: connections.logger)
+            try session.execute("SELECT pg_advisory_lock(\(Self.migrationLock))")
+            defer { _ = try? session.execute("SELECT pg_advisory_unlock(\(Self.migrationLock))") }
+            try session.execute(
+                "CREATE TABLE IF NOT EXISTS herald_migrations (identifier text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+            let applied = Set(try session.all("SELECT identifier FROM herald_migrations", as: String.self))
+            let unknown = applied.subtracting(migrations.map(\.identifier)).sorted()
+            guard unknown.isEmpty else { throw StorageError.databaseIsNewer(unknownMigrations: unknown) }
+            for migration in migrations where !applied.contains(migration.identifier) {
+                // The file and its record commit together, or not at all.
+                try session.execute("BEGIN")
+                do {
+                    for statement in SQLScript.statements(migration.sql) {
+                        try session.execute(PostgresQuery(unsafeSQL: statement))
+                    }
+                    try session.execute("INSERT INTO herald_migrations (identifier) VALUES (\(migration.identifier))")
+                    try session.execute("COMMIT")
+                } catch {
+                    try session.execute("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+        _ = try serverSecrets.signingKey(now: Date())
+    }
+
+    /// The advisory lock migrations run under (any number that no other lock in the database uses).
+    private static let migrationLock: Int64 = 0x4845_5241_4C44  // "HERALD"
+
+    /// The migrations applied to this database, in order.
+    public func appliedMigrations() throws -> [String] {
+        try read { try $0.all("SELECT identifier FROM herald_migrations ORDER BY identifier", as: String.self) }
+    }
+
+    public var knownMigrations: [String] { migrations.map(\.identifier) }
+
+    /// Whether the server answers a query (for `/readyz`).
+    public func isReachable() -> Bool {
+        (try? read { try $0.one("SELECT 1::int8", as: Int64.self) }) == 1
+    }
+
+    public func close() {
+        connections.close()
+    }
+
+    public var users: any UserStore { PostgresUserStore(database: self) }
+    public var sessions: any SessionStore { PostgresSessionStore(database: self) }
+    public var loginThrottles: any LoginThrottleStore { PostgresLoginThrottleStore(database: self) }
+    public var serverSecrets: any ServerSecretStore { PostgresServerSecretStore(database: self) }
+    public var auditLog: any AuditLogStore { PostgresAuditLogStore(database: self) }
+}
+
+/// One lent connection: runs queries and waits for their answers.
+struct PostgresSession {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    @discardableResult
+    func execute(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        try connection.query(query, logger: logger).wait()
+    }
+
+    func rows(_ query: PostgresQuery) throws -> [PostgresRow] {
+        Array(try execute(query).rows)
+    }
+
+    func all<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type) throws -> [T] {
+        try rows(query).map { try $0.decode(T.self) }
+    }
+
+    func one<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type) throws -> T? {
+        try rows(query).first.map { try $0.decode(T.self) }
+    }
+
+    /// How many rows the statement inserted, updated or deleted.
+    func changes(_ query: PostgresQuery) throws -> Int {
+        try execute(query).metadata.rows ?? 0
+    }
+
+    /// Waits for the transaction lock named by `key`, held until commit or rollback: what SQLite's single
+    /// writer gives for free, given to a read-modify-write that several processes may race on.
+    func lock(_ key: String) throws {
+        try execute("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))")
+    }
+}
