@@ -31,15 +31,44 @@ extension APIKey: FetchableRecord {
     }
 }
 
+/// Apps' API keys, on either engine.
+public protocol APIKeyStore: Sendable {
+    /// Creates a key (and its audit line, in one transaction) and returns it with its secret, which is
+    /// not stored and cannot be shown again.
+    func create(appID: Int64, name: String, scopes: [APIScope], actor: AuditActor, now: Date) throws -> (key: APIKey, secret: String)
+    /// The app's keys, newest first.
+    func all(appID: Int64) throws -> [APIKey]
+    func find(id: Int64) throws -> APIKey?
+    /// The live (not revoked) key whose secret is `secret`.
+    func authenticate(secret: String) throws -> APIKey?
+    /// Records that the key was used, at most once a minute; only bookkeeping, so a database that cannot
+    /// take the write does not fail the request.
+    func markUsed(_ key: APIKey, now: Date) throws
+    /// Revokes the key (with its audit line, in one transaction); false when it was already revoked or does not exist.
+    func revoke(_ key: APIKey, actor: AuditActor, now: Date) throws -> Bool
+}
+
+extension APIKey {
+    /// A new key's secret and the prefix kept to tell keys apart.
+    static func newSecret() -> (secret: String, prefix: String) {
+        let secret = "hrld_" + Secret.random()
+        return (secret, String(secret.prefix(12)))
+    }
+
+    /// Whether a key last used at `lastUsedAt` should record a use at `now`: at most once a minute.
+    static func shouldRecordUse(lastUsedAt: Date?, now: Date) -> Bool {
+        lastUsedAt.map { now.timeIntervalSince($0) > 60 } ?? true
+    }
+}
+
 /// The `api_keys` table.
-public struct APIKeyStore: Sendable {
+public struct SQLiteAPIKeyStore: APIKeyStore {
     let pool: DatabasePool
 
     /// Creates a key (and its audit line, in one transaction) and returns it with its secret, which is
     /// not stored and cannot be shown again.
     public func create(appID: Int64, name: String, scopes: [APIScope], actor: AuditActor, now: Date) throws -> (key: APIKey, secret: String) {
-        let secret = "hrld_" + Secret.random()
-        let prefix = String(secret.prefix(12))
+        let (secret, prefix) = APIKey.newSecret()
         let scopeList = scopes.map(\.rawValue).joined(separator: " ")
         let id = try pool.write { db in
             try db.execute(
@@ -78,7 +107,7 @@ public struct APIKeyStore: Sendable {
     /// Records that the key was used, at most once a minute so busy keys do not write on every request.
     /// Only bookkeeping: when the database cannot be written (disk full, read-only) the request goes on without it.
     public func markUsed(_ key: APIKey, now: Date) throws {
-        guard key.lastUsedAt.map({ now.timeIntervalSince($0) > 60 }) ?? true else { return }
+        guard APIKey.shouldRecordUse(lastUsedAt: key.lastUsedAt, now: now) else { return }
         do {
             try pool.write { db in
                 try db.execute(sql: "UPDATE api_keys SET last_used_at = ? WHERE id = ?", arguments: [now, key.id])

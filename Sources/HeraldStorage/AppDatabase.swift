@@ -170,13 +170,13 @@ public final class AppDatabase: Stores, Sendable {
     public var sessions: any SessionStore { SQLiteSessionStore(pool: pool) }
     public var loginThrottles: any LoginThrottleStore { SQLiteLoginThrottleStore(pool: pool) }
     public var serverSecrets: any ServerSecretStore { SQLiteServerSecretStore(pool: pool) }
-    public var apps: AppStore { AppStore(pool: pool) }
-    public var apiKeys: APIKeyStore { APIKeyStore(pool: pool) }
+    public var apps: any AppStore { SQLiteAppStore(pool: pool) }
+    public var apiKeys: any APIKeyStore { SQLiteAPIKeyStore(pool: pool) }
     public var auditLog: any AuditLogStore { SQLiteAuditLogStore(pool: pool) }
     public var campaigns: CampaignStore { CampaignStore(pool: pool) }
     public var events: EventStore { EventStore(pool: pool, batches: eventBatches) }
     public var pushOutbox: PushOutboxStore { PushOutboxStore(pool: pool) }
-    public func pushCredentials(box: SecretBox) -> PushCredentialStore { PushCredentialStore(pool: pool, box: box) }
+    public func pushCredentials(box: SecretBox) -> any PushCredentialStore { SQLitePushCredentialStore(pool: pool, box: box) }
     public var installations: InstallationStore { InstallationStore(pool: pool) }
 
     /// Checks that the file at `path` is a whole Herald database this binary can run: SQLite's

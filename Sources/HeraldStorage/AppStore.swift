@@ -63,8 +63,37 @@ extension App: FetchableRecord {
     }
 }
 
+/// Apps, their test devices, allowed web origins and push settings, on either engine.
+public protocol AppStore: Sendable {
+    /// Creates an app and its audit line in one transaction; `.nameTaken` when the name (ASCII letters folded) exists.
+    func create(name: String, platforms: [Platform], actor: AuditActor, now: Date) throws -> App
+    func find(id: Int64) throws -> App?
+    /// Every app, by name with ASCII letters folded.
+    func all() throws -> [App]
+    func setMinInterval(appID: Int64, seconds: Int, actor: AuditActor, now: Date) throws
+    /// The app's test devices, by name with ASCII letters folded.
+    func testDevices(appID: Int64) throws -> [TestDevice]
+    /// Adds a test device with its audit line; `.deviceTaken` when the app has that installation already.
+    func addTestDevice(appID: Int64, installationID: String, name: String, actor: AuditActor, now: Date) throws -> TestDevice
+    /// Removes one of the app's test devices with its audit line; nothing when the app has no such device.
+    func removeTestDevice(id: Int64, appID: Int64, actor: AuditActor, now: Date) throws
+    /// The app's allowed web origins, in byte order.
+    func origins(appID: Int64) throws -> [AllowedOrigin]
+    /// Every app's allowed web origins, for the answers to browsers (at most `maxPerApp` per app).
+    func allOrigins() throws -> [AllowedOrigin]
+    /// Allows `origin` (already normalized) for the app, with its audit line, in one transaction; the count
+    /// is checked inside it, so two admins adding at once cannot pass the limit.
+    func addOrigin(appID: Int64, origin: String, actor: AuditActor, now: Date) throws -> AllowedOrigin
+    /// Removes one of the app's origins with its audit line; nil when the app has no such origin.
+    @discardableResult
+    func removeOrigin(id: Int64, appID: Int64, actor: AuditActor, now: Date) throws -> AllowedOrigin?
+    /// The app's push settings; the defaults for an app that does not exist.
+    func pushSettings(appID: Int64) throws -> AppPushSettings
+    func setPushSettings(_ settings: AppPushSettings, appID: Int64, actor: AuditActor, now: Date) throws
+}
+
 /// The `apps` table.
-public struct AppStore: Sendable {
+public struct SQLiteAppStore: AppStore {
     let pool: DatabasePool
 
     /// Creates an app and its audit line in one transaction.
@@ -192,7 +221,7 @@ public struct AppPushSettings: Sendable, Equatable {
     public static let dailyCapRange = 1...100
 }
 
-extension AppStore {
+extension SQLiteAppStore {
     public func pushSettings(appID: Int64) throws -> AppPushSettings {
         try pool.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT push_daily_cap, push_refresh_on_change FROM apps WHERE id = ?", arguments: [appID]) else {

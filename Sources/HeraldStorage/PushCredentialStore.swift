@@ -50,14 +50,82 @@ public struct PushSetup: Sendable, Equatable {
     public var hasFCM: Bool { fcmProjectID != nil }
 }
 
+/// An app's `app_push_credentials` row as either engine reads it.
+struct StoredPushCredentials {
+    var apnsKeySealed: Data?
+    var apnsKeyID: String?
+    var apnsTeamID: String?
+    var apnsTopic: String?
+    var apnsURL: String?
+    var fcmAccountSealed: Data?
+    var fcmProjectID: String?
+    var fcmClientEmail: String?
+    var fcmURL: String?
+    var updatedAt: Date
+    var updatedBy: String
+
+    /// The credentials, opened with `box`; a provider whose sealed secret is there but whose other parts are
+    /// not (written by something else) reads as not set up.
+    func opened(box: SecretBox, appID: Int64) throws -> (apns: APNsCredentials?, fcm: FCMCredentials?) {
+        var apns: APNsCredentials?
+        if let apnsKeySealed, let apnsKeyID, let apnsTeamID, let apnsTopic {
+            let key = try box.open(apnsKeySealed, context: StoredPushCredentials.context("apns", appID))
+            apns = APNsCredentials(keyPEM: String(decoding: key, as: UTF8.self), keyID: apnsKeyID, teamID: apnsTeamID, topic: apnsTopic, url: apnsURL)
+        }
+        var fcm: FCMCredentials?
+        if let fcmAccountSealed, let fcmProjectID, let fcmClientEmail {
+            fcm = FCMCredentials(
+                serviceAccountJSON: try box.open(fcmAccountSealed, context: StoredPushCredentials.context("fcm", appID)),
+                projectID: fcmProjectID, clientEmail: fcmClientEmail, url: fcmURL)
+        }
+        return (apns, fcm)
+    }
+
+    /// What binds a sealed secret to its provider and app, so one cannot be moved to another.
+    static func context(_ provider: String, _ appID: Int64) -> String { "herald push \(provider) app \(appID)" }
+
+    /// The audit line's action and details for setting (or removing) APNs credentials.
+    static func audit(_ credentials: APNsCredentials?) -> (action: String, details: String) {
+        (credentials == nil ? "app.push.apns.remove" : "app.push.apns.set",
+         credentials.map { "key \($0.keyID), team \($0.teamID), topic \($0.topic)" } ?? "")
+    }
+
+    /// The audit line's action and details for setting (or removing) an FCM service account.
+    static func audit(_ credentials: FCMCredentials?) -> (action: String, details: String) {
+        (credentials == nil ? "app.push.fcm.remove" : "app.push.fcm.set",
+         credentials.map { "project \($0.projectID), \($0.clientEmail)" } ?? "")
+    }
+
+    /// What pages show: never a secret.
+    var setup: PushSetup {
+        let hasAPNs = apnsKeySealed != nil, hasFCM = fcmAccountSealed != nil
+        return PushSetup(
+            apnsKeyID: hasAPNs ? apnsKeyID : nil, apnsTeamID: hasAPNs ? apnsTeamID : nil, apnsTopic: hasAPNs ? apnsTopic : nil,
+            apnsURL: hasAPNs ? apnsURL : nil, fcmProjectID: hasFCM ? fcmProjectID : nil, fcmClientEmail: hasFCM ? fcmClientEmail : nil,
+            fcmURL: hasFCM ? fcmURL : nil, updatedAt: updatedAt, updatedBy: updatedBy)
+    }
+}
+
+/// Apps' push credentials, sealed, on either engine.
+public protocol PushCredentialStore: Sendable {
+    /// Sets (or with nil, removes) the app's APNs credentials, with its audit line.
+    func setAPNs(_ credentials: APNsCredentials?, appID: Int64, actor: AuditActor, now: Date) throws
+    /// Sets (or with nil, removes) the app's FCM service account, with its audit line.
+    func setFCM(_ credentials: FCMCredentials?, appID: Int64, actor: AuditActor, now: Date) throws
+    /// The app's credentials, opened: for the sender only.
+    func credentials(appID: Int64) throws -> (apns: APNsCredentials?, fcm: FCMCredentials?)
+    /// What pages show: which providers are set up, by whom and when.
+    func setup(appID: Int64) throws -> PushSetup
+}
+
 /// The `app_push_credentials` table: one row per app, secrets sealed by `SecretBox`.
-public struct PushCredentialStore: Sendable {
+public struct SQLitePushCredentialStore: PushCredentialStore {
     let pool: DatabasePool
     let box: SecretBox
 
     /// Sets (or with nil, removes) the app's APNs credentials.
     public func setAPNs(_ credentials: APNsCredentials?, appID: Int64, actor: AuditActor, now: Date) throws {
-        let sealed = try credentials.map { try box.seal(Data($0.keyPEM.utf8), context: Self.context("apns", appID)) }
+        let sealed = try credentials.map { try box.seal(Data($0.keyPEM.utf8), context: StoredPushCredentials.context("apns", appID)) }
         try pool.write { db in
             try Self.ensureRow(appID: appID, actor: actor, now: now, in: db)
             try db.execute(
@@ -66,15 +134,14 @@ public struct PushCredentialStore: Sendable {
                     updated_at = ?, updated_by = ? WHERE app_id = ?
                     """,
                 arguments: [sealed, credentials?.keyID, credentials?.teamID, credentials?.topic, credentials?.url, now, actor.label, appID])
-            try SQLiteAuditLogStore.record(
-                actor, action: credentials == nil ? "app.push.apns.remove" : "app.push.apns.set", subject: "app \(appID)",
-                details: credentials.map { "key \($0.keyID), team \($0.teamID), topic \($0.topic)" } ?? "", at: now, in: db)
+            let audit = StoredPushCredentials.audit(credentials)
+            try SQLiteAuditLogStore.record(actor, action: audit.action, subject: "app \(appID)", details: audit.details, at: now, in: db)
         }
     }
 
     /// Sets (or with nil, removes) the app's FCM service account.
     public func setFCM(_ credentials: FCMCredentials?, appID: Int64, actor: AuditActor, now: Date) throws {
-        let sealed = try credentials.map { try box.seal($0.serviceAccountJSON, context: Self.context("fcm", appID)) }
+        let sealed = try credentials.map { try box.seal($0.serviceAccountJSON, context: StoredPushCredentials.context("fcm", appID)) }
         try pool.write { db in
             try Self.ensureRow(appID: appID, actor: actor, now: now, in: db)
             try db.execute(
@@ -83,49 +150,31 @@ public struct PushCredentialStore: Sendable {
                     updated_at = ?, updated_by = ? WHERE app_id = ?
                     """,
                 arguments: [sealed, credentials?.projectID, credentials?.clientEmail, credentials?.url, now, actor.label, appID])
-            try SQLiteAuditLogStore.record(
-                actor, action: credentials == nil ? "app.push.fcm.remove" : "app.push.fcm.set", subject: "app \(appID)",
-                details: credentials.map { "project \($0.projectID), \($0.clientEmail)" } ?? "", at: now, in: db)
+            let audit = StoredPushCredentials.audit(credentials)
+            try SQLiteAuditLogStore.record(actor, action: audit.action, subject: "app \(appID)", details: audit.details, at: now, in: db)
         }
     }
 
-    /// The app's credentials, opened: for the sender only.
     public func credentials(appID: Int64) throws -> (apns: APNsCredentials?, fcm: FCMCredentials?) {
-        guard let row = try pool.read({ try Row.fetchOne($0, sql: "SELECT * FROM app_push_credentials WHERE app_id = ?", arguments: [appID]) }) else {
-            return (nil, nil)
-        }
-        var apns: APNsCredentials?
-        if let sealed: Data = row["apns_key_sealed"] {
-            let key = try box.open(sealed, context: Self.context("apns", appID))
-            apns = APNsCredentials(
-                keyPEM: String(decoding: key, as: UTF8.self), keyID: row["apns_key_id"], teamID: row["apns_team_id"],
-                topic: row["apns_topic"], url: row["apns_url"])
-        }
-        var fcm: FCMCredentials?
-        if let sealed: Data = row["fcm_account_sealed"] {
-            fcm = FCMCredentials(
-                serviceAccountJSON: try box.open(sealed, context: Self.context("fcm", appID)), projectID: row["fcm_project_id"],
-                clientEmail: row["fcm_client_email"], url: row["fcm_url"])
-        }
-        return (apns, fcm)
+        try stored(appID: appID)?.opened(box: box, appID: appID) ?? (nil, nil)
     }
 
-    /// What pages show: which providers are set up, by whom and when.
     public func setup(appID: Int64) throws -> PushSetup {
+        try stored(appID: appID)?.setup ?? PushSetup()
+    }
+
+    private func stored(appID: Int64) throws -> StoredPushCredentials? {
         try pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM app_push_credentials WHERE app_id = ?", arguments: [appID]) else {
-                return PushSetup()
+            try Row.fetchOne(db, sql: "SELECT * FROM app_push_credentials WHERE app_id = ?", arguments: [appID]).map { row in
+                StoredPushCredentials(
+                    apnsKeySealed: row["apns_key_sealed"], apnsKeyID: row["apns_key_id"], apnsTeamID: row["apns_team_id"],
+                    apnsTopic: row["apns_topic"], apnsURL: row["apns_url"], fcmAccountSealed: row["fcm_account_sealed"],
+                    fcmProjectID: row["fcm_project_id"], fcmClientEmail: row["fcm_client_email"], fcmURL: row["fcm_url"],
+                    updatedAt: row["updated_at"], updatedBy: row["updated_by"])
             }
-            let hasAPNs = (row["apns_key_sealed"] as Data?) != nil, hasFCM = (row["fcm_account_sealed"] as Data?) != nil
-            return PushSetup(
-                apnsKeyID: hasAPNs ? row["apns_key_id"] : nil, apnsTeamID: hasAPNs ? row["apns_team_id"] : nil,
-                apnsTopic: hasAPNs ? row["apns_topic"] : nil, apnsURL: hasAPNs ? row["apns_url"] : nil,
-                fcmProjectID: hasFCM ? row["fcm_project_id"] : nil, fcmClientEmail: hasFCM ? row["fcm_client_email"] : nil,
-                fcmURL: hasFCM ? row["fcm_url"] : nil, updatedAt: row["updated_at"], updatedBy: row["updated_by"])
         }
     }
 
-    private static func context(_ provider: String, _ appID: Int64) -> String { "herald push \(provider) app \(appID)" }
 
     private static func ensureRow(appID: Int64, actor: AuditActor, now: Date, in db: Database) throws {
         try db.execute(

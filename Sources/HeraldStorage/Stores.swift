@@ -9,6 +9,9 @@ public protocol Stores: Sendable {
     var loginThrottles: any LoginThrottleStore { get }
     var serverSecrets: any ServerSecretStore { get }
     var auditLog: any AuditLogStore { get }
+    var apps: any AppStore { get }
+    var apiKeys: any APIKeyStore { get }
+    func pushCredentials(box: SecretBox) -> any PushCredentialStore
 }
 
 extension Date {

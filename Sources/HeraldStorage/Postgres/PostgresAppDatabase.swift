@@ -32,11 +32,13 @@ public final class PostgresAppDatabase: Stores, Sendable {
     }
 
     /// Runs `body` with a connection and no transaction around it: each statement commits on its own.
+    @discardableResult
     func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
         try connections.withConnection { try body(PostgresSession(connection: $0, logger: connections.logger)) }
     }
 
     /// Runs `body` in one transaction, committed when it returns and rolled back when it throws.
+    @discardableResult
     func write<T>(_ body: (PostgresSession) throws -> T) throws -> T {
         try connections.withConnection { connection in
             let session = PostgresSession(connection: connection, logger: connections.logger)
@@ -108,6 +110,9 @@ public final class PostgresAppDatabase: Stores, Sendable {
     public var loginThrottles: any LoginThrottleStore { PostgresLoginThrottleStore(database: self) }
     public var serverSecrets: any ServerSecretStore { PostgresServerSecretStore(database: self) }
     public var auditLog: any AuditLogStore { PostgresAuditLogStore(database: self) }
+    public var apps: any AppStore { PostgresAppStore(database: self) }
+    public var apiKeys: any APIKeyStore { PostgresAPIKeyStore(database: self) }
+    public func pushCredentials(box: SecretBox) -> any PushCredentialStore { PostgresPushCredentialStore(database: self, box: box) }
 }
 
 /// One lent connection: runs queries and waits for their answers.

@@ -29,7 +29,7 @@ public struct PushSettings: Sendable {
 /// FCM with a bounded number in flight and a rate per app and provider, and records what came back.
 public final class PushDispatcher: Sendable {
     let database: AppDatabase
-    let credentials: PushCredentialStore
+    let credentials: any PushCredentialStore
     let settings: PushSettings
     let logger: Logger
     /// The connections to the providers exist only between `start()` and `shutdown()`: a client that is
@@ -43,7 +43,7 @@ public final class PushDispatcher: Sendable {
     /// Campaigns being sent, read once a few seconds rather than once per notification.
     private let campaigns = Mutex<[Int64: (campaign: Campaign, read: ContinuousClock.Instant)]>([:])
 
-    public init(database: AppDatabase, credentials: PushCredentialStore, settings: PushSettings, logger: Logger) {
+    public init(database: AppDatabase, credentials: any PushCredentialStore, settings: PushSettings, logger: Logger) {
         self.database = database
         self.credentials = credentials
         self.settings = settings

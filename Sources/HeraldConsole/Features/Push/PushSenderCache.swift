@@ -12,12 +12,12 @@ actor PushSenderCache {
         let limiter: RateLimiter
     }
 
-    private let credentials: PushCredentialStore
+    private let credentials: any PushCredentialStore
     private let httpClient: HTTPClient
     private let ratePerSecond: Int?
     private var entries: [Int64: (checked: ContinuousClock.Instant, updatedAt: Date?, apns: Entry?, fcm: Entry?)] = [:]
 
-    init(credentials: PushCredentialStore, httpClient: HTTPClient, ratePerSecond: Int?) {
+    init(credentials: any PushCredentialStore, httpClient: HTTPClient, ratePerSecond: Int?) {
         self.credentials = credentials
         self.httpClient = httpClient
         self.ratePerSecond = ratePerSecond

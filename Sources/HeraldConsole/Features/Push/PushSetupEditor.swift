@@ -7,7 +7,7 @@ import HeraldStorage
 /// is checked by making the provider's configuration from it, then stored sealed.
 public struct PushSetupEditor: Sendable {
     let database: AppDatabase
-    let credentials: PushCredentialStore
+    let credentials: any PushCredentialStore
 
     public init(database: AppDatabase, box: SecretBox) {
         self.database = database

@@ -1,0 +1,310 @@
+import Foundation
+import HeraldDomain
+import NIOFoundationCompat
+import PostgresNIO
+
+/// Apps, test devices, allowed origins and push settings on PostgreSQL.
+struct PostgresAppStore: AppStore {
+    let database: PostgresAppDatabase
+
+    private static let columns = "id, name, platforms, min_interval_seconds, created_at"
+
+    private static func app(_ row: PostgresRow) throws -> App {
+        let (id, name, platforms, minInterval, createdAt) = try row.decode((Int64, String, String, Int64, Date).self)
+        return App(
+            id: id, name: name, platforms: platforms.split(separator: ",").compactMap { Platform(rawValue: String($0)) },
+            minIntervalSeconds: Int(clamping: minInterval), createdAt: createdAt)
+    }
+
+    private static func device(_ row: PostgresRow) throws -> TestDevice {
+        let (id, appID, installationID, name, createdAt) = try row.decode((Int64, Int64, String, String, Date).self)
+        return TestDevice(id: id, appID: appID, installationID: installationID, name: name, createdAt: createdAt)
+    }
+
+    private static func origin(_ row: PostgresRow) throws -> AllowedOrigin {
+        let (id, appID, origin, createdAt) = try row.decode((Int64, Int64, String, Date).self)
+        return AllowedOrigin(id: id, appID: appID, origin: origin, createdAt: createdAt)
+    }
+
+    func create(name: String, platforms: [Platform], actor: AuditActor, now: Date) throws -> App {
+        let stored = platforms.map(\.rawValue).joined(separator: ",")
+        return try database.write { db in
+            // The unique index on the folded name decides, so two instances creating one name cannot both succeed.
+            guard let row = try db.rows(
+                """
+                INSERT INTO apps (name, platforms, created_at) VALUES (\(name), \(stored), \(now.storedPrecision))
+                ON CONFLICT DO NOTHING RETURNING \(unescaped: Self.columns)
+                """
+            ).first else { throw AppStoreError.nameTaken }
+            let app = try Self.app(row)
+            try PostgresAuditLogStore.record(
+                actor, action: "app.create", subject: "app \(app.id) \(name)", details: platforms.map(\.rawValue).joined(separator: ", "),
+                at: now, in: db)
+            return app
+        }
+    }
+
+    func find(id: Int64) throws -> App? {
+        try database.read { try $0.rows("SELECT \(unescaped: Self.columns) FROM apps WHERE id = \(id)").first.map(Self.app) }
+    }
+
+    func all() throws -> [App] {
+        try database.read { try $0.rows("SELECT \(unescaped: Self.columns) FROM apps ORDER BY herald_fold(name) COLLATE \"C\"").map(Self.app) }
+    }
+
+    func setMinInterval(appID: Int64, seconds: Int, actor: AuditActor, now: Date) throws {
+        try database.write { db in
+            try db.execute("UPDATE apps SET min_interval_seconds = \(Int64(seconds)) WHERE id = \(appID)")
+            try PostgresAuditLogStore.record(
+                actor, action: "app.settings", subject: "app \(appID)", details: "minimum interval \(seconds) s", at: now, in: db)
+        }
+    }
+
+    func testDevices(appID: Int64) throws -> [TestDevice] {
+        try database.read {
+            try $0.rows(
+                """
+                SELECT id, app_id, installation_id, name, created_at FROM test_devices WHERE app_id = \(appID)
+                ORDER BY herald_fold(name) COLLATE "C"
+                """
+            ).map(Self.device)
+        }
+    }
+
+    func addTestDevice(appID: Int64, installationID: String, name: String, actor: AuditActor, now: Date) throws -> TestDevice {
+        try database.write { db in
+            guard let row = try db.rows(
+                """
+                INSERT INTO test_devices (app_id, installation_id, name, created_at)
+                VALUES (\(appID), \(installationID), \(name), \(now.storedPrecision))
+                ON CONFLICT (app_id, installation_id) DO NOTHING
+                RETURNING id, app_id, installation_id, name, created_at
+                """
+            ).first else { throw AppStoreError.deviceTaken }
+            let device = try Self.device(row)
+            try PostgresAuditLogStore.record(
+                actor, action: "device.add", subject: "test device \(name) of app \(appID)", details: installationID, at: now, in: db)
+            return device
+        }
+    }
+
+    func removeTestDevice(id: Int64, appID: Int64, actor: AuditActor, now: Date) throws {
+        try database.write { db in
+            guard let row = try db.rows(
+                """
+                DELETE FROM test_devices WHERE id = \(id) AND app_id = \(appID)
+                RETURNING id, app_id, installation_id, name, created_at
+                """
+            ).first else { return }
+            let device = try Self.device(row)
+            try PostgresAuditLogStore.record(
+                actor, action: "device.remove", subject: "test device \(device.name) of app \(appID)", details: device.installationID,
+                at: now, in: db)
+        }
+    }
+
+    func origins(appID: Int64) throws -> [AllowedOrigin] {
+        try database.read {
+            try $0.rows(
+                "SELECT id, app_id, origin, created_at FROM app_origins WHERE app_id = \(appID) ORDER BY origin COLLATE \"C\""
+            ).map(Self.origin)
+        }
+    }
+
+    func allOrigins() throws -> [AllowedOrigin] {
+        try database.read { try $0.rows("SELECT id, app_id, origin, created_at FROM app_origins").map(Self.origin) }
+    }
+
+    func addOrigin(appID: Int64, origin: String, actor: AuditActor, now: Date) throws -> AllowedOrigin {
+        try database.write { db in
+            // Two admins adding at once, on two instances: the second counts after the first commits.
+            try db.lock("app_origins \(appID)")
+            let allowed = try db.one("SELECT count(*) FROM app_origins WHERE app_id = \(appID)", as: Int64.self) ?? 0
+            let taken = try db.one("SELECT count(*) FROM app_origins WHERE app_id = \(appID) AND origin = \(origin)", as: Int64.self) ?? 0
+            if taken > 0 { throw AppStoreError.originTaken }
+            if allowed >= AllowedOrigin.maxPerApp { throw AppStoreError.tooManyOrigins }
+            guard let row = try db.rows(
+                """
+                INSERT INTO app_origins (app_id, origin, created_at) VALUES (\(appID), \(origin), \(now.storedPrecision))
+                RETURNING id, app_id, origin, created_at
+                """
+            ).first else { throw AppStoreError.originTaken }
+            let added = try Self.origin(row)
+            try PostgresAuditLogStore.record(actor, action: "origin.add", subject: "web origin of app \(appID)", details: origin, at: now, in: db)
+            return added
+        }
+    }
+
+    @discardableResult
+    func removeOrigin(id: Int64, appID: Int64, actor: AuditActor, now: Date) throws -> AllowedOrigin? {
+        try database.write { db in
+            guard let row = try db.rows(
+                "DELETE FROM app_origins WHERE id = \(id) AND app_id = \(appID) RETURNING id, app_id, origin, created_at"
+            ).first else { return nil }
+            let allowed = try Self.origin(row)
+            try PostgresAuditLogStore.record(
+                actor, action: "origin.remove", subject: "web origin of app \(appID)", details: allowed.origin, at: now, in: db)
+            return allowed
+        }
+    }
+
+    func pushSettings(appID: Int64) throws -> AppPushSettings {
+        try database.read { db in
+            guard let row = try db.rows("SELECT push_daily_cap, push_refresh_on_change FROM apps WHERE id = \(appID)").first else {
+                return AppPushSettings()
+            }
+            let (cap, refresh) = try row.decode((Int64?, Bool).self)
+            return AppPushSettings(dailyCap: cap.map { Int(clamping: $0) }, refreshOnChange: refresh)
+        }
+    }
+
+    func setPushSettings(_ settings: AppPushSettings, appID: Int64, actor: AuditActor, now: Date) throws {
+        try database.write { db in
+            try db.execute(
+                """
+                UPDATE apps SET push_daily_cap = \(settings.dailyCap.map(Int64.init)), push_refresh_on_change = \(settings.refreshOnChange)
+                WHERE id = \(appID)
+                """)
+            try PostgresAuditLogStore.record(
+                actor, action: "app.push.settings", subject: "app \(appID)",
+                details: "daily cap \(settings.dailyCap.map(String.init) ?? "none"), refresh on change \(settings.refreshOnChange)", at: now, in: db)
+        }
+    }
+}
+
+/// API keys on PostgreSQL.
+struct PostgresAPIKeyStore: APIKeyStore {
+    let database: PostgresAppDatabase
+
+    private static let columns = "id, app_id, name, prefix, scopes, created_at, last_used_at, revoked_at"
+
+    private static func key(_ row: PostgresRow) throws -> APIKey {
+        let (id, appID, name, prefix, scopes, createdAt, lastUsedAt, revokedAt) = try row.decode(
+            (Int64, Int64, String, String, String, Date, Date?, Date?).self)
+        return APIKey(
+            id: id, appID: appID, name: name, prefix: prefix, scopes: scopes.split(separator: " ").compactMap { APIScope(rawValue: String($0)) },
+            createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt)
+    }
+
+    func create(appID: Int64, name: String, scopes: [APIScope], actor: AuditActor, now: Date) throws -> (key: APIKey, secret: String) {
+        let (secret, prefix) = APIKey.newSecret()
+        let scopeList = scopes.map(\.rawValue).joined(separator: " ")
+        let key = try database.write { db in
+            guard let row = try db.rows(
+                """
+                INSERT INTO api_keys (app_id, name, prefix, secret_hash, scopes, created_at)
+                VALUES (\(appID), \(name), \(prefix), \(Secret.sha256(secret)), \(scopeList), \(now.storedPrecision))
+                RETURNING \(unescaped: Self.columns)
+                """
+            ).first else { throw UnreadableStoredValue(column: "api_keys.id", value: prefix) }
+            try PostgresAuditLogStore.record(actor, action: "key.create", subject: "key \(prefix)… of app \(appID)", details: scopeList, at: now, in: db)
+            return try Self.key(row)
+        }
+        return (key, secret)
+    }
+
+    func all(appID: Int64) throws -> [APIKey] {
+        try database.read {
+            try $0.rows("SELECT \(unescaped: Self.columns) FROM api_keys WHERE app_id = \(appID) ORDER BY created_at DESC, id DESC").map(Self.key)
+        }
+    }
+
+    func find(id: Int64) throws -> APIKey? {
+        try database.read { try $0.rows("SELECT \(unescaped: Self.columns) FROM api_keys WHERE id = \(id)").first.map(Self.key) }
+    }
+
+    func authenticate(secret: String) throws -> APIKey? {
+        try database.read {
+            try $0.rows(
+                "SELECT \(unescaped: Self.columns) FROM api_keys WHERE secret_hash = \(Secret.sha256(secret)) AND revoked_at IS NULL"
+            ).first.map(Self.key)
+        }
+    }
+
+    func markUsed(_ key: APIKey, now: Date) throws {
+        guard APIKey.shouldRecordUse(lastUsedAt: key.lastUsedAt, now: now) else { return }
+        do {
+            try database.read { try $0.execute("UPDATE api_keys SET last_used_at = \(now.storedPrecision) WHERE id = \(key.id)") }
+        } catch where StorageUnavailable(error) != nil {
+            return
+        }
+    }
+
+    func revoke(_ key: APIKey, actor: AuditActor, now: Date) throws -> Bool {
+        try database.write { db in
+            let changed = try db.changes("UPDATE api_keys SET revoked_at = \(now.storedPrecision) WHERE id = \(key.id) AND revoked_at IS NULL")
+            guard changed > 0 else { return false }
+            try PostgresAuditLogStore.record(actor, action: "key.revoke", subject: "key \(key.prefix)… of app \(key.appID)", details: "", at: now, in: db)
+            return true
+        }
+    }
+}
+
+/// Push credentials on PostgreSQL: one row per app, secrets sealed by `SecretBox`.
+struct PostgresPushCredentialStore: PushCredentialStore {
+    let database: PostgresAppDatabase
+    let box: SecretBox
+
+    func setAPNs(_ credentials: APNsCredentials?, appID: Int64, actor: AuditActor, now: Date) throws {
+        let sealed = try credentials.map { ByteBuffer(data: try box.seal(Data($0.keyPEM.utf8), context: StoredPushCredentials.context("apns", appID))) }
+        try database.write { db in
+            try db.execute(
+                """
+                INSERT INTO app_push_credentials (app_id, apns_key_sealed, apns_key_id, apns_team_id, apns_topic, apns_url, updated_at, updated_by)
+                VALUES (\(appID), \(sealed), \(credentials?.keyID), \(credentials?.teamID), \(credentials?.topic), \(credentials?.url),
+                        \(now.storedPrecision), \(actor.label))
+                ON CONFLICT (app_id) DO UPDATE SET
+                    apns_key_sealed = excluded.apns_key_sealed, apns_key_id = excluded.apns_key_id, apns_team_id = excluded.apns_team_id,
+                    apns_topic = excluded.apns_topic, apns_url = excluded.apns_url, updated_at = excluded.updated_at,
+                    updated_by = excluded.updated_by
+                """)
+            let audit = StoredPushCredentials.audit(credentials)
+            try PostgresAuditLogStore.record(actor, action: audit.action, subject: "app \(appID)", details: audit.details, at: now, in: db)
+        }
+    }
+
+    func setFCM(_ credentials: FCMCredentials?, appID: Int64, actor: AuditActor, now: Date) throws {
+        let sealed = try credentials.map { ByteBuffer(data: try box.seal($0.serviceAccountJSON, context: StoredPushCredentials.context("fcm", appID))) }
+        try database.write { db in
+            try db.execute(
+                """
+                INSERT INTO app_push_credentials (app_id, fcm_account_sealed, fcm_project_id, fcm_client_email, fcm_url, updated_at, updated_by)
+                VALUES (\(appID), \(sealed), \(credentials?.projectID), \(credentials?.clientEmail), \(credentials?.url),
+                        \(now.storedPrecision), \(actor.label))
+                ON CONFLICT (app_id) DO UPDATE SET
+                    fcm_account_sealed = excluded.fcm_account_sealed, fcm_project_id = excluded.fcm_project_id,
+                    fcm_client_email = excluded.fcm_client_email, fcm_url = excluded.fcm_url, updated_at = excluded.updated_at,
+                    updated_by = excluded.updated_by
+                """)
+            let audit = StoredPushCredentials.audit(credentials)
+            try PostgresAuditLogStore.record(actor, action: audit.action, subject: "app \(appID)", details: audit.details, at: now, in: db)
+        }
+    }
+
+    func credentials(appID: Int64) throws -> (apns: APNsCredentials?, fcm: FCMCredentials?) {
+        try stored(appID: appID)?.opened(box: box, appID: appID) ?? (nil, nil)
+    }
+
+    func setup(appID: Int64) throws -> PushSetup {
+        try stored(appID: appID)?.setup ?? PushSetup()
+    }
+
+    private func stored(appID: Int64) throws -> StoredPushCredentials? {
+        try database.read { db in
+            try db.rows(
+                """
+                SELECT apns_key_sealed, apns_key_id, apns_team_id, apns_topic, apns_url, fcm_account_sealed, fcm_project_id,
+                       fcm_client_email, fcm_url, updated_at, updated_by
+                FROM app_push_credentials WHERE app_id = \(appID)
+                """
+            ).first.map { row in
+                let (apnsKey, apnsKeyID, apnsTeamID, apnsTopic, apnsURL, fcmAccount, fcmProjectID, fcmClientEmail, fcmURL, updatedAt, updatedBy) =
+                    try row.decode((ByteBuffer?, String?, String?, String?, String?, ByteBuffer?, String?, String?, String?, Date, String).self)
+                return StoredPushCredentials(
+                    apnsKeySealed: apnsKey.map { Data(buffer: $0) }, apnsKeyID: apnsKeyID, apnsTeamID: apnsTeamID, apnsTopic: apnsTopic,
+                    apnsURL: apnsURL, fcmAccountSealed: fcmAccount.map { Data(buffer: $0) }, fcmProjectID: fcmProjectID,
+                    fcmClientEmail: fcmClientEmail, fcmURL: fcmURL, updatedAt: updatedAt, updatedBy: updatedBy)
+            }
+        }
+    }
+}
