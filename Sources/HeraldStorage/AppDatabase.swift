@@ -5,7 +5,7 @@ import GRDBSQLite
 import Synchronization
 
 /// The database: owns the connection pool and the migrator; features ask it for stores.
-public final class AppDatabase: Stores, Sendable {
+public final class AppDatabase: HeraldDatabase, Sendable {
     public let pool: DatabasePool
     private let migrator: DatabaseMigrator
     /// Counts committed transactions that touched what feeds, API keys and allowed web origins are built from, so
@@ -150,6 +150,17 @@ public final class AppDatabase: Stores, Sendable {
             ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber)?.int64Value ?? 0
         }
         return (size(path), size(path + "-wal"))
+    }
+
+    public func storageSize() -> (database: Int64, log: Int64?) {
+        let sizes = fileSizes()
+        return (sizes.database, sizes.writeAheadLog)
+    }
+
+    public var location: String { path }
+
+    public func startBackgroundWork() throws {
+        try startBackgroundCheckpoints()
     }
 
     /// Moves the write-ahead log's checkpoints from the commit that crosses SQLite's threshold to a thread

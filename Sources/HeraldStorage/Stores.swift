@@ -14,6 +14,33 @@ public protocol Stores: Sendable {
     func pushCredentials(box: SecretBox) -> any PushCredentialStore
 }
 
+/// A database engine as the server runs on it: its stores, and what the server asks of the engine itself.
+public protocol HeraldDatabase: Stores {
+    /// Counts committed changes to what feeds, API keys and allowed web origins are built from, so
+    /// in-memory copies know when to rebuild: SQLite's are this process's; PostgreSQL's are every instance's.
+    var changes: ChangeCounter { get }
+    /// Requests the database could not take lately, for `/readyz`.
+    var unavailability: UnavailabilityLog { get }
+    /// The database refused writes when it was opened: pages and the feed work, every change fails.
+    var openedReadOnly: Bool { get }
+    /// Where the data is, for logs and the System page: a file's path, or a server's URL without its password.
+    var location: String { get }
+    /// The number that moves with every change to what a feed is built from, by any process.
+    func feedGeneration() throws -> Int64
+    /// Whether the database answers a query (for `/readyz`).
+    func isReachable() -> Bool
+    /// Applies pending migrations; refuses a database migrated by a newer Herald.
+    func migrate() throws
+    func appliedMigrations() throws -> [String]
+    var knownMigrations: [String] { get }
+    /// What a long-running server needs beside its requests: SQLite's checkpoints off the commit path,
+    /// PostgreSQL's listening for other instances' changes.
+    func startBackgroundWork() throws
+    /// Bytes the data takes: the file and its write-ahead log, or the server's database (no log of its own).
+    func storageSize() throws -> (database: Int64, log: Int64?)
+    func close() throws
+}
+
 extension Date {
     /// The instant as both engines keep it: to the nearest millisecond, as GRDB writes SQLite's text times
     /// ("yyyy-MM-dd HH:mm:ss.SSS"), so that PostgreSQL, which keeps microseconds, stores the same instant.

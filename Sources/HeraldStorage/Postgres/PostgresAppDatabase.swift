@@ -6,10 +6,15 @@ import PostgresNIO
 /// Herald's database on PostgreSQL: the pool, the migrations in `migrations/postgres/`, and the stores.
 /// Several Herald processes may share one: whatever must be atomic across them is a transaction or a lock
 /// in PostgreSQL, never a lock in one process.
-public final class PostgresAppDatabase: Stores, Sendable {
-    public let location: PostgresLocation
+public final class PostgresAppDatabase: HeraldDatabase, Sendable {
+    public let server: PostgresLocation
     let connections: PostgresConnections
     private let migrations: [Migration]
+    public let changes = ChangeCounter()
+    public let unavailability = UnavailabilityLog()
+    /// A server that refuses writes answers each with an error; there is no read-only opening to report.
+    public let openedReadOnly = false
+    private let listener: PostgresChangeListener
 
     struct Migration: Sendable {
         let identifier: String
@@ -19,9 +24,10 @@ public final class PostgresAppDatabase: Stores, Sendable {
     /// Connects lazily: nothing is opened until the first query. `migrations` is the folder of numbered
     /// `.sql` files written for PostgreSQL (`migrations/postgres`).
     public init(location: PostgresLocation, migrations folder: URL, connections capacity: Int = 16, logger: Logger? = nil) throws {
-        self.location = location
-        connections = try PostgresConnections(
-            location: location, capacity: capacity, logger: logger ?? Logger(label: "herald.postgres"))
+        server = location
+        let logger = logger ?? Logger(label: "herald.postgres")
+        connections = try PostgresConnections(location: location, capacity: capacity, logger: logger)
+        listener = PostgresChangeListener(connections: connections, changes: changes, logger: logger)
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "sql" }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
@@ -101,7 +107,23 @@ public final class PostgresAppDatabase: Stores, Sendable {
         (try? read { try $0.one("SELECT 1::int8", as: Int64.self) }) == 1
     }
 
+    public var location: String { server.description }
+
+    public func feedGeneration() throws -> Int64 {
+        try read { try $0.one("SELECT generation FROM feed_generation WHERE id = 1", as: Int64.self) } ?? 0
+    }
+
+    /// Listens for every instance's changes (`herald_changes`), so this one's copies rebuild at once.
+    public func startBackgroundWork() throws {
+        try listener.start()
+    }
+
+    public func storageSize() throws -> (database: Int64, log: Int64?) {
+        (try read { try $0.one("SELECT pg_database_size(current_database())", as: Int64.self) } ?? 0, nil)
+    }
+
     public func close() {
+        listener.stop()
         connections.close()
     }
 
