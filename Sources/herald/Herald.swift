@@ -10,7 +10,7 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Herald: a self-hosted console for in-app messaging and push campaigns.",
         version: "herald \(HeraldBuild.version) (commit \(HeraldBuild.commit))",
-        subcommands: [Serve.self, Migrate.self, UserCommand.self, AppCommand.self, KeyCommand.self, DeviceCommand.self, ExportCommand.self, ImportCommand.self, DemoCommand.self, SimulateCommand.self, Backup.self, RoutesCommand.self, ConfigCommand.self, RestoreCommand.self],
+        subcommands: [Serve.self, Migrate.self, UserCommand.self, AppCommand.self, KeyCommand.self, DeviceCommand.self, ExportCommand.self, ImportCommand.self, DemoCommand.self, SimulateCommand.self, Backup.self, RoutesCommand.self, ConfigCommand.self, RestoreCommand.self, CopyCommand.self],
         defaultSubcommand: Serve.self)
 }
 
