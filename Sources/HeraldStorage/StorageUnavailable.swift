@@ -11,12 +11,19 @@ public enum StorageUnavailable: Error, Sendable, Equatable, CustomStringConverti
     case diskError
     case cannotOpen
     case busy
+    /// The PostgreSQL server does not answer (down, restarting, the network between).
+    case unreachable
 
     /// The cause of `error` when it is one of these conditions (SQLite's `FULL`, `READONLY`, `IOERR`,
-    /// `CANTOPEN`, `BUSY` after the busy timeout); nil for any other error.
+    /// `CANTOPEN`, `BUSY` after the busy timeout; PostgreSQL's like them, or a server that does not answer);
+    /// nil for any other error.
     public init?(_ error: any Error) {
         if let known = error as? StorageUnavailable {
             self = known
+            return
+        }
+        if let postgres = Self(postgres: error) {
+            self = postgres
             return
         }
         guard let error = error as? DatabaseError else { return nil }
@@ -39,12 +46,13 @@ public enum StorageUnavailable: Error, Sendable, Equatable, CustomStringConverti
         case .diskError: "the disk that holds its database refused to write (it may be full, read-only or failing)"
         case .cannotOpen: "its database file cannot be opened"
         case .busy: "its database is busy with another change"
+        case .unreachable: "its database server cannot be reached"
         }
     }
 
     /// Seconds a client should wait before trying again.
     public var retryAfterSeconds: Int {
-        self == .busy ? 5 : 30
+        self == .busy || self == .unreachable ? 5 : 30
     }
 
     public var description: String { "store: \(reason)" }

@@ -43,6 +43,7 @@ public struct HTTPError: Error, Sendable, Equatable {
         case .diskError: "disk_error"
         case .cannotOpen: "cannot_open"
         case .busy: "busy"
+        case .unreachable: "unreachable"
         }
     }
 

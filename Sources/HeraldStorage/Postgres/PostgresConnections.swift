@@ -26,6 +26,9 @@ final class PostgresConnections: Sendable {
             host: location.host, port: location.port, username: location.user, password: location.password,
             database: location.database, tls: try Self.tls(location.tls))
         configuration.options.connectTimeout = .seconds(10)
+        // No statement holds a connection (and the worker waiting on it) longer than this; one that would
+        // is cancelled and answered as busy.
+        configuration.options.additionalStartupParameters = [("statement_timeout", "30000")]
         self.configuration = configuration
         eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         slots = DispatchSemaphore(value: max(1, capacity))
@@ -51,7 +54,9 @@ final class PostgresConnections: Sendable {
     /// Lends a connection to `body` and takes it back; a connection that failed below SQL (closed, reset) is
     /// dropped instead, and the next caller opens a new one.
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        slots.wait()
+        // Every connection lent for longer than this is a server in trouble: the caller gets a busy answer
+        // instead of a worker waiting without end.
+        guard slots.wait(timeout: .now() + Self.longestWaitForConnection) == .success else { throw StorageUnavailable.busy }
         defer { slots.signal() }
         let connection = try idle.withLock { $0.popLast() }.flatMap { $0.isClosed ? nil : $0 } ?? open()
         do {
@@ -80,8 +85,12 @@ final class PostgresConnections: Sendable {
         try open()
     }
 
-    /// Whether `error` means the connection itself is gone, rather than that one statement failed.
+    /// How long a caller waits for a connection when all are lent.
+    static let longestWaitForConnection: DispatchTimeInterval = .seconds(10)
+
+    /// Whether `error` means the connection itself is gone or could not be made, rather than that one statement failed.
     static func isConnectionFailure(_ error: any Error) -> Bool {
+        if error is NIOConnectionError || error is IOError || error is ChannelError { return true }
         guard let error = error as? PSQLError else { return false }
         switch error.code {
         case .serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection, .failedToAddSSLHandler,
@@ -105,5 +114,26 @@ final class PostgresConnections: Sendable {
         }
         for connection in connections { _ = try? connection.close().wait() }
         try? eventLoops.syncShutdownGracefully()
+    }
+}
+
+extension StorageUnavailable {
+    /// The cause of a PostgreSQL error when it is one the request did not make: the server's disk is full
+    /// (SQLSTATE 53100), it is read-only (25006, a standby), it is too busy or the change collided with
+    /// another (53300, 40001, 40P01, 57014 a statement past its timeout, 55P03 a lock not granted), or it
+    /// cannot be reached at all (a refused or lost connection, 57P01–57P03 shutting down or starting).
+    init?(postgres error: any Error) {
+        if PostgresConnections.isConnectionFailure(error) {
+            self = .unreachable
+            return
+        }
+        guard let state = sqlState(of: error) else { return nil }
+        switch state {
+        case "53100": self = .diskFull
+        case "25006": self = .readOnly
+        case "53300", "40001", "40P01", "57014", "55P03": self = .busy
+        case "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004": self = .unreachable
+        default: return nil
+        }
     }
 }
