@@ -7,7 +7,7 @@ import Logging
 /// What every feature needs: the database, the views, the configuration, the log, the in-memory feeds, keys
 /// and allowed web origins, and the web client's scripts.
 struct Services: Sendable {
-    let database: AppDatabase
+    let database: any HeraldDatabase
     let views: Views
     let localization: Localization
     let configuration: ConsoleConfiguration

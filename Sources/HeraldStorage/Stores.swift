@@ -16,6 +16,12 @@ public protocol Stores: Sendable {
 
 /// A database engine as the server runs on it: its stores, and what the server asks of the engine itself.
 public protocol HeraldDatabase: Stores {
+    // The stores not yet behind an interface of their own.
+    var campaigns: CampaignStore { get }
+    var events: EventStore { get }
+    var pushOutbox: PushOutboxStore { get }
+    var installations: InstallationStore { get }
+
     /// Counts committed changes to what feeds, API keys and allowed web origins are built from, so
     /// in-memory copies know when to rebuild: SQLite's are this process's; PostgreSQL's are every instance's.
     var changes: ChangeCounter { get }
@@ -36,6 +42,9 @@ public protocol HeraldDatabase: Stores {
     /// What a long-running server needs beside its requests: SQLite's checkpoints off the commit path,
     /// PostgreSQL's listening for other instances' changes.
     func startBackgroundWork() throws
+    /// Gives back to the file system at most `pages` of the pages deletions freed (SQLite; PostgreSQL's
+    /// autovacuum does this itself).
+    func reclaimFreePages(atMost pages: Int) throws
     /// Bytes the data takes: the file and its write-ahead log, or the server's database (no log of its own).
     func storageSize() throws -> (database: Int64, log: Int64?)
     func close() throws

@@ -15,10 +15,10 @@ final class AllowedOrigins: Sendable {
 
     static let maxAge: TimeInterval = 30
 
-    private let database: AppDatabase
+    private let database: any HeraldDatabase
     private let snapshot = ReadMostly<Snapshot?>(nil)
 
-    init(database: AppDatabase) {
+    init(database: any HeraldDatabase) {
         self.database = database
     }
 

@@ -6,7 +6,7 @@ import PostgresNIO
 /// Herald's database on PostgreSQL: the pool, the migrations in `migrations/postgres/`, and the stores.
 /// Several Herald processes may share one: whatever must be atomic across them is a transaction or a lock
 /// in PostgreSQL, never a lock in one process.
-public final class PostgresAppDatabase: HeraldDatabase, Sendable {
+public final class PostgresAppDatabase: Stores, Sendable {
     public let server: PostgresLocation
     let connections: PostgresConnections
     private let migrations: [Migration]
@@ -117,6 +117,9 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
     public func startBackgroundWork() throws {
         try listener.start()
     }
+
+    /// Autovacuum returns dead rows' space to the table for reuse; nothing to do here.
+    public func reclaimFreePages(atMost pages: Int) {}
 
     public func storageSize() throws -> (database: Int64, log: Int64?) {
         (try read { try $0.one("SELECT pg_database_size(current_database())", as: Int64.self) } ?? 0, nil)

@@ -22,11 +22,11 @@ final class KeyAuthenticator: Sendable {
     /// could fill it, and then it is cleared like the unknown ones.
     static let maxLive = 10_000
 
-    private let database: AppDatabase
+    private let database: any HeraldDatabase
     private let live = ReadMostly<[String: Entry]>([:])
     private let unknown = ReadMostly<[String: Entry]>([:])
 
-    init(database: AppDatabase) {
+    init(database: any HeraldDatabase) {
         self.database = database
     }
 

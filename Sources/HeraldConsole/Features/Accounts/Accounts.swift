@@ -4,10 +4,10 @@ import HeraldStorage
 
 /// Creating and changing console accounts: shared by the forms and the command line.
 public struct Accounts: Sendable {
-    let database: AppDatabase
+    let database: any HeraldDatabase
     let hasher: PasswordHasher
 
-    public init(database: AppDatabase, hasher: PasswordHasher) {
+    public init(database: any HeraldDatabase, hasher: PasswordHasher) {
         self.database = database
         self.hasher = hasher
     }

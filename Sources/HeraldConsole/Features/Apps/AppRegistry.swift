@@ -4,9 +4,9 @@ import HeraldStorage
 
 /// Registering apps and issuing their API keys: shared by the forms and the command line.
 public struct AppRegistry: Sendable {
-    let database: AppDatabase
+    let database: any HeraldDatabase
 
-    public init(database: AppDatabase) {
+    public init(database: any HeraldDatabase) {
         self.database = database
     }
 
@@ -83,7 +83,7 @@ public struct AppRegistry: Sendable {
     }
 
     /// A typed origin for an app that exists, or the problems with either.
-    private static func origin(_ typed: String, ofApp appID: Int64, in database: AppDatabase) throws -> WebOrigin {
+    private static func origin(_ typed: String, ofApp appID: Int64, in database: any HeraldDatabase) throws -> WebOrigin {
         guard try database.apps.find(id: appID) != nil else { throw FormErrors("app", noApp(appID)) }
         switch WebOrigin.parse(typed) {
         case .success(let origin): return origin

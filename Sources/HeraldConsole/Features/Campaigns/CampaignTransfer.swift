@@ -69,9 +69,9 @@ public struct ImportPlan: Sendable {
 
 /// Export and import of Campaign JSON, shared by the console and the command line.
 public struct CampaignTransfer: Sendable {
-    let database: AppDatabase
+    let database: any HeraldDatabase
 
-    public init(database: AppDatabase) {
+    public init(database: any HeraldDatabase) {
         self.database = database
     }
 

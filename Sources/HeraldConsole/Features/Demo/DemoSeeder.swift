@@ -14,9 +14,9 @@ public struct DemoSeeder: Sendable {
         public let events: Int
     }
 
-    let database: AppDatabase
+    let database: any HeraldDatabase
 
-    public init(database: AppDatabase) {
+    public init(database: any HeraldDatabase) {
         self.database = database
     }
 

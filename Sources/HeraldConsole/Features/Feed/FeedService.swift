@@ -62,7 +62,7 @@ final class FeedService: Sendable {
     /// How often a served feed's stored generation is checked for another process's changes.
     static let recheckAfter: TimeInterval = 1
 
-    private let database: AppDatabase
+    private let database: any HeraldDatabase
     private let feeds = ReadMostly<[Int64: AppFeeds]>([:])
     /// The feeds being rebuilt now: by a request (`background` false), or by the check after
     /// `recheckAfter`, which never makes a request that needs a rebuild (a change, a boundary) wait or go without.
@@ -74,7 +74,7 @@ final class FeedService: Sendable {
     /// Rebuilds started, for the tests of single flight.
     let rebuilds = Atomic<Int>(0)
 
-    init(database: AppDatabase) {
+    init(database: any HeraldDatabase) {
         self.database = database
     }
 

@@ -4,7 +4,7 @@ import HeraldStorage
 
 /// `/healthz` (the process answers) and `/readyz` (the database answers reads).
 struct Health: Sendable {
-    let database: AppDatabase
+    let database: any HeraldDatabase
 
     func alive(_ context: RequestContext) -> Response {
         .text("ok\n")

@@ -28,7 +28,7 @@ public struct PushSettings: Sendable {
 /// installations, claims due rows (committed as `sending` before any leaves), hands them to APNs or
 /// FCM with a bounded number in flight and a rate per app and provider, and records what came back.
 public final class PushDispatcher: Sendable {
-    let database: AppDatabase
+    let database: any HeraldDatabase
     let credentials: any PushCredentialStore
     let settings: PushSettings
     let logger: Logger
@@ -43,7 +43,7 @@ public final class PushDispatcher: Sendable {
     /// Campaigns being sent, read once a few seconds rather than once per notification.
     private let campaigns = Mutex<[Int64: (campaign: Campaign, read: ContinuousClock.Instant)]>([:])
 
-    public init(database: AppDatabase, credentials: any PushCredentialStore, settings: PushSettings, logger: Logger) {
+    public init(database: any HeraldDatabase, credentials: any PushCredentialStore, settings: PushSettings, logger: Logger) {
         self.database = database
         self.credentials = credentials
         self.settings = settings

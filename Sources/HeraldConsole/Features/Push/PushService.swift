@@ -8,7 +8,7 @@ import Logging
 struct PushService: Sendable {
     let editor: PushSetupEditor
     let dispatcher: PushDispatcher
-    let database: AppDatabase
+    let database: any HeraldDatabase
     let logger: Logger
 
     /// A push campaign published or resumed starts (or continues) sending at once; an in-app campaign

@@ -6,10 +6,10 @@ import HeraldStorage
 /// Sets an app's push credentials from what an operator gave (the command line, the app page): each
 /// is checked by making the provider's configuration from it, then stored sealed.
 public struct PushSetupEditor: Sendable {
-    let database: AppDatabase
+    let database: any HeraldDatabase
     let credentials: any PushCredentialStore
 
-    public init(database: AppDatabase, box: SecretBox) {
+    public init(database: any HeraldDatabase, box: SecretBox) {
         self.database = database
         credentials = database.pushCredentials(box: box)
     }

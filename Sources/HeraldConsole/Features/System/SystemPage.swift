@@ -27,7 +27,7 @@ struct SystemPage: Sendable {
 
     func show(_ context: RequestContext) throws -> Response {
         let localizer = context.localizer
-        let sizes = services.database.fileSizes()
+        let sizes = try services.database.storageSize()
         let summary = try services.database.events.rawEventSummary()
         let backup = try services.database.auditLog.latest(action: "database.backup")
         func megabytes(_ bytes: Int64) -> String {
@@ -39,8 +39,9 @@ struct SystemPage: Sendable {
             commit: HeraldBuild.commit,
             running: localizer("system.running_since", ["time": localizer.dateTime(services.startedAt)]),
             runningISO: UTCTime.rfc3339(services.startedAt),
-            databasePath: services.database.path,
-            databaseSize: localizer("system.database_size", ["database": megabytes(sizes.database), "log": megabytes(sizes.writeAheadLog)]),
+            databasePath: services.database.location,
+            databaseSize: sizes.log.map { localizer("system.database_size", ["database": megabytes(sizes.database), "log": megabytes($0)]) }
+                ?? localizer("system.database_size_on_server", ["database": megabytes(sizes.database)]),
             storedEvents: localizer.number(summary.count),
             oldestEvent: summary.oldestReceivedAt.map { localizer.dateTime($0) } ?? localizer("system.no_events"),
             retention: days == 0 ? localizer("system.retention_forever") : localizer.plural("system.retention_days", count: days),
