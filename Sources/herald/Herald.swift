@@ -19,7 +19,7 @@ struct StorageOptions: ParsableArguments {
     @Option(help: "A configuration file of HERALD_NAME=value lines, the environment variables' names (env HERALD_CONFIG); the environment wins over it, a flag over both. herald config check prints what serve would use.")
     var config: String?
 
-    @Option(help: "The SQLite database file (env HERALD_DB; default ./data/herald.sqlite).")
+    @Option(help: "The SQLite database file, or a PostgreSQL database as postgres://user:password@host:port/database?sslmode=… (env HERALD_DB; default ./data/herald.sqlite).")
     var db: String?
 
     @Option(help: "The folder holding Templates/, Public/, Locales/, migrations/ and Clients/web/ (env HERALD_RESOURCES; default: found from the working directory, then beside the executable, then in ../share/herald from it).")
@@ -54,9 +54,29 @@ struct StorageOptions: ParsableArguments {
         db ?? lookup("HERALD_DB") ?? Self.defaultDatabase
     }
 
-    /// The box that seals and opens stored push credentials.
-    func secretBox() -> SecretBox {
-        SecretBox(keyFile: secretKey ?? lookup("HERALD_SECRET_KEY") ?? databasePath + ".key")
+    /// The PostgreSQL server `--db` names, or nil for an SQLite file.
+    func postgresLocation() throws -> PostgresLocation? {
+        guard PostgresLocation.isPostgresURL(databasePath) else { return nil }
+        do {
+            return try PostgresLocation(url: databasePath)
+        } catch {
+            throw ValidationError("--db / HERALD_DB: \(error)")
+        }
+    }
+
+    /// Where the data is, for messages: the file's path, or the server's URL without its password.
+    var shownDatabase: String {
+        (try? postgresLocation())?.map(\.description) ?? databasePath
+    }
+
+    /// The box that seals and opens stored push credentials. Beside an SQLite file by default; with
+    /// PostgreSQL it must be named, since every instance must open what the others sealed.
+    func secretBox() throws -> SecretBox {
+        if let named = secretKey ?? lookup("HERALD_SECRET_KEY") { return SecretBox(keyFile: named) }
+        guard try postgresLocation() == nil else {
+            throw ValidationError("With a PostgreSQL database, name the key file that seals push credentials (--secret-key or HERALD_SECRET_KEY): every instance needs the same one.")
+        }
+        return SecretBox(keyFile: databasePath + ".key")
     }
 
     func resourcesFolder() throws -> URL {
@@ -67,8 +87,24 @@ struct StorageOptions: ParsableArguments {
         return found
     }
 
-    /// Opens the database and applies pending migrations.
-    func openDatabase() throws -> AppDatabase {
+    /// Opens the database (an SQLite file, or PostgreSQL for a postgres:// URL) and applies pending migrations.
+    func openDatabase() throws -> any HeraldDatabase {
+        let migrations = try resourcesFolder().appendingPathComponent("migrations")
+        let database: any HeraldDatabase
+        if let location = try postgresLocation() {
+            database = try PostgresAppDatabase(location: location, migrations: migrations.appendingPathComponent("postgres"))
+        } else {
+            database = try AppDatabase(path: databasePath, migrations: migrations)
+        }
+        try database.migrate()
+        return database
+    }
+
+    /// Opens the SQLite file for a command that works on files only (`backup`, `restore`).
+    func openSQLiteDatabase(for command: String) throws -> AppDatabase {
+        guard try postgresLocation() == nil else {
+            throw ValidationError("herald \(command) works on an SQLite file; for PostgreSQL use its own tools (pg_dump, pg_basebackup).")
+        }
         let database = try AppDatabase(path: databasePath, migrations: try resourcesFolder().appendingPathComponent("migrations"))
         try database.migrate()
         return database
@@ -83,7 +119,7 @@ struct Migrate: ParsableCommand {
     func run() throws {
         let database = try storage.openDatabase()
         let applied = try database.appliedMigrations()
-        print("\(storage.databasePath) is at migration \(applied.last ?? "none") (\(applied.count) applied).")
+        print("\(storage.shownDatabase) is at migration \(applied.last ?? "none") (\(applied.count) applied).")
         try database.close()
     }
 }
@@ -98,7 +134,7 @@ struct Backup: ParsableCommand {
     var to: String
 
     func run() throws {
-        let database = try storage.openDatabase()
+        let database = try storage.openSQLiteDatabase(for: "backup")
         if FileManager.default.fileExists(atPath: to) { try FileManager.default.removeItem(atPath: to) }
         try database.backup(to: to)
         try database.close()

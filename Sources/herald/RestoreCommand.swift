@@ -50,6 +50,9 @@ struct RestoreCommand: ParsableCommand {
     var from: String
 
     func run() throws {
+        guard try storage.postgresLocation() == nil else {
+            throw ValidationError("herald restore puts an SQLite backup in place; for PostgreSQL use its own tools (pg_restore).")
+        }
         let target = storage.databasePath
         let migrations = try storage.resourcesFolder().appendingPathComponent("migrations")
         let applied = try AppDatabase.checkBackup(path: from, migrations: migrations)

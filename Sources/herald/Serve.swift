@@ -24,13 +24,14 @@ struct Serve: AsyncParsableCommand {
         // Bootstrapped before the database opens, so that its connections time their statements.
         let metrics = setup.metrics.map { _ in MetricsListener.bootstrap() }
 
-        try ServingLock.holdWhileServing(storage.databasePath)
+        // Several instances may share a PostgreSQL database; an SQLite file is served by one process.
+        if try storage.postgresLocation() == nil { try ServingLock.holdWhileServing(storage.databasePath) }
         let database = try storage.openDatabase()
         // Past a file-size limit (`ulimit -f`) the kernel would kill the server with SIGXFSZ; ignored, the
         // write fails like one on a full disk: that request gets a 503 and everything else goes on.
         signal(SIGXFSZ, SIG_IGN)
         if database.openedReadOnly {
-            logger.error("the database \(storage.databasePath) is read-only: pages and the feed work, every change fails with 503 until Herald is restarted on a writable file")
+            logger.error("the database \(storage.shownDatabase) is read-only: pages and the feed work, every change fails with 503 until Herald is restarted on a writable file")
         }
         let proxies = setup.console.trustedProxies
         if !proxies.isEmpty {
@@ -54,7 +55,7 @@ struct Serve: AsyncParsableCommand {
         }
         try application.startPushing()
         application.startRetention()
-        try database.startBackgroundCheckpoints()
+        try database.startBackgroundWork()
         if server.connectionLimit < serverConfiguration.connectionLimit, setup.connectionLimitAsked {
             logger.warning("the limit on open files leaves room for \(server.connectionLimit) connections, not \(serverConfiguration.connectionLimit): raise it (ulimit -Hn) to serve more")
         }
@@ -64,7 +65,7 @@ struct Serve: AsyncParsableCommand {
         let shownHost = serverConfiguration.host.contains(":") ? "[\(serverConfiguration.host)]" : serverConfiguration.host
         // Written straight to the file descriptor so that a pipe reader (a test, a script) sees it at once.
         FileHandle.standardOutput.write(Data(
-            "Herald is running at http://\(shownHost):\(server.port)/ (database \(storage.databasePath)). Press Ctrl-C to stop.\n".utf8))
+            "Herald is running at http://\(shownHost):\(server.port)/ (database \(storage.shownDatabase)). Press Ctrl-C to stop.\n".utf8))
 
         let signal = await TerminationSignal.wait()
         logger.info("received \(signal), finishing requests in flight")
@@ -182,7 +183,7 @@ struct ServeOptions: ParsableArguments {
             throw ValidationError("Unknown log format \(formatName): use logfmt or json.")
         }
         var console = ConsoleConfiguration(resources: try storage.resourcesFolder())
-        console.secretBox = storage.secretBox()
+        console.secretBox = try storage.secretBox()
         console.push.trustRootsFile = settings.text(pushTrustRoots, "HERALD_PUSH_TRUST_ROOTS")
         console.push.concurrency = try settings.number(pushConcurrency, "HERALD_PUSH_CONCURRENCY", in: 1...1000, "The number of notifications in flight", default: console.push.concurrency)
         let rate = try settings.number(pushRate, "HERALD_PUSH_RATE", in: 0...1_000_000, "The push rate per app and provider", default: console.push.ratePerSecond ?? 0)
