@@ -12,6 +12,10 @@ public protocol Stores: Sendable {
     var apps: any AppStore { get }
     var apiKeys: any APIKeyStore { get }
     func pushCredentials(box: SecretBox) -> any PushCredentialStore
+    var events: any EventStore { get }
+    /// Hands space that deletions freed back to the system, at most `pages` pages' worth at a time (after
+    /// each step of raw-event retention).
+    func reclaimFreePages(atMost pages: Int) throws
 }
 
 extension Date {

@@ -10,6 +10,8 @@ public final class PostgresAppDatabase: Stores, Sendable {
     public let location: PostgresLocation
     let connections: PostgresConnections
     private let migrations: [Migration]
+    /// Event batches that arrive together at this instance are written in one transaction.
+    private let eventIngestion = PostgresEventIngestion()
 
     struct Migration: Sendable {
         let identifier: String
@@ -113,6 +115,11 @@ public final class PostgresAppDatabase: Stores, Sendable {
     public var apps: any AppStore { PostgresAppStore(database: self) }
     public var apiKeys: any APIKeyStore { PostgresAPIKeyStore(database: self) }
     public func pushCredentials(box: SecretBox) -> any PushCredentialStore { PostgresPushCredentialStore(database: self, box: box) }
+    public var events: any EventStore { PostgresEventStore(database: self, ingestion: eventIngestion) }
+
+    /// Nothing to do: a dropped month partition gives its space back at once, and autovacuum reuses what
+    /// deleted rows leave.
+    public func reclaimFreePages(atMost pages: Int) throws {}
 }
 
 /// One lent connection: runs queries and waits for their answers.
