@@ -15,7 +15,7 @@ public final class AppDatabase: HeraldDatabase, Sendable {
     public let unavailability = UnavailabilityLog()
     private let observation = Mutex<AnyDatabaseCancellable?>(nil)
     /// Event batches that arrive together are written in one transaction.
-    private let eventBatches = GroupCommit<EventStore.IngestBatch, EventStore.IngestCounts>()
+    private let eventBatches = GroupCommit<EventIngestBatch, EventIngestCounts>()
     /// SQLite found the file unwritable when it opened it (permissions, a read-only volume): reads work,
     /// every change fails until Herald is restarted on a writable file.
     public let openedReadOnly: Bool
@@ -185,7 +185,7 @@ public final class AppDatabase: HeraldDatabase, Sendable {
     public var apiKeys: any APIKeyStore { SQLiteAPIKeyStore(pool: pool) }
     public var auditLog: any AuditLogStore { SQLiteAuditLogStore(pool: pool) }
     public var campaigns: CampaignStore { CampaignStore(pool: pool) }
-    public var events: EventStore { EventStore(pool: pool, batches: eventBatches) }
+    public var events: any EventStore { SQLiteEventStore(pool: pool, batches: eventBatches) }
     public var pushOutbox: PushOutboxStore { PushOutboxStore(pool: pool) }
     public func pushCredentials(box: SecretBox) -> any PushCredentialStore { SQLitePushCredentialStore(pool: pool, box: box) }
     public var installations: InstallationStore { InstallationStore(pool: pool) }

@@ -81,105 +81,119 @@ struct DeviceBitmap: Equatable {
     var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
 }
 
+/// A campaign's chunk of device numbers on a day: the key of a `device_bitmaps` row.
+struct DeviceChunkKey: Hashable {
+    let campaignID: Int64, test: Bool, day: String, chunk: Int64
+
+    var sketchDay: DeviceSketches.Day { DeviceSketches.Day(campaignID: campaignID, test: test, day: day) }
+}
+
+/// An installation of an app: the key of a `device_numbers` row.
+struct DeviceInstallation: Hashable {
+    let appID: Int64, installationID: String
+}
+
+/// The rows of one campaign (or of all, nil), test flag and inclusive range of UTC days.
+struct DeviceRange {
+    let campaignID: Int64?, from: String, to: String, test: Bool
+}
+
+/// Where one engine keeps device numbers, bitmap chunks and sketches: the reads and writes that
+/// `DeviceBitmaps` and `DeviceSketches` make, so that their algorithms are written once for every engine.
+protocol DeviceRows {
+    /// Makes other writers of these apps' device numbers and these days' bitmaps and sketches wait until
+    /// this transaction ends; called before they are read. Nothing where the engine has one writer.
+    func lock(apps: Set<Int64>, days: Set<DeviceSketches.Day>) throws
+    func numbers(of installations: [DeviceInstallation]) throws -> [DeviceInstallation: Int64]
+    /// The number the app gives out next (0 before its first).
+    func nextNumber(appID: Int64) throws -> Int64
+    func insertNumbers(_ numbers: [(DeviceInstallation, Int64)]) throws
+    func setNextNumber(appID: Int64, _ next: Int64) throws
+    func deleteNumber(_ installation: DeviceInstallation) throws
+    func chunks(_ keys: [DeviceChunkKey]) throws -> [DeviceChunkKey: Data]
+    /// Inserts or replaces each chunk's bits.
+    func writeChunks(_ chunks: [(DeviceChunkKey, Data)]) throws
+    func deleteChunks(_ keys: [DeviceChunkKey]) throws
+    /// The stored chunks numbered `chunk` of every campaign of the app.
+    func chunks(appID: Int64, chunk: Int64) throws -> [(DeviceChunkKey, Data)]
+    func sketches(_ days: [DeviceSketches.Day]) throws -> [DeviceSketches.Day: (chunks: Int, registers: Data)]
+    /// Inserts or replaces each day's chunk count and registers.
+    func writeSketches(_ sketches: [(DeviceSketches.Day, chunks: Int, registers: Data)]) throws
+    /// Each campaign's app, for one campaign or for all (nil).
+    func campaignApps(campaignID: Int64?) throws -> [Int64: Int64]
+    /// Calls `body` with each chunk row of the range, its bits read in place.
+    func forEachChunk(_ range: DeviceRange, _ body: (_ campaignID: Int64, _ chunk: Int64, _ bits: UnsafeRawBufferPointer) -> Void) throws
+    /// The chunk rows the range holds, summed from its sketch rows.
+    func chunkCount(_ range: DeviceRange) throws -> Int
+    /// Calls `body` with each sketch row's registers of the range.
+    func forEachSketch(_ range: DeviceRange, _ body: (UnsafeRawBufferPointer) -> Void) throws
+}
+
 /// Unique devices per campaign, test flag and day, as bitmaps over per-app device numbers
 /// (`device_numbers`, `device_bitmaps`, migration 0015). A range's unique devices are the union of its
 /// days' chunks: at most one 512-byte row per day and 4096 devices, whatever the number of events.
+/// Written once over `DeviceRows`, whichever engine keeps the rows.
 enum DeviceBitmaps {
     /// A campaign's device on a day, as ingestion sees it.
     struct Sighting: Hashable {
         let appID: Int64, campaignID: Int64, day: String, test: Bool, installationID: String
     }
 
-    private struct ChunkKey: Hashable {
-        let campaignID: Int64, test: Bool, day: String, chunk: Int64
-    }
-
     /// Numbers installations never seen in their app (in the order given, so a batch numbers its devices
     /// as they came) and sets their bits; one read and at most one write per chunk touched.
-    static func record(_ sightings: [Sighting], in db: Database) throws {
+    static func record(_ sightings: [Sighting], in rows: some DeviceRows) throws {
         guard !sightings.isEmpty else { return }
-        let numbers = try self.numbers(for: sightings.map { ($0.appID, $0.installationID) }, in: db)
-        var offsets: [ChunkKey: [Int]] = [:]
+        let numbers = try self.numbers(for: sightings.map { DeviceInstallation(appID: $0.appID, installationID: $0.installationID) }, in: rows)
+        var offsets: [DeviceChunkKey: [Int]] = [:]
         var apps: [Int64: Int64] = [:]
         for sighting in sightings {
-            guard let number = numbers[AppInstallation(appID: sighting.appID, installationID: sighting.installationID)] else { continue }
+            guard let number = numbers[DeviceInstallation(appID: sighting.appID, installationID: sighting.installationID)] else { continue }
             let (chunk, offset) = DeviceBitmap.position(of: number)
-            offsets[ChunkKey(campaignID: sighting.campaignID, test: sighting.test, day: sighting.day, chunk: chunk), default: []].append(offset)
+            offsets[DeviceChunkKey(campaignID: sighting.campaignID, test: sighting.test, day: sighting.day, chunk: chunk), default: []].append(offset)
             apps[sighting.campaignID] = sighting.appID
         }
-        let read = try chunkReader(db)
-        let write = try db.cachedStatement(sql: """
-            INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (campaign_id, test, day, chunk) DO UPDATE SET bits = excluded.bits
-            """)
+        try rows.lock(apps: [], days: Set(offsets.keys.map(\.sketchDay)))
+        let keys = offsets.keys.sorted { ($0.campaignID, $0.test ? 1 : 0, $0.day, $0.chunk) < ($1.campaignID, $1.test ? 1 : 0, $1.day, $1.chunk) }
+        let stored = try rows.chunks(keys)
+        var writes: [(DeviceChunkKey, Data)] = []
         // A device new to a day's bitmap is new to its sketch too; one already in it was added before.
         var added: [DeviceSketches.Day: DeviceSketches.Added] = [:]
-        for (key, chunkOffsets) in offsets {
-            guard let app = apps[key.campaignID] else { continue }
-            let arguments: StatementArguments = [key.campaignID, key.test, key.day, key.chunk]
-            let stored = try Data.fetchOne(read, arguments: arguments)
-            var bitmap = stored.map(DeviceBitmap.init(blob:)) ?? DeviceBitmap()
-            let day = DeviceSketches.Day(campaignID: key.campaignID, test: key.test, day: key.day)
+        for key in keys {
+            guard let app = apps[key.campaignID], let chunkOffsets = offsets[key] else { continue }
+            let blob = stored[key]
+            var bitmap = blob.map(DeviceBitmap.init(blob:)) ?? DeviceBitmap()
             var new: [(app: Int64, number: Int64)] = []
             for offset in chunkOffsets where bitmap.insert(offset) { new.append((app, key.chunk * Int64(DeviceBitmap.bits) + Int64(offset))) }
             guard !new.isEmpty else { continue }
-            added[day, default: DeviceSketches.Added()].devices += new
-            if stored == nil { added[day, default: DeviceSketches.Added()].chunks += 1 }
-            try write.execute(arguments: arguments + [bitmap.blob])
+            added[key.sketchDay, default: DeviceSketches.Added()].devices += new
+            if blob == nil { added[key.sketchDay, default: DeviceSketches.Added()].chunks += 1 }
+            writes.append((key, bitmap.blob))
         }
-        try DeviceSketches.record(added, in: db)
-    }
-
-    /// An installation's number in its app, nil before its first event (or after its erasure).
-    private static func number(of installationID: String, appID: Int64, in db: Database) throws -> Int64? {
-        try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT number FROM device_numbers WHERE app_id = ? AND installation_id = ?"),
-            arguments: [appID, installationID])
-    }
-
-    /// Reads one chunk's bits, given its campaign, test flag, day and chunk number.
-    private static func chunkReader(_ db: Database) throws -> Statement {
-        try db.cachedStatement(sql: "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
-    }
-
-    private struct AppInstallation: Hashable {
-        let appID: Int64, installationID: String
+        try rows.writeChunks(writes)
+        try DeviceSketches.record(added, in: rows)
     }
 
     /// Each installation's number in its app, given out from the app's counter to those without one.
-    private static func numbers(for installations: [(Int64, String)], in db: Database) throws -> [AppInstallation: Int64] {
-        var numbers: [AppInstallation: Int64] = [:]
-        var unnumbered: [AppInstallation] = []
-        var looked: Set<AppInstallation> = []
-        for (appID, installationID) in installations {
-            let key = AppInstallation(appID: appID, installationID: installationID)
-            guard looked.insert(key).inserted else { continue }
-            if let number = try Self.number(of: installationID, appID: appID, in: db) {
-                numbers[key] = number
-            } else {
-                unnumbered.append(key)
-            }
-        }
+    private static func numbers(for installations: [DeviceInstallation], in rows: some DeviceRows) throws -> [DeviceInstallation: Int64] {
+        var seen: Set<DeviceInstallation> = []
+        let distinct = installations.filter { seen.insert($0).inserted }
+        var numbers = try rows.numbers(of: distinct)
+        var unnumbered = distinct.filter { numbers[$0] == nil }
         guard !unnumbered.isEmpty else { return numbers }
-        let next = try db.cachedStatement(sql: "SELECT next_number FROM device_number_counters WHERE app_id = ?")
-        let advance = try db.cachedStatement(sql: """
-            INSERT INTO device_number_counters (app_id, next_number) VALUES (?, ?)
-            ON CONFLICT (app_id) DO UPDATE SET next_number = excluded.next_number
-            """)
-        let insert = try db.cachedStatement(sql: "INSERT INTO device_numbers (app_id, installation_id, number) VALUES (?, ?, ?)")
+        // Another writer may have numbered some of them before this one held the apps' lock.
+        try rows.lock(apps: Set(unnumbered.map(\.appID)), days: [])
+        numbers.merge(try rows.numbers(of: unnumbered)) { first, _ in first }
+        unnumbered = unnumbered.filter { numbers[$0] == nil }
         var counters: [Int64: Int64] = [:]
+        var inserts: [(DeviceInstallation, Int64)] = []
         for key in unnumbered {
-            var number: Int64
-            if let counted = counters[key.appID] {
-                number = counted
-            } else {
-                number = try Int64.fetchOne(next, arguments: [key.appID]) ?? 0
-            }
-            try insert.execute(arguments: [key.appID, key.installationID, number])
+            let number = try counters[key.appID] ?? rows.nextNumber(appID: key.appID)
+            inserts.append((key, number))
             numbers[key] = number
             counters[key.appID] = number + 1
         }
-        for (appID, next) in counters { try advance.execute(arguments: [appID, next]) }
+        try rows.insertNumbers(inserts)
+        for (appID, next) in counters.sorted(by: { $0.key < $1.key }) { try rows.setNextNumber(appID: appID, next) }
         return numbers
     }
 
@@ -187,31 +201,25 @@ enum DeviceBitmaps {
     /// counted from the bitmaps while the range has at most `exactChunkLimit` chunk rows, else estimated
     /// from the days' sketches (`estimated` true).
     static func uniqueDevices(
-        campaignID: Int64?, from: String, to: String, test: Bool, exactChunkLimit: Int = DeviceSketches.exactChunkLimit, in db: Database
+        campaignID: Int64?, from: String, to: String, test: Bool, exactChunkLimit: Int = DeviceSketches.exactChunkLimit,
+        in rows: some DeviceRows
     ) throws -> (count: Int, estimated: Bool) {
-        if try DeviceSketches.chunks(campaignID: campaignID, from: from, to: to, test: test, in: db) > exactChunkLimit {
-            return (try DeviceSketches.estimate(campaignID: campaignID, from: from, to: to, test: test, in: db), true)
+        let range = DeviceRange(campaignID: campaignID, from: from, to: to, test: test)
+        if try rows.chunkCount(range) > exactChunkLimit {
+            return (try DeviceSketches.estimate(range, in: rows), true)
         }
-        return (try exactUniqueDevices(campaignID: campaignID, from: from, to: to, test: test, in: db), false)
+        return (try exactUniqueDevices(range, in: rows), false)
     }
 
     /// Distinct devices of a range, the union of its bitmap chunks.
-    static func exactUniqueDevices(campaignID: Int64?, from: String, to: String, test: Bool, in db: Database) throws -> Int {
+    static func exactUniqueDevices(_ range: DeviceRange, in rows: some DeviceRows) throws -> Int {
         // Numbers are per app: chunks of different apps are different devices. The apps are read first,
         // a row per campaign, so the chunk rows need no join.
-        let apps = try Dictionary(
-            Row.fetchAll(db, sql: "SELECT id, app_id FROM campaigns" + (campaignID == nil ? "" : " WHERE id = ?"),
-                         arguments: campaignID.map { [$0] } ?? []).map { row -> (Int64, Int64) in (row[0], row[1]) },
-            uniquingKeysWith: { first, _ in first })
-        let range = DeviceSketches.rangeFilter(campaignID: campaignID, from: from, to: to, test: test)
-        let rows = try Row.fetchCursor(db, sql: "SELECT campaign_id, chunk, bits FROM device_bitmaps \(range.sql)", arguments: range.arguments)
+        let apps = try rows.campaignApps(campaignID: range.campaignID)
         var union = ChunkUnion()
-        while let row = try rows.next() {
-            guard let app = apps[row[0]] else { continue }
-            // The blob is read where SQLite holds it: a day's chunks at a million devices are 30 MB a quarter.
-            try row.withUnsafeData(atIndex: 2) { bits in
-                bits?.withUnsafeBytes { union.add(app: app, chunk: row[1], bits: $0) }
-            }
+        try rows.forEachChunk(range) { campaignID, chunk, bits in
+            guard let app = apps[campaignID] else { return }
+            union.add(app: app, chunk: chunk, bits: bits)
         }
         return union.count
     }
@@ -249,56 +257,55 @@ enum DeviceBitmaps {
         var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
     }
 
-    /// The chunk rows of an installation's app that have its bit set, and its number; read in a snapshot
+    /// The chunks of an installation's app that have its bit set, and its number; read in a snapshot
     /// before an erasure's write (`erase`).
-    static func sightings(of installationID: String, appID: Int64, in db: Database) throws -> (number: Int64, chunks: [Row])? {
-        guard let number = try Self.number(of: installationID, appID: appID, in: db) else { return nil }
+    static func sightings(of installationID: String, appID: Int64, in rows: some DeviceRows) throws -> (number: Int64, chunks: [DeviceChunkKey])? {
+        let installation = DeviceInstallation(appID: appID, installationID: installationID)
+        guard let number = try rows.numbers(of: [installation])[installation] else { return nil }
         let (chunk, offset) = DeviceBitmap.position(of: number)
-        let chunks = try Row.fetchAll(
-            db, sql: """
-                SELECT campaign_id, test, day, chunk, bits FROM device_bitmaps
-                WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?) AND chunk = ?
-                """, arguments: [appID, chunk]
-        ).filter { DeviceBitmap(blob: $0["bits"]).contains(offset) }
+        let chunks = try rows.chunks(appID: appID, chunk: chunk).filter { DeviceBitmap(blob: $0.1).contains(offset) }.map(\.0)
         return (number, chunks)
     }
 
     /// Clears an installation's bit in the chunks found by `sightings` and in those of `recent` (the
     /// campaigns and days of events it sent since), and forgets its number (never given out again).
     static func erase(
-        _ found: (number: Int64, chunks: [Row])?, installationID: String, appID: Int64, recent: [(campaignID: Int64, test: Bool, day: String)],
-        in db: Database
+        _ found: (number: Int64, chunks: [DeviceChunkKey])?, installationID: String, appID: Int64,
+        recent: [(campaignID: Int64, test: Bool, day: String)], in rows: some DeviceRows
     ) throws {
+        let installation = DeviceInstallation(appID: appID, installationID: installationID)
+        try rows.lock(apps: [appID], days: [])
         let number: Int64
         if let found {
             number = found.number
-        } else if let assigned = try Self.number(of: installationID, appID: appID, in: db) {
+        } else if let assigned = try rows.numbers(of: [installation])[installation] {
             number = assigned  // numbered while the snapshot was read
         } else {
             return
         }
         let (chunk, offset) = DeviceBitmap.position(of: number)
-        var keys = Set((found?.chunks ?? []).map { ChunkKey(campaignID: $0["campaign_id"], test: $0["test"], day: $0["day"], chunk: $0["chunk"]) })
-        keys.formUnion(recent.map { ChunkKey(campaignID: $0.campaignID, test: $0.test, day: $0.day, chunk: chunk) })
-        let read = try chunkReader(db)
-        let write = try db.cachedStatement(sql: "UPDATE device_bitmaps SET bits = ? WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
-        let delete = try db.cachedStatement(sql: "DELETE FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+        var keys = Set(found?.chunks ?? [])
+        keys.formUnion(recent.map { DeviceChunkKey(campaignID: $0.campaignID, test: $0.test, day: $0.day, chunk: chunk) })
+        try rows.lock(apps: [], days: Set(keys.map(\.sketchDay)))
+        let stored = try rows.chunks(Array(keys))
+        var writes: [(DeviceChunkKey, Data)] = []
+        var deletes: [DeviceChunkKey] = []
         // A sketch keeps the device (HyperLogLog cannot remove one); its day's chunk count follows the bitmaps.
         var removedChunks: [DeviceSketches.Day: DeviceSketches.Added] = [:]
-        for key in keys {
-            let arguments: StatementArguments = [key.campaignID, key.test, key.day, key.chunk]
-            guard let blob = try Data.fetchOne(read, arguments: arguments) else { continue }
+        for (key, blob) in stored {
             var bitmap = DeviceBitmap(blob: blob)
             guard bitmap.remove(offset) else { continue }
             if bitmap.isEmpty {
-                try delete.execute(arguments: arguments)
-                removedChunks[DeviceSketches.Day(campaignID: key.campaignID, test: key.test, day: key.day), default: DeviceSketches.Added()].chunks -= 1
+                deletes.append(key)
+                removedChunks[key.sketchDay, default: DeviceSketches.Added()].chunks -= 1
             } else {
-                try write.execute(arguments: [bitmap.blob] + arguments)
+                writes.append((key, bitmap.blob))
             }
         }
-        try DeviceSketches.record(removedChunks, in: db)
-        try db.execute(sql: "DELETE FROM device_numbers WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
+        try rows.writeChunks(writes)
+        try rows.deleteChunks(deletes)
+        try DeviceSketches.record(removedChunks, in: rows)
+        try rows.deleteNumber(installation)
     }
 
     /// Migration 0015's second half: the bitmaps of the device rows kept before it, by the numbers its SQL

@@ -87,45 +87,28 @@ enum DeviceSketches {
     }
 
     /// Adds a batch's new devices and chunks to their days' sketches; one read and at most one write a day.
-    static func record(_ added: [Day: Added], in db: Database) throws {
-        let read = try db.cachedStatement(sql: "SELECT chunks, registers FROM device_sketches WHERE campaign_id = ? AND test = ? AND day = ?")
-        let write = try db.cachedStatement(sql: """
-            INSERT INTO device_sketches (campaign_id, test, day, chunks, registers) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (campaign_id, test, day) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers
-            """)
-        for (day, additions) in added where !additions.devices.isEmpty || additions.chunks != 0 {
-            let arguments: StatementArguments = [day.campaignID, day.test, day.day]
-            let stored = try Row.fetchOne(read, arguments: arguments)
-            var sketch = stored.map { DeviceSketch(blob: $0[1]) } ?? DeviceSketch()
-            var changed = additions.chunks != 0 || stored == nil
+    static func record(_ added: [Day: Added], in rows: some DeviceRows) throws {
+        let days = added.filter { !$0.value.devices.isEmpty || $0.value.chunks != 0 }.keys
+            .sorted { ($0.campaignID, $0.test ? 1 : 0, $0.day) < ($1.campaignID, $1.test ? 1 : 0, $1.day) }
+        guard !days.isEmpty else { return }
+        let stored = try rows.sketches(days)
+        var writes: [(Day, chunks: Int, registers: Data)] = []
+        for day in days {
+            guard let additions = added[day] else { continue }
+            let row = stored[day]
+            var sketch = row.map { DeviceSketch(blob: $0.registers) } ?? DeviceSketch()
+            var changed = additions.chunks != 0 || row == nil
             for device in additions.devices where sketch.insert(app: device.app, number: device.number) { changed = true }
-            let chunks = max(0, (stored?[0] ?? 0) + additions.chunks)
-            if changed { try write.execute(arguments: arguments + [chunks, sketch.blob]) }
+            let chunks = max(0, (row?.chunks ?? 0) + additions.chunks)
+            if changed { writes.append((day, chunks, sketch.blob)) }
         }
-    }
-
-    /// The WHERE clause and arguments that pick a range's rows of `device_bitmaps` or `device_sketches`,
-    /// of one campaign or of all (nil).
-    static func rangeFilter(campaignID: Int64?, from: String, to: String, test: Bool) -> (sql: String, arguments: StatementArguments) {
-        var arguments: StatementArguments = campaignID.map { [$0] } ?? []
-        _ = arguments.append(contentsOf: [test, from, to])
-        return ("WHERE \(campaignID == nil ? "" : "campaign_id = ? AND ")test = ? AND day BETWEEN ? AND ?", arguments)
-    }
-
-    /// Bitmap chunks a range of days holds, read from the sketch rows (a row a day, not the chunks).
-    static func chunks(campaignID: Int64?, from: String, to: String, test: Bool, in db: Database) throws -> Int {
-        let range = rangeFilter(campaignID: campaignID, from: from, to: to, test: test)
-        return try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(chunks), 0) FROM device_sketches \(range.sql)", arguments: range.arguments) ?? 0
+        try rows.writeSketches(writes)
     }
 
     /// The estimated distinct devices of a range: the union of its days' sketches.
-    static func estimate(campaignID: Int64?, from: String, to: String, test: Bool, in db: Database) throws -> Int {
-        let range = rangeFilter(campaignID: campaignID, from: from, to: to, test: test)
-        let rows = try Row.fetchCursor(db, sql: "SELECT registers FROM device_sketches \(range.sql)", arguments: range.arguments)
+    static func estimate(_ range: DeviceRange, in rows: some DeviceRows) throws -> Int {
         var union = DeviceSketch()
-        while let row = try rows.next() {
-            try row.withUnsafeData(atIndex: 0) { registers in registers?.withUnsafeBytes { union.formUnion($0) } }
-        }
+        try rows.forEachSketch(range) { union.formUnion($0) }
         return union.estimate
     }
 

@@ -69,15 +69,20 @@ public struct EventCounts: Sendable, Equatable {
     public var uniqueDevicesEstimated = false
     public var uniqueTestDevicesEstimated = false
     /// One campaign's most recorded conversion events (real traffic), most first, at most
-    /// `EventStore.topConversionEvents`; empty for counts across campaigns.
+    /// `EventCounts.topConversionEvents`; empty for counts across campaigns.
     public var topConversions: [Conversion] = []
     /// Conversions of every other event name.
     public var otherConversions = 0
     /// One campaign's counts (real traffic) per language version shown, most impressions first, at most
-    /// `EventStore.topLanguages`; empty for counts across campaigns.
+    /// `EventCounts.topLanguages`; empty for counts across campaigns.
     public var topLanguages: [LanguageCounts] = []
     /// The counts of every other language shown, by type.
     public var otherLanguages: [EventType: Int] = [:]
+
+    /// How many conversion events a campaign's counts name one by one; the rest are counted together.
+    public static let topConversionEvents = 20
+    /// How many languages shown a campaign's counts name one by one; the rest are counted together.
+    public static let topLanguages = 20
 
     /// What devices reported for one language version of a campaign.
     public struct LanguageCounts: Sendable, Equatable {
@@ -92,43 +97,155 @@ public struct EventCounts: Sendable, Equatable {
     }
 }
 
-/// The `events` and rollup tables, and the device bitmaps (`DeviceBitmaps`).
-public struct EventStore: Sendable {
-    let pool: DatabasePool
-    let batches: GroupCommit<IngestBatch, IngestCounts>
-    /// A range with more device bitmap chunks than this has its unique devices estimated (tests lower it).
-    public var exactDeviceChunkLimit = DeviceSketches.exactChunkLimit
-
-    public typealias IngestCounts = (accepted: Int, duplicates: Int)
-
-    struct IngestBatch: Sendable {
-        let events: [Event]
-        let receivedAt: Date
+extension EventCounts {
+    /// The language split from a campaign's per-language sums (`named` nil for the languages past the
+    /// top ones, '' for the default version): the named ones ordered by impressions, then all events, then
+    /// tag, and the rest by type. Each engine's query picks the top languages; this orders them alike.
+    static func languages(_ rows: [(named: String?, type: String, count: Int)]) -> ([LanguageCounts], [EventType: Int]) {
+        var named: [String: [EventType: Int]] = [:]
+        var other: [EventType: Int] = [:]
+        for row in rows {
+            guard let type = EventType(rawValue: row.type) else { continue }
+            if let language = row.named { named[language, default: [:]][type, default: 0] += row.count } else { other[type, default: 0] += row.count }
+        }
+        let top = named.map { language, counts in
+            LanguageCounts(language: language.isEmpty ? nil : language, counts: counts)
+        }.sorted { a, b in
+            let (aImpressions, bImpressions) = (a.counts[.impression] ?? 0, b.counts[.impression] ?? 0)
+            if aImpressions != bImpressions { return aImpressions > bImpressions }
+            let (aTotal, bTotal) = (a.counts.values.reduce(0, +), b.counts.values.reduce(0, +))
+            if aTotal != bTotal { return aTotal > bTotal }
+            return (a.language ?? "") < (b.language ?? "")
+        }
+        return (top, other)
     }
+
+    /// Conversions (real traffic) of every event name past the top ones.
+    static func otherConversions(rows: [Row], top: [Conversion]) -> Int {
+        rows.filter { !$0.test && $0.type == .conversion }.reduce(0) { $0 + $1.count } - top.reduce(0) { $0 + $1.count }
+    }
+}
+
+/// What a batch's ingestion stored: the events new under their id, and those already stored.
+public typealias EventIngestCounts = (accepted: Int, duplicates: Int)
+
+/// What an erasure removed.
+public struct EventErasure: Sendable, Equatable {
+    /// Raw events erased.
+    public var events: Int
+    /// Whether the installation's registration (its push token, device details) was erased too.
+    public var registration: Bool
+
+    /// The audit line that commits with the erasure, alike on every engine.
+    func audit(installationID: String, appID: Int64) -> (action: String, subject: String, details: String) {
+        ("installation.erase", "installation \(installationID) of app \(appID)", "\(events) events" + (registration ? " and its registration" : ""))
+    }
+}
+
+/// The `events` and rollup tables, and the device bitmaps and sketches (`DeviceBitmaps`, `DeviceSketches`).
+public protocol EventStore: Sendable {
+    /// A range with more device bitmap chunks than this has its unique devices estimated (tests lower it).
+    var exactDeviceChunkLimit: Int { get set }
 
     /// Stores a batch, updating the rollups with it; returns how many were new (the others were
-    /// already stored under their id). Batches arriving together share one transaction and one
-    /// commit (group commit). A return means the batch is durable.
-    public func ingest(_ events: [Event], now: Date) throws -> IngestCounts {
-        try batches.submit(IngestBatch(events: events, receivedAt: now)) { group in
-            try pool.write { db in try Self.write(group, db) }
+    /// already stored under their id, by this instance or any other). Batches arriving together share one
+    /// transaction and one commit (group commit). A return means the batch is durable.
+    func ingest(_ events: [Event], now: Date) throws -> EventIngestCounts
+
+    /// Rollup rows for `campaignID` (or every campaign when nil) from `from` to `to`, inclusive UTC days,
+    /// ordered by campaign, day, platform, test flag, type and detail. `devices: false` skips the
+    /// distinct-installation counts, which read the device bitmaps of the range.
+    func counts(campaignID: Int64?, from: String, to: String, devices: Bool) throws -> EventCounts
+
+    /// Erases an installation's raw events, its device number and bits and its registration (a data-subject
+    /// request); the rollups keep their counts. The audit line commits with the erasure.
+    func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> EventErasure
+
+    /// Deletes at most `limit` raw events received before `cutoff`, oldest first, in one short transaction;
+    /// returns how many it deleted. The rollups and device bitmaps that reports read stay.
+    func deleteRawEvents(receivedBefore cutoff: Date, limit: Int) throws -> Int
+
+    /// How many raw events are stored, and when the oldest of them was received.
+    func rawEventSummary() throws -> (count: Int, oldestReceivedAt: Date?)
+
+    /// Raw events for one installation (for tests and support questions).
+    func count(installationID: String) throws -> Int
+
+    /// The campaign ids of an app, to check events against.
+    func campaignIDs(appID: Int64) throws -> Set<Int64>
+}
+
+extension EventStore {
+    public func counts(campaignID: Int64?, from: String, to: String) throws -> EventCounts {
+        try counts(campaignID: campaignID, from: from, to: to, devices: true)
+    }
+}
+
+/// How long before an erasure an event of the installation may have been received and still be
+/// waiting for its group's commit when the erasure's scan began; generous, since a request's
+/// whole life is bounded by the server's timeouts, which are far shorter.
+let eventErasureInFlight: TimeInterval = 600
+
+/// A group of batches written together, each with its arrival time.
+struct EventIngestBatch: Sendable {
+    let events: [Event]
+    let receivedAt: Date
+}
+
+/// The rollup a stored event adds one to.
+struct EventRollupKey: Hashable, Comparable {
+    let campaignID: Int64, day: String, platform: String, test: Bool, type: EventType, detail: String
+
+    static func < (a: Self, b: Self) -> Bool {
+        (a.campaignID, a.day, a.platform, a.test ? 1 : 0, a.type.rawValue, a.detail) < (b.campaignID, b.day, b.platform, b.test ? 1 : 0, b.type.rawValue, b.detail)
+    }
+}
+
+/// The language rollup a stored event adds one to; `language` is '' for the default version.
+struct EventLanguageRollupKey: Hashable, Comparable {
+    let campaignID: Int64, day: String, test: Bool, language: String, type: EventType
+
+    static func < (a: Self, b: Self) -> Bool {
+        (a.campaignID, a.day, a.test ? 1 : 0, a.language, a.type.rawValue) < (b.campaignID, b.day, b.test ? 1 : 0, b.language, b.type.rawValue)
+    }
+}
+
+/// What the events a group stored add to the rollups and the device bitmaps, gathered as they are found
+/// new, the same way on every engine.
+struct EventTally {
+    var rollups: [EventRollupKey: Int] = [:]
+    var languageRollups: [EventLanguageRollupKey: Int] = [:]
+    var devices: [DeviceBitmaps.Sighting] = []
+
+    mutating func add(_ event: Event, day: String) {
+        rollups[EventRollupKey(
+            campaignID: event.campaignID, day: day, platform: event.platform, test: event.test, type: event.type,
+            detail: event.detail), default: 0] += 1
+        languageRollups[EventLanguageRollupKey(
+            campaignID: event.campaignID, day: day, test: event.test, language: event.language ?? "", type: event.type), default: 0] += 1
+        if let installation = event.installationID {
+            devices.append(DeviceBitmaps.Sighting(
+                appID: event.appID, campaignID: event.campaignID, day: day, test: event.test, installationID: installation))
         }
     }
+}
 
-    /// The rollup a stored event adds one to.
-    private struct RollupKey: Hashable {
-        let campaignID: Int64, day: String, platform: String, test: Bool, type: EventType, detail: String
-    }
+/// The event store in SQLite.
+struct SQLiteEventStore: EventStore {
+    let pool: DatabasePool
+    let batches: GroupCommit<EventIngestBatch, EventIngestCounts>
+    var exactDeviceChunkLimit = DeviceSketches.exactChunkLimit
 
-    /// The language rollup a stored event adds one to; `language` is '' for the default version.
-    private struct LanguageRollupKey: Hashable {
-        let campaignID: Int64, day: String, test: Bool, language: String, type: EventType
+    func ingest(_ events: [Event], now: Date) throws -> EventIngestCounts {
+        try batches.submit(EventIngestBatch(events: events, receivedAt: now)) { group in
+            try pool.write { db in try Self.write(group, db) }
+        }
     }
 
     /// Inserts each event of each batch (bound straight through SQLite's C API: this loop is the
     /// ingestion hot path), then adds the new ones to the rollups and device rows, one statement per
     /// distinct row of the whole group. Returns each batch's counts.
-    private static func write(_ group: [IngestBatch], _ db: Database) throws -> [IngestCounts] {
+    private static func write(_ group: [EventIngestBatch], _ db: Database) throws -> [EventIngestCounts] {
         let insert = try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO events
                 (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, detail, url, test, received_at, language)
@@ -136,10 +253,8 @@ public struct EventStore: Sendable {
             """)
         let statement = insert.sqliteStatement
         defer { sqlite3_reset(statement) }
-        var rollups: [RollupKey: Int] = [:]
-        var languageRollups: [LanguageRollupKey: Int] = [:]
-        var devices: [DeviceBitmaps.Sighting] = []
-        var counts: [IngestCounts] = []
+        var tally = EventTally()
+        var counts: [EventIngestCounts] = []
         for batch in group {
             let receivedAt = UTCTime.timestamp(batch.receivedAt)
             var accepted = 0
@@ -165,15 +280,7 @@ public struct EventStore: Sendable {
                 }
                 guard sqlite3_changes(db.sqliteConnection) > 0 else { continue }
                 accepted += 1
-                rollups[RollupKey(
-                    campaignID: event.campaignID, day: day, platform: event.platform, test: event.test, type: event.type,
-                    detail: event.detail), default: 0] += 1
-                languageRollups[LanguageRollupKey(
-                    campaignID: event.campaignID, day: day, test: event.test, language: event.language ?? "", type: event.type), default: 0] += 1
-                if let installation = event.installationID {
-                    devices.append(DeviceBitmaps.Sighting(
-                        appID: event.appID, campaignID: event.campaignID, day: day, test: event.test, installationID: installation))
-                }
+                tally.add(event, day: day)
             }
             counts.append((accepted, batch.events.count - accepted))
         }
@@ -182,17 +289,17 @@ public struct EventStore: Sendable {
             INSERT INTO event_rollups (campaign_id, day, platform, test, type, detail, count) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (campaign_id, day, platform, test, type, detail) DO UPDATE SET count = count + excluded.count
             """)
-        for (key, count) in rollups {
+        for (key, count) in tally.rollups {
             try rollup.execute(arguments: [key.campaignID, key.day, key.platform, key.test, key.type.rawValue, key.detail, count])
         }
         let languageRollup = try db.cachedStatement(sql: """
             INSERT INTO event_language_rollups (campaign_id, day, test, language, type, count) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (campaign_id, day, test, language, type) DO UPDATE SET count = count + excluded.count
             """)
-        for (key, count) in languageRollups {
+        for (key, count) in tally.languageRollups {
             try languageRollup.execute(arguments: [key.campaignID, key.day, key.test, key.language, key.type.rawValue, count])
         }
-        try DeviceBitmaps.record(devices, in: db)
+        try DeviceBitmaps.record(tally.devices, in: SQLiteDeviceRows(db: db))
         return counts
     }
 
@@ -207,14 +314,7 @@ public struct EventStore: Sendable {
         }
     }
 
-    /// How many conversion events a campaign's counts name one by one; the rest are counted together.
-    public static let topConversionEvents = 20
-    /// How many languages shown a campaign's counts name one by one; the rest are counted together.
-    public static let topLanguages = 20
-
-    /// Rollup rows for `campaignID` (or every campaign when nil) from `from` to `to`, inclusive UTC days.
-    /// `devices: false` skips the distinct-installation counts, which read the device bitmaps of the range.
-    public func counts(campaignID: Int64?, from: String, to: String, devices: Bool = true) throws -> EventCounts {
+    func counts(campaignID: Int64?, from: String, to: String, devices: Bool) throws -> EventCounts {
         try pool.read { db in
             let filter = campaignID == nil ? "" : "campaign_id = ? AND "
             var arguments: StatementArguments = campaignID.map { [$0] } ?? []
@@ -225,6 +325,7 @@ public struct EventStore: Sendable {
                         CASE WHEN type = 'conversion' THEN '' ELSE detail END AS detail, SUM(count) AS count
                     FROM event_rollups WHERE \(filter)day BETWEEN ? AND ?
                     GROUP BY campaign_id, day, platform, test, type, 6
+                    ORDER BY campaign_id, day, platform, test, type, 6
                     """, arguments: arguments
             ).compactMap { row -> EventCounts.Row? in
                 guard let type = EventType(rawValue: row["type"]) else { return nil }
@@ -233,7 +334,8 @@ public struct EventStore: Sendable {
                     type: type, detail: row["detail"], count: row["count"])
             }
             func unique(test: Bool) throws -> (count: Int, estimated: Bool) {
-                try DeviceBitmaps.uniqueDevices(campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: db)
+                try DeviceBitmaps.uniqueDevices(
+                    campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: SQLiteDeviceRows(db: db))
             }
             var counts = EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0)
             if devices {
@@ -246,10 +348,9 @@ public struct EventStore: Sendable {
                         SELECT detail, SUM(count) AS total FROM event_rollups
                         WHERE \(filter)day BETWEEN ? AND ? AND test = 0 AND type = 'conversion'
                         GROUP BY detail ORDER BY total DESC, detail LIMIT ?
-                        """, arguments: arguments + [Self.topConversionEvents]
+                        """, arguments: arguments + [EventCounts.topConversionEvents]
                 ).map { EventCounts.Conversion(event: $0["detail"], count: $0["total"]) }
-                let all = rows.filter { !$0.test && $0.type == .conversion }.reduce(0) { $0 + $1.count }
-                counts.otherConversions = all - counts.topConversions.reduce(0) { $0 + $1.count }
+                counts.otherConversions = EventCounts.otherConversions(rows: rows, top: counts.topConversions)
                 (counts.topLanguages, counts.otherLanguages) = try Self.languages(db, arguments: arguments)
             }
             return counts
@@ -272,55 +373,28 @@ public struct EventStore: Sendable {
                     LIMIT ?)
                 SELECT CASE WHEN language IN (SELECT language FROM top) THEN language END AS named, type, SUM(count) AS count
                 FROM shown GROUP BY named, type
-                """, arguments: arguments + [topLanguages])
-        var named: [String: [EventType: Int]] = [:]
-        var other: [EventType: Int] = [:]
-        for row in rows {
-            guard let type = EventType(rawValue: row["type"]) else { continue }
-            let language: String? = row["named"]
-            if let language { named[language, default: [:]][type, default: 0] += row["count"] } else { other[type, default: 0] += row["count"] }
-        }
-        let top = named.map { language, counts in
-            EventCounts.LanguageCounts(language: language.isEmpty ? nil : language, counts: counts)
-        }.sorted { a, b in
-            let (aImpressions, bImpressions) = (a.counts[.impression] ?? 0, b.counts[.impression] ?? 0)
-            if aImpressions != bImpressions { return aImpressions > bImpressions }
-            let (aTotal, bTotal) = (a.counts.values.reduce(0, +), b.counts.values.reduce(0, +))
-            if aTotal != bTotal { return aTotal > bTotal }
-            return (a.language ?? "") < (b.language ?? "")
-        }
-        return (top, other)
+                """, arguments: arguments + [EventCounts.topLanguages])
+        return EventCounts.languages(rows.map { (named: $0["named"], type: $0["type"], count: $0["count"]) })
     }
 
-    /// What an erasure removed.
-    public struct Erasure: Sendable, Equatable {
-        /// Raw events erased.
-        public var events: Int
-        /// Whether the installation's registration (its push token, device details) was erased too.
-        public var registration: Bool
-    }
-
-    /// Erases an installation's raw events, its device number and bits and its registration (a data-subject
-    /// request); the rollups keep their counts. The audit line commits with the erasure.
-    ///
     /// Raw events have no index by installation: one would dirty a random page for every event ingested,
     /// and an erasure is rare. Its rows are found by a scan in a read snapshot, which holds no lock that
     /// ingestion waits for, then deleted by key in a short write, together with any the installation sent
     /// while the scan ran (found through `events_by_received_at`: received within `inFlight` of `now`)
     /// and the bits those set.
-    public func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> Erasure {
+    func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> EventErasure {
         let scanned = try pool.read { db in
             (events: try String.fetchAll(
                 db, sql: "SELECT id FROM events WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID]),
-             devices: try DeviceBitmaps.sightings(of: installationID, appID: appID, in: db))
+             devices: try DeviceBitmaps.sightings(of: installationID, appID: appID, in: SQLiteDeviceRows(db: db)))
         }
         return try pool.write { db in
             let recent = try Row.fetchAll(
                 db, sql: "SELECT id, campaign_id, day, test FROM events WHERE received_at >= ? AND app_id = ? AND installation_id = ?",
-                arguments: [UTCTime.timestamp(now.addingTimeInterval(-Self.inFlight)), appID, installationID])
+                arguments: [UTCTime.timestamp(now.addingTimeInterval(-eventErasureInFlight)), appID, installationID])
             try DeviceBitmaps.erase(
                 scanned.devices, installationID: installationID, appID: appID,
-                recent: recent.map { (campaignID: $0["campaign_id"], test: $0["test"], day: $0["day"]) }, in: db)
+                recent: recent.map { (campaignID: $0["campaign_id"], test: $0["test"], day: $0["day"]) }, in: SQLiteDeviceRows(db: db))
             let deleteEvent = try db.cachedStatement(sql: "DELETE FROM events WHERE app_id = ? AND id = ?")
             var erased = 0
             for id in Set(scanned.events).union(recent.map { $0["id"] as String }) {
@@ -328,23 +402,17 @@ public struct EventStore: Sendable {
                 erased += db.changesCount
             }
             let registration = try InstallationStore.delete(appID: appID, installationID: installationID, in: db)
-            try SQLiteAuditLogStore.record(
-                actor, action: "installation.erase", subject: "installation \(installationID) of app \(appID)",
-                details: "\(erased) events" + (registration ? " and its registration" : ""), at: now, in: db)
-            return Erasure(events: erased, registration: registration)
+            let erasure = EventErasure(events: erased, registration: registration)
+            let audit = erasure.audit(installationID: installationID, appID: appID)
+            try SQLiteAuditLogStore.record(actor, action: audit.action, subject: audit.subject, details: audit.details, at: now, in: db)
+            return erasure
         }
     }
 
-    /// How long before an erasure an event of the installation may have been received and still be
-    /// waiting for its group's commit when the erasure's scan began; generous, since a request's
-    /// whole life is bounded by the server's timeouts, which are far shorter.
-    static let inFlight: TimeInterval = 600
-
-    /// Raw events for one installation (for tests and support questions).
     /// Deletes at most `limit` raw events received before `cutoff`, oldest first, in one short transaction
     /// (it queues behind ingestion's group commits like any write); returns how many it deleted. The
     /// rollups and device bitmaps that reports read stay.
-    public func deleteRawEvents(receivedBefore cutoff: Date, limit: Int) throws -> Int {
+    func deleteRawEvents(receivedBefore cutoff: Date, limit: Int) throws -> Int {
         try pool.write { db in
             try db.execute(sql: """
                 DELETE FROM events WHERE (app_id, id) IN (
@@ -354,20 +422,18 @@ public struct EventStore: Sendable {
         }
     }
 
-    /// How many raw events are stored, and when the oldest of them was received.
-    public func rawEventSummary() throws -> (count: Int, oldestReceivedAt: Date?) {
+    func rawEventSummary() throws -> (count: Int, oldestReceivedAt: Date?) {
         try pool.read { db in
             (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events") ?? 0,
              try Date.fetchOne(db, sql: "SELECT MIN(received_at) FROM events"))
         }
     }
 
-    public func count(installationID: String) throws -> Int {
+    func count(installationID: String) throws -> Int {
         try pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM events WHERE installation_id = ?", arguments: [installationID]) ?? 0 }
     }
 
-    /// The campaign ids of an app, to check events against.
-    public func campaignIDs(appID: Int64) throws -> Set<Int64> {
+    func campaignIDs(appID: Int64) throws -> Set<Int64> {
         try pool.read { Set(try Int64.fetchAll($0, sql: "SELECT id FROM campaigns WHERE app_id = ?", arguments: [appID])) }
     }
 }

@@ -12,13 +12,16 @@ public protocol Stores: Sendable {
     var apps: any AppStore { get }
     var apiKeys: any APIKeyStore { get }
     func pushCredentials(box: SecretBox) -> any PushCredentialStore
+    var events: any EventStore { get }
+    /// Hands space that deletions freed back to the system, at most `pages` pages' worth at a time (after
+    /// each step of raw-event retention).
+    func reclaimFreePages(atMost pages: Int) throws
 }
 
 /// A database engine as the server runs on it: its stores, and what the server asks of the engine itself.
 public protocol HeraldDatabase: Stores {
     // The stores not yet behind an interface of their own.
     var campaigns: CampaignStore { get }
-    var events: EventStore { get }
     var pushOutbox: PushOutboxStore { get }
     var installations: InstallationStore { get }
 
@@ -42,9 +45,6 @@ public protocol HeraldDatabase: Stores {
     /// What a long-running server needs beside its requests: SQLite's checkpoints off the commit path,
     /// PostgreSQL's listening for other instances' changes.
     func startBackgroundWork() throws
-    /// Gives back to the file system at most `pages` of the pages deletions freed (SQLite; PostgreSQL's
-    /// autovacuum does this itself).
-    func reclaimFreePages(atMost pages: Int) throws
     /// Bytes the data takes: the file and its write-ahead log, or the server's database (no log of its own).
     func storageSize() throws -> (database: Int64, log: Int64?)
     func close() throws

@@ -85,7 +85,7 @@ struct BoundsTests {
         let stats = try fixture.stats("")
         let byEvent = try #require(stats["conversionsByEvent"] as? [String: Int])
         // Then 20 names are listed, the most recorded first among them, and the others are counted, not listed
-        #expect(byEvent.count == EventStore.topConversionEvents)
+        #expect(byEvent.count == EventCounts.topConversionEvents)
         #expect(byEvent["purchase"] == 5)
         #expect(stats["otherConversions"] as? Int == 30_005 - byEvent.values.reduce(0, +))
         #expect((stats["totals"] as? [String: Any])?["conversions"] as? Int == 30_005)

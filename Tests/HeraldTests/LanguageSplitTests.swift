@@ -103,7 +103,7 @@ struct LanguageSplitTests {
         let rows = try #require(stats["byLanguage"] as? [[String: Any]])
 
         // Then 20 languages are listed, the most shown first, and the others are summed, not listed
-        #expect(rows.count == EventStore.topLanguages)
+        #expect(rows.count == EventCounts.topLanguages)
         #expect(rows.first?["language"] as? String == "fa" && rows.first?["impressions"] as? Int == 5)
         #expect(rows.dropFirst().map { $0["language"] as? String } == Array(tags.filter { $0 != "fa" }.prefix(19)), "ties by tag")
         let listed = rows.compactMap { $0["impressions"] as? Int }.reduce(0, +)
@@ -114,11 +114,11 @@ struct LanguageSplitTests {
         #expect(page.status == 200)
         #expect(page.body.count < 200_000, "the page is \(page.body.count) bytes")
         let languages = ReportTests.section(page.text, #"class="panel report-languages""#)
-        #expect(languages.matches(of: /<tr><th scope="row">/).count == EventStore.topLanguages + 1)
+        #expect(languages.matches(of: /<tr><th scope="row">/).count == EventCounts.topLanguages + 1)
         #expect(ReportTests.cells(languages, row: "Other languages").dropFirst().first == (5_005 - listed).formatted(.number.locale(Locale(identifier: "en"))))
         let csv = browser.get("/campaigns/\(fixture.campaign)/report.csv").text
         let section = csv.components(separatedBy: "\r\n\r\n").last ?? ""
-        #expect(section.split(separator: "\r\n").count == 1 + EventStore.topLanguages + 1)
+        #expect(section.split(separator: "\r\n").count == 1 + EventCounts.topLanguages + 1)
         #expect(section.contains("\r\nOther languages,\(5_005 - listed),0,0.0000,0,0,0\r\n"))
     }
 

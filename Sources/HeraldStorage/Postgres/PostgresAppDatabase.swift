@@ -15,6 +15,8 @@ public final class PostgresAppDatabase: Stores, Sendable {
     /// A server that refuses writes answers each with an error; there is no read-only opening to report.
     public let openedReadOnly = false
     private let listener: PostgresChangeListener
+    /// Event batches that arrive together at this instance are written in one transaction.
+    private let eventIngestion = PostgresEventIngestion()
 
     struct Migration: Sendable {
         let identifier: String
@@ -118,9 +120,6 @@ public final class PostgresAppDatabase: Stores, Sendable {
         try listener.start()
     }
 
-    /// Autovacuum returns dead rows' space to the table for reuse; nothing to do here.
-    public func reclaimFreePages(atMost pages: Int) {}
-
     public func storageSize() throws -> (database: Int64, log: Int64?) {
         (try read { try $0.one("SELECT pg_database_size(current_database())", as: Int64.self) } ?? 0, nil)
     }
@@ -138,6 +137,11 @@ public final class PostgresAppDatabase: Stores, Sendable {
     public var apps: any AppStore { PostgresAppStore(database: self) }
     public var apiKeys: any APIKeyStore { PostgresAPIKeyStore(database: self) }
     public func pushCredentials(box: SecretBox) -> any PushCredentialStore { PostgresPushCredentialStore(database: self, box: box) }
+    public var events: any EventStore { PostgresEventStore(database: self, ingestion: eventIngestion) }
+
+    /// Nothing to do: a dropped month partition gives its space back at once, and autovacuum reuses what
+    /// deleted rows leave.
+    public func reclaimFreePages(atMost pages: Int) throws {}
 }
 
 /// One lent connection: runs queries and waits for their answers.

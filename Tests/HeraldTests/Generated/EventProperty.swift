@@ -287,7 +287,7 @@ struct GeneratedEventProperty {
         }
     }
 
-    /// `byLanguage` lists every language shown (the run sends fewer than `EventStore.topLanguages`), most
+    /// `byLanguage` lists every language shown (the run sends fewer than `EventCounts.topLanguages`), most
     /// impressions first, the default version without `language`, each with exactly its events' counts.
     static func expectLanguages(_ stats: JSONValue, _ live: [GeneratedEvent.Kept], campaign: Int64, from first: String, _ run: inout GeneratedRun) {
         guard case .array(let rows)? = stats["byLanguage"] else {

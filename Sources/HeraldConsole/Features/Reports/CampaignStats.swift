@@ -130,12 +130,12 @@ struct CampaignStats: Encodable, Sendable, Equatable {
     var clicksByAction: [String: Int] = [:]
     var dismissalsByType: [String: Int] = [:]
     var errorsByCode: [String: Int] = [:]
-    /// The most recorded conversion events (at most `EventStore.topConversionEvents`)...
+    /// The most recorded conversion events (at most `EventCounts.topConversionEvents`)...
     var conversionsByEvent: [String: Int] = [:]
     /// ...and the conversions of all the others, so the answer stays small whatever names an app records.
     var otherConversions = 0
     var byPlatform: [String: Totals] = [:]
-    /// The languages shown most (at most `EventStore.topLanguages`), most impressions first...
+    /// The languages shown most (at most `EventCounts.topLanguages`), most impressions first...
     var byLanguage: [LanguageTotals] = []
     /// ...and every other language shown, summed.
     var otherLanguages = LanguageTotals(language: nil, counts: [:])

@@ -5,7 +5,7 @@ extension ReportPages {
     /// `GET /campaigns/{id}/report.csv`: the daily rows of the range, then, after an empty line, the same
     /// figures per language shown; test devices left out. The daily section keeps its columns, and the
     /// language section has the same ones with a language column in place of the date (the default
-    /// version and the languages past the first `EventStore.topLanguages` labelled in words), so a
+    /// version and the languages past the first `EventCounts.topLanguages` labelled in words), so a
     /// spreadsheet's formulas work on either. Headers and those labels are in the user's language; the
     /// figures stay as programs read them (ISO days, plain digits, CTR as a fraction).
     func csv(_ context: RequestContext) throws -> Response {

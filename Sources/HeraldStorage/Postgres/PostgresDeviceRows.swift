@@ -1,0 +1,180 @@
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import PostgresNIO
+
+/// The device numbers, bitmaps and sketches in PostgreSQL, for `DeviceBitmaps` and `DeviceSketches`.
+/// Their read-modify-writes are made atomic across instances by transaction locks: one per app for its
+/// numbers, one per campaign, test flag and day for its chunks and sketch, always taken apps first and
+/// each kind in key order, so two transactions never wait for each other in a circle.
+struct PostgresDeviceRows: DeviceRows {
+    let db: PostgresSession
+
+    func lock(apps: Set<Int64>, days: Set<DeviceSketches.Day>) throws {
+        for app in apps.sorted() { try db.lock("herald.device_numbers.\(app)") }
+        for day in days.sorted(by: { ($0.campaignID, $0.test ? 1 : 0, $0.day) < ($1.campaignID, $1.test ? 1 : 0, $1.day) }) {
+            try db.lock("herald.devices.\(day.campaignID).\(day.test).\(day.day)")
+        }
+    }
+
+    func numbers(of installations: [DeviceInstallation]) throws -> [DeviceInstallation: Int64] {
+        var numbers: [DeviceInstallation: Int64] = [:]
+        for (app, ofApp) in Dictionary(grouping: installations, by: \.appID) {
+            for part in ofApp.map(\.installationID).chunked(PostgresEventStore.rowsPerStatement) {
+                let ids = Array(part)
+                for row in try db.rows(
+                    "SELECT installation_id, number FROM device_numbers WHERE app_id = \(app) AND installation_id = ANY(\(ids))") {
+                    let (installation, number) = try row.decode((String, Int64).self)
+                    numbers[DeviceInstallation(appID: app, installationID: installation)] = number
+                }
+            }
+        }
+        return numbers
+    }
+
+    func nextNumber(appID: Int64) throws -> Int64 {
+        try db.one("SELECT next_number FROM device_number_counters WHERE app_id = \(appID)", as: Int64.self) ?? 0
+    }
+
+    func insertNumbers(_ numbers: [(DeviceInstallation, Int64)]) throws {
+        for part in numbers.chunked(PostgresEventStore.rowsPerStatement) {
+            let (apps, ids, values) = (part.map(\.0.appID), part.map(\.0.installationID), part.map(\.1))
+            try db.execute(
+                "INSERT INTO device_numbers (app_id, installation_id, number) SELECT * FROM unnest(\(apps)::int8[], \(ids)::text[], \(values)::int8[])")
+        }
+    }
+
+    func setNextNumber(appID: Int64, _ next: Int64) throws {
+        try db.execute(
+            """
+            INSERT INTO device_number_counters (app_id, next_number) VALUES (\(appID), \(next))
+            ON CONFLICT (app_id) DO UPDATE SET next_number = excluded.next_number
+            """)
+    }
+
+    func deleteNumber(_ installation: DeviceInstallation) throws {
+        try db.execute("DELETE FROM device_numbers WHERE app_id = \(installation.appID) AND installation_id = \(installation.installationID)")
+    }
+
+    private static func key(_ row: PostgresRow) throws -> (DeviceChunkKey, Data) {
+        let (campaign, test, day, chunk, bits) = try row.decode((Int64, Bool, String, Int64, ByteBuffer).self)
+        return (DeviceChunkKey(campaignID: campaign, test: test, day: day, chunk: chunk), Data(buffer: bits))
+    }
+
+    func chunks(_ keys: [DeviceChunkKey]) throws -> [DeviceChunkKey: Data] {
+        var chunks: [DeviceChunkKey: Data] = [:]
+        for part in keys.chunked(PostgresEventStore.rowsPerStatement) {
+            let (campaigns, tests, days, numbers) = (part.map(\.campaignID), part.map(\.test), part.map(\.day), part.map(\.chunk))
+            for row in try db.rows(
+                """
+                SELECT campaign_id, test, day, chunk, bits FROM device_bitmaps
+                WHERE (campaign_id, test, day, chunk) IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(days)::text[], \(numbers)::int8[]))
+                """) {
+                let (key, bits) = try Self.key(row)
+                chunks[key] = bits
+            }
+        }
+        return chunks
+    }
+
+    func writeChunks(_ chunks: [(DeviceChunkKey, Data)]) throws {
+        for part in chunks.chunked(PostgresEventStore.rowsPerStatement) {
+            let keys = part.map(\.0)
+            let (campaigns, tests, days, numbers) = (keys.map(\.campaignID), keys.map(\.test), keys.map(\.day), keys.map(\.chunk))
+            let bits = part.map { ByteBuffer(data: $0.1) }
+            try db.execute(
+                """
+                INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits)
+                SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(days)::text[], \(numbers)::int8[], \(bits)::bytea[])
+                ON CONFLICT (campaign_id, test, day, chunk) DO UPDATE SET bits = excluded.bits
+                """)
+        }
+    }
+
+    func deleteChunks(_ keys: [DeviceChunkKey]) throws {
+        for part in keys.chunked(PostgresEventStore.rowsPerStatement) {
+            let (campaigns, tests, days, numbers) = (part.map(\.campaignID), part.map(\.test), part.map(\.day), part.map(\.chunk))
+            try db.execute(
+                """
+                DELETE FROM device_bitmaps
+                WHERE (campaign_id, test, day, chunk) IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(days)::text[], \(numbers)::int8[]))
+                """)
+        }
+    }
+
+    func chunks(appID: Int64, chunk: Int64) throws -> [(DeviceChunkKey, Data)] {
+        try db.rows(
+            """
+            SELECT campaign_id, test, day, chunk, bits FROM device_bitmaps
+            WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = \(appID)) AND chunk = \(chunk)
+            """
+        ).map(Self.key)
+    }
+
+    func sketches(_ days: [DeviceSketches.Day]) throws -> [DeviceSketches.Day: (chunks: Int, registers: Data)] {
+        var sketches: [DeviceSketches.Day: (chunks: Int, registers: Data)] = [:]
+        for part in days.chunked(PostgresEventStore.rowsPerStatement) {
+            let (campaigns, tests, dayTexts) = (part.map(\.campaignID), part.map(\.test), part.map(\.day))
+            for row in try db.rows(
+                """
+                SELECT campaign_id, test, day, chunks, registers FROM device_sketches
+                WHERE (campaign_id, test, day) IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(dayTexts)::text[]))
+                """) {
+                let (campaign, test, day, chunks, registers) = try row.decode((Int64, Bool, String, Int64, ByteBuffer).self)
+                sketches[DeviceSketches.Day(campaignID: campaign, test: test, day: day)] = (Int(clamping: chunks), Data(buffer: registers))
+            }
+        }
+        return sketches
+    }
+
+    func writeSketches(_ sketches: [(DeviceSketches.Day, chunks: Int, registers: Data)]) throws {
+        for part in sketches.chunked(PostgresEventStore.rowsPerStatement) {
+            let (campaigns, tests, days) = (part.map(\.0.campaignID), part.map(\.0.test), part.map(\.0.day))
+            let (chunks, registers) = (part.map { Int64($0.chunks) }, part.map { ByteBuffer(data: $0.registers) })
+            try db.execute(
+                """
+                INSERT INTO device_sketches (campaign_id, test, day, chunks, registers)
+                SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(days)::text[], \(chunks)::int8[], \(registers)::bytea[])
+                ON CONFLICT (campaign_id, test, day) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers
+                """)
+        }
+    }
+
+    func campaignApps(campaignID: Int64?) throws -> [Int64: Int64] {
+        let query: PostgresQuery = if let campaignID { "SELECT id, app_id FROM campaigns WHERE id = \(campaignID)" } else { "SELECT id, app_id FROM campaigns" }
+        var apps: [Int64: Int64] = [:]
+        for row in try db.rows(query) {
+            let (id, app) = try row.decode((Int64, Int64).self)
+            apps[id] = app
+        }
+        return apps
+    }
+
+    /// A range's rows of `device_bitmaps` or `device_sketches` (`table`, a constant), `columns` of them.
+    private static func range(_ columns: String, from table: String, _ range: DeviceRange) -> PostgresQuery {
+        if let campaignID = range.campaignID {
+            return """
+                SELECT \(unescaped: columns) FROM \(unescaped: table)
+                WHERE campaign_id = \(campaignID) AND test = \(range.test) AND day BETWEEN \(range.from) AND \(range.to)
+                """
+        }
+        return "SELECT \(unescaped: columns) FROM \(unescaped: table) WHERE test = \(range.test) AND day BETWEEN \(range.from) AND \(range.to)"
+    }
+
+    func forEachChunk(_ range: DeviceRange, _ body: (Int64, Int64, UnsafeRawBufferPointer) -> Void) throws {
+        for row in try db.execute(Self.range("campaign_id, chunk, bits", from: "device_bitmaps", range)).rows {
+            let (campaign, chunk, bits) = try row.decode((Int64, Int64, ByteBuffer).self)
+            bits.withUnsafeReadableBytes { body(campaign, chunk, $0) }
+        }
+    }
+
+    func chunkCount(_ range: DeviceRange) throws -> Int {
+        Int(clamping: try db.one(Self.range("COALESCE(SUM(chunks), 0)::int8", from: "device_sketches", range), as: Int64.self) ?? 0)
+    }
+
+    func forEachSketch(_ range: DeviceRange, _ body: (UnsafeRawBufferPointer) -> Void) throws {
+        for row in try db.execute(Self.range("registers", from: "device_sketches", range)).rows {
+            try row.decode(ByteBuffer.self).withUnsafeReadableBytes { body($0) }
+        }
+    }
+}

@@ -1,0 +1,298 @@
+import Foundation
+import HeraldDomain
+import NIOCore
+import NIOFoundationCompat
+import PostgresNIO
+import Synchronization
+
+/// What an instance's event stores share: ingestion's group commit, and the months whose partition of
+/// `events` this instance has seen made (so a batch checks the catalog once a month, not every time).
+final class PostgresEventIngestion: Sendable {
+    let batches = GroupCommit<EventIngestBatch, EventIngestCounts>()
+    let months = Mutex<Set<String>>([])
+}
+
+/// The event store on PostgreSQL. Whether an event counts is decided by `event_ids` (unique per app
+/// across every instance and month); rollups are added with upserts, device numbers and bitmaps under
+/// transaction locks per app and per campaign day (`PostgresDeviceRows`), so instances sharing the
+/// database count what one SQLite writer would.
+struct PostgresEventStore: EventStore {
+    let database: PostgresAppDatabase
+    let ingestion: PostgresEventIngestion
+    var exactDeviceChunkLimit = DeviceSketches.exactChunkLimit
+
+    /// Rows bound in one statement (each column an array): bounds a statement's size whatever the group's.
+    static let rowsPerStatement = 1000
+
+    func ingest(_ events: [Event], now: Date) throws -> EventIngestCounts {
+        try ingestion.batches.submit(EventIngestBatch(events: events, receivedAt: now)) { group in
+            try makePartitions(for: group.map(\.receivedAt.storedPrecision))
+            do {
+                return try database.write { try Self.write(group, $0) }
+            } catch where sqlState(of: error) == "23514" {
+                // No partition for a row: another instance's retention dropped a month this one had seen.
+                ingestion.months.withLock { $0 = [] }
+                try makePartitions(for: group.map(\.receivedAt.storedPrecision))
+                return try database.write { try Self.write(group, $0) }
+            }
+        }
+    }
+
+    /// Makes the month partitions the group's rows go to, each in its own short transaction: making one
+    /// locks `events` whole, which must not last as long as a group's write.
+    private func makePartitions(for dates: [Date]) throws {
+        var months: [String: Date] = [:]
+        for date in dates { months[String(UTCTime.day(date).prefix(7))] = date }
+        let known = ingestion.months.withLock { $0 }
+        for (month, date) in months.sorted(by: { $0.key < $1.key }) where !known.contains(month) {
+            try database.write { try $0.execute("SELECT herald_events_partition(\(date))") }
+            ingestion.months.withLock { _ = $0.insert(month) }
+        }
+    }
+
+    private struct Key: Hashable {
+        let appID: Int64, id: String
+    }
+
+    /// Inserts the group's events (the first of each id in arrival order; later ones in the group are
+    /// duplicates, as SQLite's INSERT OR IGNORE makes them), in key order so that two instances' groups
+    /// lock ids in one order; then adds the stored ones to the rollups and devices in arrival order.
+    private static func write(_ group: [EventIngestBatch], _ db: PostgresSession) throws -> [EventIngestCounts] {
+        var firsts: [(event: Event, receivedAt: Date)] = []
+        var seen: Set<Key> = []
+        for batch in group {
+            for event in batch.events where seen.insert(Key(appID: event.appID, id: event.id)).inserted {
+                firsts.append((event, batch.receivedAt.storedPrecision))
+            }
+        }
+        firsts.sort { ($0.event.appID, $0.event.id) < ($1.event.appID, $1.event.id) }
+        var stored: Set<Key> = []
+        for start in stride(from: 0, to: firsts.count, by: rowsPerStatement) {
+            let rows = firsts[start..<min(start + rowsPerStatement, firsts.count)]
+            let events = rows.map(\.event)
+            let ids = events.map(\.id), apps = events.map(\.appID), campaigns = events.map(\.campaignID)
+            let types = events.map(\.type.rawValue), occurred = events.map(\.occurredAt.storedPrecision), days = events.map(\.day)
+            let platforms = events.map(\.platform), details = events.map(\.detail), tests = events.map(\.test)
+            let installations = events.map { $0.installationID ?? "" }, hasInstallation = events.map { $0.installationID != nil }
+            let urls = events.map { ByteBuffer(string: $0.url ?? "") }, hasURL = events.map { $0.url != nil }
+            let languages = events.map { $0.language ?? "" }, hasLanguage = events.map { $0.language != nil }
+            let received = rows.map(\.receivedAt)
+            let new = try db.rows(
+                """
+                WITH input AS (
+                    SELECT * FROM unnest(
+                        \(ids)::text[], \(apps)::int8[], \(campaigns)::int8[], \(types)::text[], \(occurred)::timestamptz[],
+                        \(days)::text[], \(platforms)::text[], \(installations)::text[], \(hasInstallation)::bool[], \(details)::text[],
+                        \(urls)::bytea[], \(hasURL)::bool[], \(tests)::bool[], \(received)::timestamptz[], \(languages)::text[],
+                        \(hasLanguage)::bool[])
+                    AS t(id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, has_installation, detail,
+                         url, has_url, test, received_at, language, has_language)),
+                new AS (
+                    INSERT INTO event_ids (app_id, id, received_at) SELECT app_id, id, received_at FROM input
+                    ON CONFLICT DO NOTHING RETURNING app_id, id),
+                stored AS (
+                    INSERT INTO events (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, detail, url, test,
+                                        received_at, language)
+                    SELECT i.id, i.app_id, i.campaign_id, i.type, i.occurred_at, i.day, i.platform,
+                        CASE WHEN i.has_installation THEN i.installation_id END, i.detail, CASE WHEN i.has_url THEN i.url END, i.test,
+                        i.received_at, CASE WHEN i.has_language THEN i.language END
+                    FROM input i JOIN new n ON n.app_id = i.app_id AND n.id = i.id)
+                SELECT app_id, id FROM new
+                """)
+            for row in new {
+                let (app, id) = try row.decode((Int64, String).self)
+                stored.insert(Key(appID: app, id: id))
+            }
+        }
+
+        var tally = EventTally()
+        var counts: [EventIngestCounts] = []
+        for batch in group {
+            var accepted = 0
+            for event in batch.events where stored.remove(Key(appID: event.appID, id: event.id)) != nil {
+                accepted += 1
+                tally.add(event, day: event.day)
+            }
+            counts.append((accepted, batch.events.count - accepted))
+        }
+        try addRollups(tally, db)
+        try DeviceBitmaps.record(tally.devices, in: PostgresDeviceRows(db: db))
+        return counts
+    }
+
+    /// Adds the group's counts to the rollups, in key order (so concurrent groups lock rows in one order).
+    private static func addRollups(_ tally: EventTally, _ db: PostgresSession) throws {
+        let rollups = tally.rollups.sorted { $0.key < $1.key }
+        for part in rollups.chunked(rowsPerStatement) {
+            let keys = part.map(\.key)
+            let (campaigns, days, platforms) = (keys.map(\.campaignID), keys.map(\.day), keys.map(\.platform))
+            let (tests, types, details, counts) = (keys.map(\.test), keys.map(\.type.rawValue), keys.map(\.detail), part.map { Int64($0.value) })
+            try db.execute(
+                """
+                INSERT INTO event_rollups (campaign_id, day, platform, test, type, detail, count)
+                SELECT * FROM unnest(\(campaigns)::int8[], \(days)::text[], \(platforms)::text[], \(tests)::bool[], \(types)::text[],
+                                     \(details)::text[], \(counts)::int8[])
+                ON CONFLICT (campaign_id, day, platform, test, type, detail) DO UPDATE SET count = event_rollups.count + excluded.count
+                """)
+        }
+        let languageRollups = tally.languageRollups.sorted { $0.key < $1.key }
+        for part in languageRollups.chunked(rowsPerStatement) {
+            let keys = part.map(\.key)
+            let (campaigns, days, tests) = (keys.map(\.campaignID), keys.map(\.day), keys.map(\.test))
+            let (languages, types, counts) = (keys.map(\.language), keys.map(\.type.rawValue), part.map { Int64($0.value) })
+            try db.execute(
+                """
+                INSERT INTO event_language_rollups (campaign_id, day, test, language, type, count)
+                SELECT * FROM unnest(\(campaigns)::int8[], \(days)::text[], \(tests)::bool[], \(languages)::text[], \(types)::text[],
+                                     \(counts)::int8[])
+                ON CONFLICT (campaign_id, day, test, language, type) DO UPDATE SET count = event_language_rollups.count + excluded.count
+                """)
+        }
+    }
+
+    func counts(campaignID: Int64?, from: String, to: String, devices: Bool) throws -> EventCounts {
+        try database.read { db in
+            let select = """
+                SELECT campaign_id, day, platform, test, type, CASE WHEN type = 'conversion' THEN '' ELSE detail END AS detail,
+                    SUM(count)::int8 FROM event_rollups
+                """
+            let group = "GROUP BY campaign_id, day, platform, test, type, 6 ORDER BY 1, 2, 3, 4, 5, 6"
+            let query: PostgresQuery = if let campaignID {
+                "\(unescaped: select) WHERE campaign_id = \(campaignID) AND day BETWEEN \(from) AND \(to) \(unescaped: group)"
+            } else {
+                "\(unescaped: select) WHERE day BETWEEN \(from) AND \(to) \(unescaped: group)"
+            }
+            let rows = try db.rows(query).compactMap { row -> EventCounts.Row? in
+                let (campaign, day, platform, test, type, detail, count) = try row.decode((Int64, String, String, Bool, String, String, Int64).self)
+                guard let type = EventType(rawValue: type) else { return nil }
+                return EventCounts.Row(
+                    campaignID: campaign, day: day, platform: platform, test: test, type: type, detail: detail, count: Int(clamping: count))
+            }
+            let deviceRows = PostgresDeviceRows(db: db)
+            func unique(test: Bool) throws -> (count: Int, estimated: Bool) {
+                try DeviceBitmaps.uniqueDevices(
+                    campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: deviceRows)
+            }
+            var counts = EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0)
+            if devices {
+                (counts.uniqueDevices, counts.uniqueDevicesEstimated) = try unique(test: false)
+                (counts.uniqueTestDevices, counts.uniqueTestDevicesEstimated) = try unique(test: true)
+            }
+            if let campaignID {
+                counts.topConversions = try db.rows(
+                    """
+                    SELECT detail, SUM(count)::int8 AS total FROM event_rollups
+                    WHERE campaign_id = \(campaignID) AND day BETWEEN \(from) AND \(to) AND NOT test AND type = 'conversion'
+                    GROUP BY detail ORDER BY total DESC, detail LIMIT \(Int64(EventCounts.topConversionEvents))
+                    """
+                ).map {
+                    let (event, total) = try $0.decode((String, Int64).self)
+                    return EventCounts.Conversion(event: event, count: Int(clamping: total))
+                }
+                counts.otherConversions = EventCounts.otherConversions(rows: rows, top: counts.topConversions)
+                let languages = try db.rows(
+                    """
+                    WITH shown AS (
+                        SELECT language, type, SUM(count) AS count FROM event_language_rollups
+                        WHERE campaign_id = \(campaignID) AND day BETWEEN \(from) AND \(to) AND NOT test
+                        GROUP BY language, type),
+                    top AS (
+                        SELECT language FROM shown GROUP BY language
+                        ORDER BY SUM(CASE WHEN type = 'impression' THEN count ELSE 0 END) DESC, SUM(count) DESC, language
+                        LIMIT \(Int64(EventCounts.topLanguages)))
+                    SELECT CASE WHEN language IN (SELECT language FROM top) THEN language END AS named, type, SUM(count)::int8
+                    FROM shown GROUP BY named, type
+                    """
+                ).map { row -> (named: String?, type: String, count: Int) in
+                    let (named, type, count) = try row.decode((String?, String, Int64).self)
+                    return (named, type, Int(clamping: count))
+                }
+                (counts.topLanguages, counts.otherLanguages) = EventCounts.languages(languages)
+            }
+            return counts
+        }
+    }
+
+    /// As SQLite's: the installation's events are found by a scan outside the write (no index by
+    /// installation), then deleted by key in a short transaction with any it sent meanwhile.
+    func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> EventErasure {
+        let scanned = try database.read { db in
+            (events: try db.all("SELECT id FROM events WHERE app_id = \(appID) AND installation_id = \(installationID)", as: String.self),
+             devices: try DeviceBitmaps.sightings(of: installationID, appID: appID, in: PostgresDeviceRows(db: db)))
+        }
+        return try database.write { db in
+            let recent = try db.rows(
+                """
+                SELECT id, campaign_id, day, test FROM events
+                WHERE received_at >= \(now.addingTimeInterval(-eventErasureInFlight).storedPrecision) AND app_id = \(appID)
+                    AND installation_id = \(installationID)
+                """
+            ).map { try $0.decode((String, Int64, String, Bool).self) }
+            try DeviceBitmaps.erase(
+                scanned.devices, installationID: installationID, appID: appID,
+                recent: recent.map { (campaignID: $0.1, test: $0.3, day: $0.2) }, in: PostgresDeviceRows(db: db))
+            let ids = Set(scanned.events).union(recent.map(\.0)).sorted()
+            let erased = try db.changes("DELETE FROM events WHERE app_id = \(appID) AND id = ANY(\(ids))")
+            // Its ids go too, as its SQLite rows do: the same id sent again counts again.
+            try db.execute("DELETE FROM event_ids WHERE app_id = \(appID) AND id = ANY(\(ids))")
+            // TODO(pg-push): the registration is erased here once migrations/postgres/0005_push.sql's
+            // installations table and its store land (SQLite: InstallationStore.delete in this transaction).
+            let erasure = EventErasure(events: erased, registration: false)
+            let audit = erasure.audit(installationID: installationID, appID: appID)
+            try PostgresAuditLogStore.record(actor, action: audit.action, subject: audit.subject, details: audit.details, at: now, in: db)
+            return erasure
+        }
+    }
+
+    /// Drops the month partitions wholly before `cutoff` first (their rows go at once, whatever `limit`),
+    /// then deletes up to `limit` of the oldest expired ids and their rows in the partly expired month.
+    /// Returns the expired ids deleted: every stored event has one, so a run's total is the events it
+    /// removed, and a step below `limit` means none is left.
+    func deleteRawEvents(receivedBefore cutoff: Date, limit: Int) throws -> Int {
+        try database.write { db in
+            let cutoff = cutoff.storedPrecision
+            try db.execute("SELECT herald_drop_expired_event_partitions(\(cutoff))")
+            let deleted = try db.one(
+                """
+                WITH expired AS (
+                    DELETE FROM event_ids WHERE (app_id, id) IN (
+                        SELECT app_id, id FROM event_ids WHERE received_at < \(cutoff) ORDER BY received_at LIMIT \(Int64(max(1, limit))))
+                    RETURNING app_id, id, received_at),
+                gone AS (
+                    DELETE FROM events e USING expired x WHERE e.app_id = x.app_id AND e.id = x.id AND e.received_at = x.received_at)
+                SELECT count(*)::int8 FROM expired
+                """, as: Int64.self) ?? 0
+            return Int(clamping: deleted)
+        }
+    }
+
+    func rawEventSummary() throws -> (count: Int, oldestReceivedAt: Date?) {
+        try database.read { db in
+            guard let row = try db.rows("SELECT count(*)::int8, min(received_at) FROM events").first else { return (0, nil) }
+            let (count, oldest) = try row.decode((Int64, Date?).self)
+            return (Int(clamping: count), oldest)
+        }
+    }
+
+    func count(installationID: String) throws -> Int {
+        try database.read { Int(clamping: try $0.one("SELECT count(*)::int8 FROM events WHERE installation_id = \(installationID)", as: Int64.self) ?? 0) }
+    }
+
+    func campaignIDs(appID: Int64) throws -> Set<Int64> {
+        try database.read { Set(try $0.all("SELECT id FROM campaigns WHERE app_id = \(appID)", as: Int64.self)) }
+    }
+}
+
+extension Collection {
+    /// The collection in consecutive pieces of at most `size` elements.
+    func chunked(_ size: Int) -> [SubSequence] {
+        var pieces: [SubSequence] = []
+        var start = startIndex
+        while start != endIndex {
+            let end = index(start, offsetBy: size, limitedBy: endIndex) ?? endIndex
+            pieces.append(self[start..<end])
+            start = end
+        }
+        return pieces
+    }
+}

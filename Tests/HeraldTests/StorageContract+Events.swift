@@ -1,0 +1,393 @@
+import Foundation
+import HeraldDomain
+@testable import HeraldStorage
+import PostgresNIO
+import PropertyBased
+import Synchronization
+import Testing
+
+/// The storage contract for events: ingestion, rollups, unique devices, erasure and retention, on every engine.
+extension StorageContractTests {
+    /// `start` is 2026-09-21T14:13:20.123Z; day `n` is that many days after it.
+    static func event(
+        _ id: String, app: Int64, campaign: Int64, _ type: EventType = .impression, day: Int = 0, platform: String = "ios",
+        installation: String? = nil, detail: String = "", test: Bool = false, language: String? = nil, url: String? = nil
+    ) -> Event {
+        Event(
+            id: id, appID: app, campaignID: campaign, type: type, occurredAt: start.addingTimeInterval(Double(day) * 86_400),
+            platform: platform, installationID: installation, detail: detail, url: url, test: test, language: language)
+    }
+
+    /// Two apps; Sale and Winter in the first, Digest in the second.
+    static func eventWorld(_ database: EngineDatabase) throws -> (shop: Int64, news: Int64, sale: Int64, winter: Int64, digest: Int64) {
+        let shop = try database.stores.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: start).id
+        let news = try database.stores.apps.create(name: "News", platforms: [.ios], actor: .commandLine, now: start).id
+        return (shop, news, try database.makeCampaign(appID: shop, name: "Sale"), try database.makeCampaign(appID: shop, name: "Winter"),
+                try database.makeCampaign(appID: news, name: "Digest"))
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func eventsCountOnceAndRollUpByDayPlatformAndLanguage(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let ids = try Self.eventWorld(database)
+        let events = database.stores.events
+        let (shop, sale) = (ids.shop, ids.sale)
+        let batch = [
+            Self.event("e1", app: shop, campaign: sale, installation: "a"),
+            Self.event("e2", app: shop, campaign: sale, installation: "b", language: "fa"),
+            Self.event("e3", app: shop, campaign: sale, .click, installation: "a", detail: "primary", language: "fa", url: "https://example.com/\u{0}ü"),
+            Self.event("e4", app: shop, campaign: sale, .conversion, day: 1, platform: "android", installation: "a", detail: "purchase"),
+            Self.event("e5", app: shop, campaign: sale, .conversion, day: 1, platform: "android", installation: "b", detail: "signup"),
+            Self.event("e6", app: shop, campaign: sale, .conversion, day: 1, platform: "android", installation: "c", detail: "purchase"),
+            Self.event("e7", app: shop, campaign: sale, .dismiss, day: 1, platform: "web", detail: "swipe"),
+            Self.event("e8", app: shop, campaign: sale, installation: "tester", test: true),
+            // The same id again in the batch is a duplicate, whatever it says; in another app it is another event.
+            Self.event("e2", app: shop, campaign: sale, .click, installation: "z", detail: "body"),
+            Self.event("e1", app: ids.news, campaign: ids.digest, installation: "a"),
+        ]
+        #expect(try events.ingest(batch, now: Self.start) == (9, 1))
+        #expect(try events.ingest(Array(batch.prefix(3)), now: Self.start) == (0, 3))
+        #expect(try events.ingest([], now: Self.start) == (0, 0))
+
+        let counts = try events.counts(campaignID: sale, from: "2026-09-21", to: "2026-09-22")
+        func row(_ day: String, _ platform: String, _ test: Bool, _ type: EventType, _ detail: String, _ count: Int) -> EventCounts.Row {
+            EventCounts.Row(campaignID: sale, day: day, platform: platform, test: test, type: type, detail: detail, count: count)
+        }
+        #expect(counts.rows == [
+            row("2026-09-21", "ios", false, .click, "primary", 1),
+            row("2026-09-21", "ios", false, .impression, "", 2),
+            row("2026-09-21", "ios", true, .impression, "", 1),
+            row("2026-09-22", "android", false, .conversion, "", 3),
+            row("2026-09-22", "web", false, .dismiss, "swipe", 1),
+        ])
+        #expect(counts.uniqueDevices == 3 && !counts.uniqueDevicesEstimated)
+        #expect(counts.uniqueTestDevices == 1 && !counts.uniqueTestDevicesEstimated)
+        #expect(counts.topConversions == [.init(event: "purchase", count: 2), .init(event: "signup", count: 1)])
+        #expect(counts.otherConversions == 0)
+        #expect(counts.topLanguages == [
+            .init(language: nil, counts: [.impression: 1, .conversion: 3, .dismiss: 1]),
+            .init(language: "fa", counts: [.impression: 1, .click: 1]),
+        ])
+        #expect(counts.otherLanguages == [:])
+
+        let oneDay = try events.counts(campaignID: sale, from: "2026-09-22", to: "2026-09-22")
+        #expect(oneDay.rows.map(\.count) == [3, 1] && oneDay.uniqueDevices == 3)
+        let all = try events.counts(campaignID: nil, from: "2026-09-21", to: "2026-09-22")
+        #expect(all.rows.map(\.campaignID) == [sale, sale, sale, sale, sale, ids.digest])
+        #expect(all.uniqueDevices == 4, "device a of another app is another device")
+        #expect(all.topConversions.isEmpty && all.topLanguages.isEmpty)
+        let withoutDevices = try events.counts(campaignID: nil, from: "2026-09-21", to: "2026-09-22", devices: false)
+        #expect(withoutDevices.rows == all.rows && withoutDevices.uniqueDevices == 0)
+        #expect(try events.counts(campaignID: sale, from: "2026-09-23", to: "2026-12-31") == EventCounts(rows: [], uniqueDevices: 0, uniqueTestDevices: 0))
+
+        let summary = try events.rawEventSummary()
+        #expect(summary.count == 9 && summary.oldestReceivedAt?.asStored == Self.start.asStored)
+        #expect(try events.count(installationID: "a") == 4)
+        #expect(try events.count(installationID: "z") == 0)
+        #expect(try events.campaignIDs(appID: shop) == [sale, ids.winter])
+        #expect(try events.campaignIDs(appID: 9_999) == [])
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func duplicatesSentToTwoInstancesCountOnce(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let ids = try Self.eventWorld(database)
+        let other = try database.open()
+        let batch = (0..<5).map { Self.event("first-\($0)", app: ids.shop, campaign: ids.sale, installation: "device-\($0)") }
+        #expect(try database.stores.events.ingest(batch, now: Self.start) == (5, 0))
+        #expect(try other.events.ingest(batch, now: Self.start) == (0, 5))
+
+        // The same batch at both instances at once: every event counts once between them.
+        let concurrent = (0..<300).map { Self.event("both-\($0)", app: ids.shop, campaign: ids.sale, installation: "device-\($0 % 40)") }
+        let outcomes = Mutex<[EventIngestCounts]>([])
+        let failures = Mutex<[String]>([])
+        let handles: [any Stores] = [database.stores, other]
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            do {
+                let outcome = try handles[index % 2].events.ingest(concurrent, now: Self.start)
+                outcomes.withLock { $0.append(outcome) }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(outcomes.withLock { $0.map(\.accepted).reduce(0, +) } == 300)
+        #expect(outcomes.withLock { $0.map(\.duplicates).reduce(0, +) } == 900)
+        for handle in handles {
+            let counts = try handle.events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-21")
+            #expect(counts.rows.map(\.count) == [305])
+            #expect(counts.uniqueDevices == 40)
+            #expect(try handle.events.rawEventSummary().count == 305)
+        }
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func uniqueDevicesAreExactBelowTheChunkLimitAndEstimatedAbove(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let ids = try Self.eventWorld(database)
+        let events = database.stores.events
+        // 3,000 devices on the first day, 4,000 on the second (1,000 of them seen the day before): over two chunks a day.
+        let sightings = (0..<3_000).map { (0, $0) } + (2_000..<6_000).map { (1, $0) }
+        for (index, part) in sightings.chunked(1_000).enumerated() {
+            let batch = part.map { day, device in
+                Self.event("u-\(day)-\(device)", app: ids.shop, campaign: ids.sale, day: day, installation: "device-\(device)", test: device % 1_000 == 0)
+            }
+            #expect(try events.ingest(batch, now: Self.start).accepted == batch.count, "batch \(index)")
+        }
+        let exact = try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22")
+        #expect(exact.uniqueDevices == 5_994 && exact.uniqueTestDevices == 6)
+        #expect(!exact.uniqueDevicesEstimated && !exact.uniqueTestDevicesEstimated)
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-22", to: "2026-09-22").uniqueDevices == 3_996)
+
+        var estimating = database.stores.events
+        estimating.exactDeviceChunkLimit = 0
+        let estimate = try estimating.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22")
+        #expect(estimate.uniqueDevicesEstimated && estimate.uniqueTestDevicesEstimated)
+        #expect(abs(Double(estimate.uniqueDevices - 5_994)) / 5_994 < 0.06, "estimated \(estimate.uniqueDevices)")
+        #expect(abs(estimate.uniqueTestDevices - 6) <= 1, "linear counting is near exact for a few devices")
+        #expect(estimate.rows == exact.rows)
+        let everywhere = try estimating.counts(campaignID: nil, from: "2026-09-21", to: "2026-09-22")
+        #expect(everywhere.uniqueDevicesEstimated && everywhere.uniqueDevices == estimate.uniqueDevices)
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func erasureRemovesAnInstallationsEventsAndBitsButNotTheRollups(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let ids = try Self.eventWorld(database)
+        let events = database.stores.events
+        let gone = [
+            Self.event("g1", app: ids.shop, campaign: ids.sale, installation: "gone"),
+            Self.event("g2", app: ids.shop, campaign: ids.sale, day: 1, installation: "gone"),
+            Self.event("g3", app: ids.shop, campaign: ids.winter, installation: "gone"),
+        ]
+        let kept = [
+            Self.event("k1", app: ids.shop, campaign: ids.sale, installation: "kept"),
+            Self.event("k2", app: ids.news, campaign: ids.digest, installation: "gone"),
+        ]
+        #expect(try events.ingest(gone + kept, now: Self.start) == (5, 0))
+        let before = try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22")
+        #expect(before.uniqueDevices == 2)
+
+        let erasure = try events.eraseInstallation("gone", appID: ids.shop, actor: .commandLine, now: Self.start)
+        #expect(erasure == EventErasure(events: 3, registration: false))
+        #expect(try events.count(installationID: "gone") == 1, "the other app's installation of that id stays")
+        let after = try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22")
+        #expect(after.rows == before.rows)
+        #expect(after.uniqueDevices == 1)
+        #expect(try events.counts(campaignID: ids.winter, from: "2026-09-21", to: "2026-09-22").uniqueDevices == 0)
+        #expect(try events.counts(campaignID: ids.digest, from: "2026-09-21", to: "2026-09-22").uniqueDevices == 1)
+        #expect(try events.rawEventSummary().count == 2)
+        let audit = try #require(try database.stores.auditLog.page(offset: 0, limit: 1).first)
+        #expect(audit.action == "installation.erase" && audit.details == "3 events")
+        #expect(try events.eraseInstallation("gone", appID: ids.shop, actor: .commandLine, now: Self.start).events == 0)
+        #expect(try events.eraseInstallation("never", appID: ids.shop, actor: .commandLine, now: Self.start).events == 0)
+
+        // An erased event's id went with it: sent again, it counts again, as a new device.
+        #expect(try events.ingest([gone[0]], now: Self.start) == (1, 0))
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-21").uniqueDevices == 2)
+    }
+
+    /// Receipt times either side of the month's end: the retention cut-off (20 days before `start`) falls on
+    /// 1 September at 14:13, so August is wholly expired and September partly.
+    static let receipts: [(id: String, received: Date)] = [
+        ("aug-30-a", start.addingTimeInterval(-22 * 86_400)),
+        ("aug-30-b", start.addingTimeInterval(-22 * 86_400 + 60)),
+        ("sep-01", start.addingTimeInterval(-20.2 * 86_400)),
+        ("sep-02", start.addingTimeInterval(-19 * 86_400)),
+        ("sep-21-a", start),
+        ("sep-21-b", start.addingTimeInterval(1)),
+    ]
+
+    static func ingestAcrossTheMonthsEnd(_ database: EngineDatabase, _ ids: (shop: Int64, news: Int64, sale: Int64, winter: Int64, digest: Int64)) throws {
+        for (id, received) in receipts {
+            let event = Self.event(id, app: ids.shop, campaign: ids.sale, day: -25, installation: "device-\(id)")
+            #expect(try database.stores.events.ingest([event], now: received) == (1, 0))
+        }
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func retentionDeletesWhatWasReceivedBeforeTheCutoffAcrossTheMonthsEnd(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let ids = try Self.eventWorld(database)
+        try Self.ingestAcrossTheMonthsEnd(database, ids)
+        let events = database.stores.events
+        #expect(try events.rawEventSummary().oldestReceivedAt?.asStored == Self.receipts[0].received.asStored)
+        let rollups = try events.counts(campaignID: ids.sale, from: "2026-08-01", to: "2026-09-30")
+
+        let retention = EventRetention(database: database.stores, days: 20, rowsPerStep: 1, pauseBetweenSteps: .zero)
+        let run = try #require(try retention.run(now: Self.start))
+        #expect(run == EventRetention.Run(finishedAt: Self.start, deleted: 3, steps: 4))
+        let summary = try events.rawEventSummary()
+        #expect(summary.count == 3 && summary.oldestReceivedAt?.asStored == Self.receipts[3].received.asStored)
+        #expect(try events.count(installationID: "device-sep-01") == 0)
+        #expect(try events.count(installationID: "device-sep-02") == 1)
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-08-01", to: "2026-09-30") == rollups, "reports keep their counts")
+        #expect(try retention.run(now: Self.start)?.deleted == 0)
+
+        // An expired event's id went with it: sent again, it counts again.
+        #expect(try events.ingest([Self.event("aug-30-a", app: ids.shop, campaign: ids.sale, installation: "device-aug-30-a")], now: Self.start) == (1, 0))
+        // The instance that made the dropped month still stores an event received in it, and another one does too.
+        #expect(try events.ingest(
+            [Self.event("late", app: ids.shop, campaign: ids.sale)], now: Self.receipts[0].received) == (1, 0))
+        #expect(try database.open().events.ingest(
+            [Self.event("later", app: ids.shop, campaign: ids.sale)], now: Self.receipts[0].received) == (1, 0))
+        #expect(try events.deleteRawEvents(receivedBefore: Self.start.addingTimeInterval(-20 * 86_400), limit: 10) == 2)
+    }
+
+    @Test("On PostgreSQL, retention drops the wholly expired month's partition and keeps the partly expired one",
+          .enabled(if: StorageEngine.postgresURL != nil))
+    func postgresRetentionDropsExpiredMonths() throws {
+        let database = try EngineDatabase(.postgres)
+        let ids = try Self.eventWorld(database)
+        let postgres = try #require(database.stores as? PostgresAppDatabase)
+        func partitions() throws -> [String] {
+            try postgres.read {
+                try $0.all(
+                    "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass ORDER BY 1",
+                    as: String.self)
+            }
+        }
+        try Self.ingestAcrossTheMonthsEnd(database, ids)
+        #expect(try partitions() == ["events_2026_08", "events_2026_09"])
+        _ = try EventRetention(database: database.stores, days: 20, rowsPerStep: 1_000, pauseBetweenSteps: .zero).run(now: Self.start)
+        #expect(try partitions() == ["events_2026_09"])
+        #expect(try postgres.read { try $0.one("SELECT count(*)::int8 FROM events_2026_09", as: Int64.self) } == 3)
+        #expect(try postgres.read { try $0.one("SELECT count(*)::int8 FROM event_ids", as: Int64.self) } == 3)
+    }
+}
+
+/// Generated batches ingested on every engine, each count compared between the engines and with a model.
+extension StorageContractTests {
+    struct GeneratedEventScenario: Sendable, CustomStringConvertible {
+        struct Drawn: Sendable {
+            var campaign: Int, id: String, type: EventType, day: Int, seconds: Double, platform: String, installation: String?
+            var detail: String, test: Bool, language: String?, url: String?
+        }
+
+        struct Batch: Sendable {
+            var events: [Drawn]
+            var receivedDay: Int
+        }
+
+        var batches: [Batch]
+        var erased: [String]
+        var retentionDays: Int
+
+        var description: String { "\(batches.count) batches of \(batches.map(\.events.count)), erasing \(erased), retention \(retentionDays) days" }
+
+        static let installations = (0..<40).map { "device-\($0)" }
+        static let conversions = (0..<25).map { "goal_\($0)" }
+
+        static func drawn(_ draw: inout Draw, ids: [String], receivedDay: Int) -> Drawn {
+            let type = draw.pick(EventType.allCases)
+            let detail: String
+            switch type {
+            case .click: detail = draw.pick(ClickAction.allCases).rawValue
+            case .dismiss: detail = draw.pick(DismissType.allCases).rawValue
+            case .error: detail = draw.pick(DisplayErrorCode.allCases).rawValue
+            case .conversion: detail = draw.pick(conversions)
+            default: detail = ""
+            }
+            let url: String? = type == .click && draw.chance(0.5) ? draw.pick(["https://example.com/a", "x\u{0}y", "https://例え.jp/ü?q=1"]) : nil
+            return Drawn(
+                campaign: draw.int(0...2), id: draw.pick(ids), type: type, day: receivedDay - draw.int(0...3), seconds: draw.double(0...86_399.999),
+                platform: draw.pick(["ios", "android", "web"]), installation: draw.chance(0.8) ? draw.pick(installations) : nil, detail: detail,
+                test: draw.chance(0.1), language: draw.pick([nil, "fa", "pt-BR", "de", "zh-Hant-TW"]), url: url)
+        }
+
+        static var generator: Generator<GeneratedEventScenario, Shrink.None<GeneratedEventScenario>> {
+            Generated.cases { draw in
+                var ids: [String] = []
+                for _ in 0..<80 { ids.append("event-\(draw.int64(0...Int64.max))") }
+                var receivedDay = -45
+                var batches: [Batch] = []
+                for _ in 0..<draw.int(5...25) {
+                    receivedDay += draw.int(0...4)
+                    var events: [Drawn] = []
+                    for _ in 0..<draw.int(0...40) { events.append(drawn(&draw, ids: ids, receivedDay: receivedDay)) }
+                    batches.append(Batch(events: events, receivedDay: receivedDay))
+                }
+                return GeneratedEventScenario(
+                    batches: batches, erased: [draw.pick(installations), draw.pick(installations)], retentionDays: draw.int(1...40))
+            }
+        }
+    }
+
+    /// Everything an engine answers about the stored events, to compare between engines.
+    struct EventAnswers: Equatable {
+        var counts: [EventCounts] = []
+        var stored = 0
+        var oldest: Date?
+        var perInstallation: [Int] = []
+    }
+
+    static func answers(_ database: EngineDatabase, campaigns: [Int64]) throws -> EventAnswers {
+        var estimating = database.stores.events
+        estimating.exactDeviceChunkLimit = 0
+        var answers = EventAnswers()
+        for campaign in [nil] + campaigns.map(Optional.some) {
+            for (from, to) in [("2026-07-01", "2026-10-31"), ("2026-08-20", "2026-09-05"), ("2026-09-01", "2026-09-01")] {
+                answers.counts.append(try database.stores.events.counts(campaignID: campaign, from: from, to: to))
+                answers.counts.append(try estimating.counts(campaignID: campaign, from: from, to: to))
+            }
+        }
+        let summary = try database.stores.events.rawEventSummary()
+        (answers.stored, answers.oldest) = (summary.count, summary.oldestReceivedAt?.asStored)
+        answers.perInstallation = try GeneratedEventScenario.installations.map { try database.stores.events.count(installationID: $0) }
+        return answers
+    }
+
+    @Test("Generated batches count the same on every engine, and what a model of them says")
+    func generatedBatchesCountAlikeOnEveryEngine() throws {
+        var run = GeneratedRun("event store on every engine", cases: 4)
+        run.run(GeneratedEventScenario.generator) { scenario, run in
+            let databases = try StorageEngine.available.map { try EngineDatabase($0) }
+            let worlds = try databases.map { try Self.eventWorld($0) }
+            run.expect(Set(worlds.map { [$0.sale, $0.winter, $0.digest] }).count == 1, "the engines numbered the campaigns alike", input: scenario)
+            guard let world = worlds.first else { return }
+            let campaigns = [(world.shop, world.sale), (world.shop, world.winter), (world.news, world.digest)]
+            let now = Self.start
+            var stored: Set<[String]> = []
+            var devices: Set<[String]> = []
+            for batch in scenario.batches {
+                let events = batch.events.map { drawn in
+                    Event(
+                        id: drawn.id, appID: campaigns[drawn.campaign].0, campaignID: campaigns[drawn.campaign].1, type: drawn.type,
+                        occurredAt: now.addingTimeInterval(Double(drawn.day) * 86_400 + drawn.seconds), platform: drawn.platform,
+                        installationID: drawn.installation, detail: drawn.detail, url: drawn.url, test: drawn.test, language: drawn.language)
+                }
+                let new = events.filter { stored.insert(["\($0.appID)", $0.id]).inserted }
+                for event in new where !event.test { if let installation = event.installationID { devices.insert(["\(event.appID)", installation]) } }
+                let received = now.addingTimeInterval(Double(batch.receivedDay) * 86_400)
+                for database in databases {
+                    let counts = try database.stores.events.ingest(events, now: received)
+                    run.expect(counts == (new.count, events.count - new.count), "\(database.engine) ingested \(counts), the model \(new.count)", input: scenario)
+                }
+            }
+            run.note("events", stored.count)
+            func compare(_ label: String) throws {
+                let answers = try databases.map { try Self.answers($0, campaigns: [world.sale, world.winter, world.digest]) }
+                for (database, answer) in zip(databases, answers).dropFirst() where answer != answers[0] {
+                    run.fail("\(label): \(database.engine) answered \(answer), SQLite \(answers[0])", input: scenario)
+                }
+                run.note(label)
+            }
+            try compare("after ingestion")
+            for database in databases {
+                let all = try database.stores.events.counts(campaignID: nil, from: "0000-01-01", to: "9999-12-31")
+                run.expect(all.uniqueDevices == devices.count, "\(database.engine) counted \(all.uniqueDevices) devices, the model \(devices.count)", input: scenario)
+                run.expect(all.rows.reduce(0) { $0 + $1.count } == stored.count, "\(database.engine) rolled up every stored event", input: scenario)
+            }
+            for installation in scenario.erased {
+                let erasures = try databases.map { try $0.stores.events.eraseInstallation(installation, appID: world.shop, actor: .commandLine, now: now) }
+                run.expect(Set(erasures.map(\.events)).count == 1, "erasures \(erasures)", input: scenario)
+            }
+            try compare("after erasure")
+            let runs = try databases.map {
+                try EventRetention(database: $0.stores, days: scenario.retentionDays, rowsPerStep: 7, pauseBetweenSteps: .zero).run(now: now)?.deleted
+            }
+            run.expect(Set(runs).count == 1, "retention deleted \(runs)", input: scenario)
+            try compare("after retention")
+        }
+    }
+}
