@@ -19,7 +19,7 @@ public final class EventRetention: Sendable {
 
     /// Days raw events are kept; 0 keeps them forever.
     public let days: Int
-    private let database: any HeraldDatabase
+    private let database: any Stores
     private let rowsPerStep: Int
     private let pauseBetweenSteps: Duration
     /// Bounds one run; a backlog larger than this is finished by the next runs.
@@ -27,7 +27,7 @@ public final class EventRetention: Sendable {
     private let lastRun = Mutex<Run?>(nil)
 
     public init(
-        database: any HeraldDatabase, days: Int, rowsPerStep: Int = 2000, pauseBetweenSteps: Duration = .milliseconds(50),
+        database: any Stores, days: Int, rowsPerStep: Int = 2000, pauseBetweenSteps: Duration = .milliseconds(50),
         maximumSteps: Int = 5000
     ) {
         self.database = database
