@@ -327,7 +327,7 @@ public struct EventStore: Sendable {
                 try deleteEvent.execute(arguments: [appID, id])
                 erased += db.changesCount
             }
-            let registration = try InstallationStore.delete(appID: appID, installationID: installationID, in: db)
+            let registration = try SQLiteInstallationStore.delete(appID: appID, installationID: installationID, in: db)
             try SQLiteAuditLogStore.record(
                 actor, action: "installation.erase", subject: "installation \(installationID) of app \(appID)",
                 details: "\(erased) events" + (registration ? " and its registration" : ""), at: now, in: db)
