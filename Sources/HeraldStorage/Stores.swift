@@ -12,6 +12,9 @@ public protocol Stores: Sendable {
     var apps: any AppStore { get }
     var apiKeys: any APIKeyStore { get }
     func pushCredentials(box: SecretBox) -> any PushCredentialStore
+    var campaigns: any CampaignStore { get }
+    var installations: any InstallationStore { get }
+    var pushOutbox: any PushOutboxStore { get }
 }
 
 extension Date {

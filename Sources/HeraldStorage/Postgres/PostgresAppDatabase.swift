@@ -113,6 +113,9 @@ public final class PostgresAppDatabase: Stores, Sendable {
     public var apps: any AppStore { PostgresAppStore(database: self) }
     public var apiKeys: any APIKeyStore { PostgresAPIKeyStore(database: self) }
     public func pushCredentials(box: SecretBox) -> any PushCredentialStore { PostgresPushCredentialStore(database: self, box: box) }
+    public var campaigns: any CampaignStore { PostgresCampaignStore(database: self) }
+    public var installations: any InstallationStore { PostgresInstallationStore(database: self) }
+    public var pushOutbox: any PushOutboxStore { PostgresPushOutboxStore(database: self) }
 }
 
 /// One lent connection: runs queries and waits for their answers.
