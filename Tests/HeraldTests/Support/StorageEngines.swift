@@ -131,3 +131,23 @@ extension LoginFailures: StoredComparable {
 extension Dictionary: StoredComparable where Value: StoredComparable {
     var asStored: Self { mapValues(\.asStored) }
 }
+
+extension CampaignSummary: StoredComparable {
+    var asStored: CampaignSummary {
+        var summary = self
+        summary.startAt = startAt.asStored
+        summary.endAt = endAt.asStored
+        summary.updatedAt = updatedAt.asStored
+        return summary
+    }
+}
+
+extension Installation: StoredComparable {
+    var asStored: Installation {
+        var installation = self
+        installation.tokenRemovedAt = tokenRemovedAt.asStored
+        installation.createdAt = createdAt.asStored
+        installation.updatedAt = updatedAt.asStored
+        return installation
+    }
+}
