@@ -207,7 +207,7 @@ struct CampaignSave {
     /// with a NUL is refused too: PostgreSQL's text cannot hold one (the document escapes it, the name
     /// column could not), and validation refuses control characters long before this.
     static func readableDocument(_ campaign: Campaign) throws -> String {
-        if campaign.name.unicodeScalars.contains("\u{0}") {
+        if campaign.name.holdsNUL {
             throw CampaignStoreError.unreadable(path: "name", reason: "it holds a NUL character, which no engine keeps as text")
         }
         let document = try encode(campaign)

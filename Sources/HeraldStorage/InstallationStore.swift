@@ -102,6 +102,25 @@ public struct InstallationPage: Sendable, Equatable {
 public enum InstallationStoreError: Error, Equatable {
     /// A stored value this Herald cannot read (a newer Herald wrote it, or someone edited the file).
     case unreadable(String)
+    /// A registration's `field` holds a NUL, which PostgreSQL's text cannot keep: refused on every engine
+    /// (validation refuses control characters before this).
+    case unstorable(field: String)
+}
+
+extension String {
+    /// Whether the text holds a NUL, which PostgreSQL's text cannot keep.
+    var holdsNUL: Bool { unicodeScalars.contains("\u{0}") }
+}
+
+extension InstallationRegistration {
+    /// Refuses a registration (or installation id) with a NUL in any text, before either engine stores it.
+    func refuseNUL(installationID: String) throws {
+        let texts: [(field: String, text: String?)] = [
+            ("installationId", installationID), ("pushToken", pushToken), ("appVersion", appVersion), ("language", language),
+            ("country", country), ("timeZone", timeZone),
+        ]
+        if let held = texts.first(where: { $0.text?.holdsNUL == true }) { throw InstallationStoreError.unstorable(field: held.field) }
+    }
 }
 
 /// Registrations by delivery clients and their push tokens, on either engine.
@@ -158,7 +177,8 @@ public struct SQLiteInstallationStore: InstallationStore {
     public func upsert(
         appID: Int64, installationID: String, registration: InstallationRegistration, now: Date
     ) throws -> (installation: Installation, created: Bool) {
-        try pool.write { db in
+        try registration.refuseNUL(installationID: installationID)
+        return try pool.write { db in
             let existing = try Int64.fetchOne(
                 db, sql: "SELECT id FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
             if let provider = registration.pushProvider, let token = registration.pushToken {

@@ -84,6 +84,17 @@ extension StorageContractTests {
         counts.tokensRemoved = 1
         #expect(try installations.counts(appID: shop.id) == counts)
         #expect(try installations.counts(appID: 9_999) == InstallationCounts().with(withToken: [.apns: 0, .fcm: 0]))
+
+        // PostgreSQL's text cannot hold a NUL: a registration with one is refused on every engine, and none is found.
+        #expect(throws: InstallationStoreError.unstorable(field: "installationId")) {
+            try installations.upsert(appID: shop.id, installationID: "iid\u{0}", registration: Self.registration(token: "tok-N"), now: later)
+        }
+        #expect(throws: InstallationStoreError.unstorable(field: "pushToken")) {
+            try installations.upsert(appID: shop.id, installationID: "iid-3", registration: Self.registration(token: "tok\u{0}"), now: later)
+        }
+        #expect(try installations.installation(appID: shop.id, id: "iid\u{0}") == nil)
+        #expect(try installations.installation(appID: shop.id, id: "iid-3") == nil)
+        #expect(try installations.removeToken(appID: shop.id, provider: .apns, token: "tok\u{0}", reason: "", now: later) == false)
     }
 
     @Test(arguments: StorageEngine.available)

@@ -22,6 +22,7 @@ struct PostgresInstallationStore: InstallationStore {
     }
 
     func upsert(appID: Int64, installationID: String, registration: InstallationRegistration, now: Date) throws -> (installation: Installation, created: Bool) {
+        try registration.refuseNUL(installationID: installationID)
         let stamp = now.storedPrecision
         return try database.write { session in
             if let provider = registration.pushProvider, let token = registration.pushToken {
@@ -65,7 +66,9 @@ struct PostgresInstallationStore: InstallationStore {
     }
 
     func installation(appID: Int64, id: String) throws -> Installation? {
-        try database.read {
+        // None was stored with a NUL (`refuseNUL`), and PostgreSQL's text could not be asked for one.
+        guard !id.holdsNUL else { return nil }
+        return try database.read {
             try $0.rows("SELECT \(unescaped: Self.columns) FROM installations WHERE app_id = \(appID) AND installation_id = \(id)")
                 .first.map(Self.installation)
         }
@@ -73,7 +76,8 @@ struct PostgresInstallationStore: InstallationStore {
 
     @discardableResult
     func removeToken(appID: Int64, provider: PushProvider, token: String, reason: String, now: Date) throws -> Bool {
-        try database.write { try Self.removeToken(appID: appID, provider: provider, token: token, reason: reason, now: now, in: $0) }
+        guard !token.holdsNUL else { return false }
+        return try database.write { try Self.removeToken(appID: appID, provider: provider, token: token, reason: reason, now: now, in: $0) }
     }
 
     /// `removeToken` inside the caller's transaction (the outbox records the send and prunes at once).
