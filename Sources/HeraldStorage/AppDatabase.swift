@@ -184,11 +184,11 @@ public final class AppDatabase: HeraldDatabase, Sendable {
     public var apps: any AppStore { SQLiteAppStore(pool: pool) }
     public var apiKeys: any APIKeyStore { SQLiteAPIKeyStore(pool: pool) }
     public var auditLog: any AuditLogStore { SQLiteAuditLogStore(pool: pool) }
-    public var campaigns: CampaignStore { CampaignStore(pool: pool) }
+    public var campaigns: any CampaignStore { SQLiteCampaignStore(pool: pool) }
     public var events: any EventStore { SQLiteEventStore(pool: pool, batches: eventBatches) }
-    public var pushOutbox: PushOutboxStore { PushOutboxStore(pool: pool) }
+    public var pushOutbox: any PushOutboxStore { SQLitePushOutboxStore(pool: pool) }
     public func pushCredentials(box: SecretBox) -> any PushCredentialStore { SQLitePushCredentialStore(pool: pool, box: box) }
-    public var installations: InstallationStore { InstallationStore(pool: pool) }
+    public var installations: any InstallationStore { SQLiteInstallationStore(pool: pool) }
 
     /// Checks that the file at `path` is a whole Herald database this binary can run: SQLite's
     /// `integrity_check` passes, it has Herald's migrations, and none this binary does not know. Opens it

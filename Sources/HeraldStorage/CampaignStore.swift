@@ -88,77 +88,45 @@ public enum CampaignStoreError: Error, Equatable {
     case unreadable(path: String, reason: String)
 }
 
-/// The `campaigns` and `campaign_revisions` tables. Every change writes a revision and an audit line
-/// in the same transaction.
-public struct CampaignStore: Sendable {
-    let pool: DatabasePool
+/// A stored campaign as Campaign JSON text, with what the document itself leaves out.
+public struct CampaignDocument: Sendable {
+    public let id: Int64
+    public let status: CampaignStatus
+    /// The stored Campaign JSON (without `id` and `status`), which read back when it was stored.
+    public let json: String
+}
 
-    static let encoder = CampaignJSON.encoder()
-    static let decoder = CampaignJSON.decoder()
-
+/// Campaigns and their revisions, on either engine. Every change writes a revision and an audit line in
+/// the same transaction.
+public protocol CampaignStore: Sendable {
     /// Stores a new campaign as revision 1 and returns its id.
-    public func create(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date) throws -> Int64 {
-        try pool.write { try Self.insert(campaign, state: state, actor: actor, now: now, in: $0) }
-    }
-
+    func create(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date) throws -> Int64
     /// Stores several campaigns in one transaction: all of them, or none if any insert fails.
-    public func createAll(_ campaigns: [Campaign], state: CampaignState, actor: AuditActor, now: Date) throws -> [Int64] {
-        try pool.write { db in try campaigns.map { try Self.insert($0, state: state, actor: actor, now: now, in: db) } }
-    }
-
-    private static func insert(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date, in db: Database) throws -> Int64 {
-        let document = try readableDocument(campaign.content)
-        try db.execute(
-            sql: """
-                INSERT INTO campaigns (app_id, name, state, layout, priority, start_at, end_at, started_at, test_on_device,
-                                       document, revision, created_at, updated_at, updated_by)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
-                """,
-            arguments: [
-                campaign.app, campaign.name, state.rawValue, campaign.listedLayout, campaign.priority,
-                campaign.schedule.start, campaign.schedule.end, state == .published ? startedAt(campaign, now: now) : nil,
-                campaign.testOnDevice, document, now, now, actor.label,
-            ])
-        let id = db.lastInsertedRowID
-        try recordRevision(id: id, revision: 1, state: state, document: document, actor: actor, now: now, in: db)
-        try SQLiteAuditLogStore.record(actor, action: "campaign.create", subject: "campaign \(id) \(campaign.name)", details: state.rawValue, at: now, in: db)
-        return id
-    }
-
+    func createAll(_ campaigns: [Campaign], state: CampaignState, actor: AuditActor, now: Date) throws -> [Int64]
     /// Saves a new version over `expectedRevision`; refuses when someone saved in between.
     /// `state` changes the state in the same revision (saving and publishing at once).
     @discardableResult
-    public func update(
-        _ campaign: Campaign, expectedRevision: Int, state newState: CampaignState? = nil, actor: AuditActor, now: Date
-    ) throws -> Int {
-        guard let id = campaign.id else { throw CampaignStoreError.notFound }
-        return try pool.write { db in
-            guard let current = try Self.find(id: id, in: db) else { throw CampaignStoreError.notFound }
-            guard current.revision == expectedRevision else {
-                throw CampaignStoreError.staleRevision(expected: expectedRevision, current: current.revision)
-            }
-            var stored = campaign.content
-            stored.app = current.campaign.app
-            let state = newState ?? current.state
-            let startedAt = state == .published
-                ? (current.state == .published ? current.startedAt : Self.startedAt(campaign, now: now)) : current.startedAt
-            let document = try Self.readableDocument(stored)
-            let revision = current.revision + 1
-            try db.execute(
-                sql: """
-                    UPDATE campaigns SET name = ?, state = ?, layout = ?, priority = ?, start_at = ?, end_at = ?, started_at = ?,
-                        test_on_device = ?, document = ?, revision = ?, updated_at = ?, updated_by = ?
-                    WHERE id = ?
-                    """,
-                arguments: [
-                    campaign.name, state.rawValue, campaign.listedLayout, campaign.priority, campaign.schedule.start,
-                    campaign.schedule.end, startedAt, campaign.testOnDevice, document, revision, now, actor.label, id,
-                ])
-            try Self.recordRevision(id: id, revision: revision, state: state, document: document, actor: actor, now: now, in: db)
-            let action = state == current.state ? "campaign.update" : "campaign.\(Self.verb(for: state, from: current.state))"
-            try SQLiteAuditLogStore.record(actor, action: action, subject: "campaign \(id) \(campaign.name)", details: "revision \(revision)", at: now, in: db)
-            return revision
-        }
+    func update(_ campaign: Campaign, expectedRevision: Int, state: CampaignState?, actor: AuditActor, now: Date) throws -> Int
+    /// Deletes a draft; returns false when the campaign is not a draft.
+    func deleteDraft(id: Int64, actor: AuditActor, now: Date) throws -> Bool
+    func find(id: Int64) throws -> StoredCampaign?
+    /// Every revision, newest first.
+    func revisions(id: Int64) throws -> [CampaignRevision]
+    /// A page of the list and the number of campaigns that match.
+    func list(_ query: CampaignQuery, now: Date) throws -> (campaigns: [CampaignSummary], total: Int)
+    /// Up to `limit` documents of campaigns matching `query` (its sort and page aside) with ids above
+    /// `id`, in id order: one read per page, so a long export holds no read transaction open between
+    /// pages, and no decoding, since every stored document read back before it was committed.
+    func documents(matching query: CampaignQuery, after id: Int64, limit: Int, now: Date) throws -> [CampaignDocument]
+    /// What an app's feed may contain: published in-app campaigns, and test ones not yet ended or archived.
+    func feedCandidates(appID: Int64) throws -> [StoredCampaign]
+}
+
+extension CampaignStore {
+    /// Saves a new version over `expectedRevision`, keeping the state.
+    @discardableResult
+    public func update(_ campaign: Campaign, expectedRevision: Int, actor: AuditActor, now: Date) throws -> Int {
+        try update(campaign, expectedRevision: expectedRevision, state: nil, actor: actor, now: now)
     }
 
     /// Changes only the state (publish, pause, resume, stop, archive), as a new revision.
@@ -166,157 +134,49 @@ public struct CampaignStore: Sendable {
         guard let current = try find(id: id) else { throw CampaignStoreError.notFound }
         try update(current.campaign, expectedRevision: current.revision, state: state, actor: actor, now: now)
     }
+}
 
-    /// Deletes a draft; returns false when the campaign is not a draft.
-    public func deleteDraft(id: Int64, actor: AuditActor, now: Date) throws -> Bool {
-        try pool.write { db in
-            guard let current = try Self.find(id: id, in: db), current.state == .draft else { return false }
-            try db.execute(sql: "DELETE FROM campaigns WHERE id = ?", arguments: [id])
-            try SQLiteAuditLogStore.record(actor, action: "campaign.delete", subject: "campaign \(id) \(current.campaign.name)", details: "", at: now, in: db)
-            return true
+/// What one save of a campaign writes (its row's columns, its revision and its audit line), decided the
+/// same way by every engine.
+struct CampaignSave {
+    let campaign: Campaign
+    let state: CampaignState
+    let startedAt: Date?
+    let document: String
+    let revision: Int
+    let action: String
+    let details: String
+
+    /// Revision 1 of a new campaign.
+    init(creating campaign: Campaign, state: CampaignState, now: Date) throws {
+        self.campaign = campaign
+        self.state = state
+        startedAt = state == .published ? Self.startedAt(campaign, now: now) : nil
+        document = try Self.readableDocument(campaign.content)
+        revision = 1
+        action = "campaign.create"
+        details = state.rawValue
+    }
+
+    /// The next revision over `current`, or `.staleRevision` when `current` is not the one the editor loaded.
+    init(updating campaign: Campaign, over current: StoredCampaign, expectedRevision: Int, state newState: CampaignState?, now: Date) throws {
+        guard current.revision == expectedRevision else {
+            throw CampaignStoreError.staleRevision(expected: expectedRevision, current: current.revision)
         }
+        var stored = campaign.content
+        stored.app = current.campaign.app
+        let state = newState ?? current.state
+        self.campaign = campaign
+        self.state = state
+        startedAt = state == .published
+            ? (current.state == .published ? current.startedAt : Self.startedAt(campaign, now: now)) : current.startedAt
+        document = try Self.readableDocument(stored)
+        revision = current.revision + 1
+        action = state == current.state ? "campaign.update" : "campaign.\(Self.verb(for: state, from: current.state))"
+        details = "revision \(revision)"
     }
 
-    public func find(id: Int64) throws -> StoredCampaign? {
-        try pool.read { try Self.find(id: id, in: $0) }
-    }
-
-    /// Every revision, newest first.
-    public func revisions(id: Int64) throws -> [CampaignRevision] {
-        try pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM campaign_revisions WHERE campaign_id = ? ORDER BY revision DESC", arguments: [id]
-            ).map { row in
-                var campaign = try Self.decode(row["document"])
-                campaign.id = id
-                return CampaignRevision(
-                    revision: row["revision"], state: CampaignState(rawValue: row["state"]) ?? .draft, campaign: campaign,
-                    author: row["author"], createdAt: row["created_at"])
-            }
-        }
-    }
-
-    /// A page of the list and the number of campaigns that match.
-    public func list(_ query: CampaignQuery, now: Date) throws -> (campaigns: [CampaignSummary], total: Int) {
-        try pool.read { db in
-            let (filtered, arguments) = Self.matching(query, now: now)
-            let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (\(filtered))", arguments: arguments) ?? 0
-            let order = switch query.sort {
-            case .updated: "updated_at DESC, id DESC"
-            case .name: "name COLLATE NOCASE ASC, id ASC"
-            case .priority: "priority ASC, updated_at DESC"
-            case .start: "start_at IS NULL, start_at ASC, id ASC"
-            }
-            // A page far past the end (`?page=9223372036854775807`) is empty, not an overflow.
-            let (offset, overflow) = (max(1, query.page) - 1).multipliedReportingOverflow(by: query.pageSize)
-            let rows = try Row.fetchAll(
-                db, sql: "\(filtered) ORDER BY \(order) LIMIT ? OFFSET ?",
-                arguments: arguments + [query.pageSize, overflow ? Int.max : offset])
-            let summaries = rows.map { row in
-                CampaignSummary(
-                    id: row["id"], appID: row["app_id"], appName: row["app_name"], name: row["name"],
-                    state: CampaignState(rawValue: row["state"]) ?? .draft,
-                    status: CampaignStatus(rawValue: row["status"]) ?? .draft, layout: row["layout"], priority: row["priority"],
-                    startAt: row["start_at"], endAt: row["end_at"], updatedAt: row["updated_at"], updatedBy: row["updated_by"])
-            }
-            return (summaries, total)
-        }
-    }
-
-    /// A stored campaign as Campaign JSON text, with what the document itself leaves out.
-    public struct Document: Sendable {
-        public let id: Int64
-        public let status: CampaignStatus
-        /// The stored Campaign JSON (without `id` and `status`), which read back when it was stored.
-        public let json: String
-    }
-
-    /// Up to `limit` documents of campaigns matching `query` (its sort and page aside) with ids above
-    /// `id`, in id order: one read per page, so a long export holds no read transaction open between
-    /// pages, and no decoding, since every stored document read back before it was committed.
-    public func documents(matching query: CampaignQuery, after id: Int64, limit: Int, now: Date) throws -> [Document] {
-        try pool.read { db in
-            let (filtered, arguments) = Self.matching(query, now: now)
-            return try Row.fetchAll(
-                db, sql: "SELECT id, status, document FROM (\(filtered)) WHERE id > ? ORDER BY id LIMIT ?", arguments: arguments + [id, limit]
-            ).map { row in
-                Document(id: row["id"], status: CampaignStatus(rawValue: row["status"]) ?? .draft, json: row["document"])
-            }
-        }
-    }
-
-    /// The campaigns (with their app's name and their status at `now`) that match `query`'s app,
-    /// status and search, as SQL and its arguments.
-    private static func matching(_ query: CampaignQuery, now: Date) -> (sql: String, arguments: StatementArguments) {
-        var conditions = ["1"]
-        var arguments: StatementArguments = [now, now]
-        if let appID = query.appID {
-            conditions.append("app_id = ?")
-            _ = arguments.append(contentsOf: [appID])
-        }
-        if let status = query.status {
-            conditions.append("status = ?")
-            _ = arguments.append(contentsOf: [status.rawValue])
-        }
-        let search = query.search.trimmingCharacters(in: .whitespaces)
-        if !search.isEmpty {
-            conditions.append("name LIKE ? ESCAPE '\\'")
-            let escaped = search.replacingOccurrences(of: "\\", with: "\\\\")
-                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-            _ = arguments.append(contentsOf: ["%\(escaped)%"])
-        }
-        let sql = """
-            WITH listed AS (
-                SELECT c.*, a.name AS app_name,
-                    CASE
-                        WHEN c.state = 'draft' THEN 'draft'
-                        WHEN c.state = 'archived' THEN 'archived'
-                        WHEN c.state = 'stopped' THEN 'ended'
-                        WHEN c.end_at IS NOT NULL AND c.end_at <= ? THEN 'ended'
-                        WHEN c.state = 'paused' THEN 'paused'
-                        WHEN c.start_at IS NOT NULL AND c.start_at > ? THEN 'scheduled'
-                        ELSE 'running'
-                    END AS status
-                FROM campaigns c JOIN apps a ON a.id = c.app_id
-            )
-            SELECT * FROM listed WHERE \(conditions.joined(separator: " AND "))
-            """
-        return (sql, arguments)
-    }
-
-    /// What an app's feed may contain: published in-app campaigns, and test ones not yet ended or archived.
-    public func feedCandidates(appID: Int64) throws -> [StoredCampaign] {
-        try pool.read { db in
-            let ids = try Int64.fetchAll(
-                db, sql: """
-                    SELECT id FROM campaigns WHERE app_id = ? AND layout != ?
-                    AND (state = 'published' OR (test_on_device = 1 AND state IN ('draft', 'published', 'paused')))
-                    """,
-                arguments: [appID, Campaign.pushLayout])
-            return try ids.compactMap { try Self.find(id: $0, in: db) }
-        }
-    }
-
-    static func find(id: Int64, in db: Database) throws -> StoredCampaign? {
-        try Row.fetchOne(db, sql: "SELECT * FROM campaigns WHERE id = ?", arguments: [id]).map(stored)
-    }
-
-    /// A `campaigns` row as a stored campaign.
-    private static func stored(_ row: Row) throws -> StoredCampaign {
-        var campaign = try decode(row["document"])
-        campaign.id = row["id"]
-        return StoredCampaign(
-            campaign: campaign, state: CampaignState(rawValue: row["state"]) ?? .draft, revision: row["revision"],
-            startedAt: row["started_at"], createdAt: row["created_at"], updatedAt: row["updated_at"], updatedBy: row["updated_by"])
-    }
-
-    private static func recordRevision(
-        id: Int64, revision: Int, state: CampaignState, document: String, actor: AuditActor, now: Date, in db: Database
-    ) throws {
-        try db.execute(
-            sql: "INSERT INTO campaign_revisions (campaign_id, revision, state, document, author, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [id, revision, state.rawValue, document, actor.label, now])
-    }
+    func subject(id: Int64) -> String { "campaign \(id) \(campaign.name)" }
 
     /// Published now, or at its scheduled start if that is later.
     private static func startedAt(_ campaign: Campaign, now: Date) -> Date {
@@ -334,14 +194,22 @@ public struct CampaignStore: Sendable {
         }
     }
 
+    static let encoder = CampaignJSON.encoder()
+    static let decoder = CampaignJSON.decoder()
+
     static func encode(_ campaign: Campaign) throws -> String {
         String(decoding: try encoder.encode(campaign), as: UTF8.self)
     }
 
     /// The document to store for `campaign`, after reading it back: what would not decode to the same
     /// campaign (a time outside the calendar Campaign JSON writes, say) is refused before it is committed,
-    /// instead of breaking the app's feed, the API and export until someone edits the database.
+    /// instead of breaking the app's feed, the API and export until someone edits the database. A name
+    /// with a NUL is refused too: PostgreSQL's text cannot hold one (the document escapes it, the name
+    /// column could not), and validation refuses control characters long before this.
     static func readableDocument(_ campaign: Campaign) throws -> String {
+        if campaign.name.holdsNUL {
+            throw CampaignStoreError.unreadable(path: "name", reason: "it holds a NUL character, which no engine keeps as text")
+        }
         let document = try encode(campaign)
         let readBack: Campaign
         do {
@@ -357,5 +225,303 @@ public struct CampaignStore: Sendable {
 
     static func decode(_ document: String) throws -> Campaign {
         try decoder.decode(Campaign.self, from: Data(document.utf8))
+    }
+}
+
+extension CampaignState {
+    /// A stored state; one this version does not know is refused, not guessed.
+    init(stored text: String, column: String) throws {
+        guard let state = CampaignState(rawValue: text) else { throw UnreadableStoredValue(column: column, value: text) }
+        self = state
+    }
+}
+
+extension CampaignStatus {
+    /// A status the listing SQL computed.
+    init(listed text: String) throws {
+        guard let status = CampaignStatus(rawValue: text) else { throw UnreadableStoredValue(column: "campaigns.status", value: text) }
+        self = status
+    }
+}
+
+extension StoredCampaign {
+    /// A `campaigns` row as either engine reads it.
+    init(id: Int64, document: String, state: String, revision: Int64, startedAt: Date?, createdAt: Date, updatedAt: Date, updatedBy: String) throws {
+        var campaign = try CampaignSave.decode(document)
+        campaign.id = id
+        self.init(
+            campaign: campaign, state: try CampaignState(stored: state, column: "campaigns.state"), revision: Int(revision),
+            startedAt: startedAt, createdAt: createdAt, updatedAt: updatedAt, updatedBy: updatedBy)
+    }
+}
+
+extension CampaignRevision {
+    /// A `campaign_revisions` row as either engine reads it.
+    init(campaignID: Int64, revision: Int64, state: String, document: String, author: String, createdAt: Date) throws {
+        var campaign = try CampaignSave.decode(document)
+        campaign.id = campaignID
+        self.init(
+            revision: Int(revision), state: try CampaignState(stored: state, column: "campaign_revisions.state"), campaign: campaign,
+            author: author, createdAt: createdAt)
+    }
+}
+
+/// A value bound to a query that both engines run, written once (`CampaignListing`).
+enum SQLValue {
+    case date(Date)
+    case integer(Int64)
+    case text(String)
+}
+
+/// Where the two engines' SQL differs in what the campaign list needs.
+struct SQLDialect: Sendable {
+    /// The text of the `index`th parameter (from 1).
+    let parameter: @Sendable (Int) -> String
+    /// An expression of `column` compared and ordered with ASCII letters folded and nothing else (SQLite's NOCASE).
+    let folded: @Sendable (String) -> String
+    /// `column` matches the LIKE `pattern` (an expression), ASCII letters folded.
+    let likeFolded: @Sendable (_ column: String, _ pattern: String) -> String
+
+    static let sqlite = SQLDialect(
+        parameter: { _ in "?" }, folded: { "\($0) COLLATE NOCASE" }, likeFolded: { "\($0) LIKE \($1) ESCAPE '\\'" })
+    static let postgres = SQLDialect(
+        parameter: { "$\($0)" }, folded: { "herald_fold(\($0)) COLLATE \"C\"" },
+        likeFolded: { "herald_fold(\($0)) LIKE herald_fold(\($1)) ESCAPE '\\'" })
+}
+
+/// The campaign list's SQL, one text for both engines: which campaigns match a query (with their app's
+/// name and their status at `now`), in which order, and which page.
+struct CampaignListing {
+    private(set) var values: [SQLValue] = []
+    let dialect: SQLDialect
+
+    init(dialect: SQLDialect) {
+        self.dialect = dialect
+    }
+
+    private mutating func bind(_ value: SQLValue) -> String {
+        values.append(value)
+        return dialect.parameter(values.count)
+    }
+
+    /// The campaigns matching `query`'s app, status and search, as a subquery named `listed`.
+    mutating func matching(_ query: CampaignQuery, now: Date) -> String {
+        let ended = bind(.date(now.storedPrecision))
+        let notStarted = bind(.date(now.storedPrecision))
+        var conditions = ["1 = 1"]
+        if let appID = query.appID {
+            conditions.append("app_id = \(bind(.integer(appID)))")
+        }
+        if let status = query.status {
+            conditions.append("status = \(bind(.text(status.rawValue)))")
+        }
+        let search = query.search.trimmingCharacters(in: .whitespaces)
+        if !search.isEmpty {
+            let escaped = search.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+            conditions.append(dialect.likeFolded("name", bind(.text("%\(escaped)%"))))
+        }
+        return """
+            (SELECT * FROM (
+                SELECT c.*, a.name AS app_name,
+                    CASE
+                        WHEN c.state = 'draft' THEN 'draft'
+                        WHEN c.state = 'archived' THEN 'archived'
+                        WHEN c.state = 'stopped' THEN 'ended'
+                        WHEN c.end_at IS NOT NULL AND c.end_at <= \(ended) THEN 'ended'
+                        WHEN c.state = 'paused' THEN 'paused'
+                        WHEN c.start_at IS NOT NULL AND c.start_at > \(notStarted) THEN 'scheduled'
+                        ELSE 'running'
+                    END AS status
+                FROM campaigns c JOIN apps a ON a.id = c.app_id
+            ) AS everything WHERE \(conditions.joined(separator: " AND "))) AS listed
+            """
+    }
+
+    /// How many campaigns match.
+    mutating func count(_ query: CampaignQuery, now: Date) -> String {
+        "SELECT COUNT(*) FROM \(matching(query, now: now))"
+    }
+
+    /// The query's page, in its order; every order ends with the id, so both engines break ties alike.
+    mutating func page(_ query: CampaignQuery, now: Date) -> String {
+        let order = switch query.sort {
+        case .updated: "updated_at DESC, id DESC"
+        case .name: "\(dialect.folded("name")) ASC, id ASC"
+        case .priority: "priority ASC, updated_at DESC, id DESC"
+        case .start: "start_at IS NULL, start_at ASC, id ASC"
+        }
+        let from = matching(query, now: now)
+        // A page far past the end (`?page=9223372036854775807`) is empty, not an overflow.
+        let (offset, overflow) = (max(1, query.page) - 1).multipliedReportingOverflow(by: query.pageSize)
+        return """
+            SELECT id, app_id, app_name, name, state, status, layout, priority, start_at, end_at, updated_at, updated_by
+            FROM \(from) ORDER BY \(order) LIMIT \(bind(.integer(Int64(max(0, query.pageSize)))))
+            OFFSET \(bind(.integer(overflow ? Int64.max : Int64(max(0, offset)))))
+            """
+    }
+
+    /// Documents of matching campaigns after `id`, in id order.
+    mutating func documents(_ query: CampaignQuery, after id: Int64, limit: Int, now: Date) -> String {
+        let from = matching(query, now: now)
+        return "SELECT id, status, document FROM \(from) WHERE id > \(bind(.integer(id))) ORDER BY id LIMIT \(bind(.integer(Int64(max(0, limit)))))"
+    }
+}
+
+extension CampaignSummary {
+    /// A row of `CampaignListing.page` as either engine reads it.
+    init(
+        id: Int64, appID: Int64, appName: String, name: String, state: String, status: String, layout: String, priority: Int64,
+        startAt: Date?, endAt: Date?, updatedAt: Date, updatedBy: String
+    ) throws {
+        self.init(
+            id: id, appID: appID, appName: appName, name: name, state: try CampaignState(stored: state, column: "campaigns.state"),
+            status: try CampaignStatus(listed: status), layout: layout, priority: Int(priority), startAt: startAt, endAt: endAt,
+            updatedAt: updatedAt, updatedBy: updatedBy)
+    }
+}
+
+/// The `campaigns` and `campaign_revisions` tables in SQLite.
+public struct SQLiteCampaignStore: CampaignStore {
+    let pool: DatabasePool
+
+    public func create(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date) throws -> Int64 {
+        try pool.write { try Self.insert(campaign, state: state, actor: actor, now: now, in: $0) }
+    }
+
+    public func createAll(_ campaigns: [Campaign], state: CampaignState, actor: AuditActor, now: Date) throws -> [Int64] {
+        try pool.write { db in try campaigns.map { try Self.insert($0, state: state, actor: actor, now: now, in: db) } }
+    }
+
+    private static func insert(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date, in db: Database) throws -> Int64 {
+        let save = try CampaignSave(creating: campaign, state: state, now: now)
+        try db.execute(
+            sql: """
+                INSERT INTO campaigns (app_id, name, state, layout, priority, start_at, end_at, started_at, test_on_device,
+                                       document, revision, created_at, updated_at, updated_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                campaign.app, campaign.name, state.rawValue, campaign.listedLayout, campaign.priority,
+                campaign.schedule.start, campaign.schedule.end, save.startedAt,
+                campaign.testOnDevice, save.document, save.revision, now, now, actor.label,
+            ])
+        let id = db.lastInsertedRowID
+        try record(save, id: id, actor: actor, now: now, in: db)
+        return id
+    }
+
+    /// The revision row and the audit line of a save.
+    private static func record(_ save: CampaignSave, id: Int64, actor: AuditActor, now: Date, in db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO campaign_revisions (campaign_id, revision, state, document, author, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [id, save.revision, save.state.rawValue, save.document, actor.label, now])
+        try SQLiteAuditLogStore.record(actor, action: save.action, subject: save.subject(id: id), details: save.details, at: now, in: db)
+    }
+
+    @discardableResult
+    public func update(
+        _ campaign: Campaign, expectedRevision: Int, state newState: CampaignState?, actor: AuditActor, now: Date
+    ) throws -> Int {
+        guard let id = campaign.id else { throw CampaignStoreError.notFound }
+        return try pool.write { db in
+            guard let current = try Self.find(id: id, in: db) else { throw CampaignStoreError.notFound }
+            let save = try CampaignSave(updating: campaign, over: current, expectedRevision: expectedRevision, state: newState, now: now)
+            try db.execute(
+                sql: """
+                    UPDATE campaigns SET name = ?, state = ?, layout = ?, priority = ?, start_at = ?, end_at = ?, started_at = ?,
+                        test_on_device = ?, document = ?, revision = ?, updated_at = ?, updated_by = ?
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    campaign.name, save.state.rawValue, campaign.listedLayout, campaign.priority, campaign.schedule.start,
+                    campaign.schedule.end, save.startedAt, campaign.testOnDevice, save.document, save.revision, now, actor.label, id,
+                ])
+            try Self.record(save, id: id, actor: actor, now: now, in: db)
+            return save.revision
+        }
+    }
+
+    public func deleteDraft(id: Int64, actor: AuditActor, now: Date) throws -> Bool {
+        try pool.write { db in
+            guard let current = try Self.find(id: id, in: db), current.state == .draft else { return false }
+            try db.execute(sql: "DELETE FROM campaigns WHERE id = ?", arguments: [id])
+            try SQLiteAuditLogStore.record(actor, action: "campaign.delete", subject: "campaign \(id) \(current.campaign.name)", details: "", at: now, in: db)
+            return true
+        }
+    }
+
+    public func find(id: Int64) throws -> StoredCampaign? {
+        try pool.read { try Self.find(id: id, in: $0) }
+    }
+
+    public func revisions(id: Int64) throws -> [CampaignRevision] {
+        try pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM campaign_revisions WHERE campaign_id = ? ORDER BY revision DESC", arguments: [id]
+            ).map { row in
+                try CampaignRevision(
+                    campaignID: id, revision: row["revision"], state: row["state"], document: row["document"], author: row["author"],
+                    createdAt: row["created_at"])
+            }
+        }
+    }
+
+    public func list(_ query: CampaignQuery, now: Date) throws -> (campaigns: [CampaignSummary], total: Int) {
+        try pool.read { db in
+            var counting = CampaignListing(dialect: .sqlite)
+            let count = counting.count(query, now: now)
+            let total = try Int.fetchOne(db, sql: count, arguments: Self.arguments(counting.values)) ?? 0
+            var paging = CampaignListing(dialect: .sqlite)
+            let page = paging.page(query, now: now)
+            let summaries = try Row.fetchAll(db, sql: page, arguments: Self.arguments(paging.values)).map { row in
+                try CampaignSummary(
+                    id: row["id"], appID: row["app_id"], appName: row["app_name"], name: row["name"], state: row["state"] as String,
+                    status: row["status"] as String, layout: row["layout"], priority: row["priority"], startAt: row["start_at"], endAt: row["end_at"],
+                    updatedAt: row["updated_at"], updatedBy: row["updated_by"])
+            }
+            return (summaries, total)
+        }
+    }
+
+    public func documents(matching query: CampaignQuery, after id: Int64, limit: Int, now: Date) throws -> [CampaignDocument] {
+        try pool.read { db in
+            var listing = CampaignListing(dialect: .sqlite)
+            let sql = listing.documents(query, after: id, limit: limit, now: now)
+            return try Row.fetchAll(db, sql: sql, arguments: Self.arguments(listing.values)).map { row in
+                CampaignDocument(id: row["id"], status: try CampaignStatus(listed: row["status"]), json: row["document"])
+            }
+        }
+    }
+
+    private static func arguments(_ values: [SQLValue]) -> StatementArguments {
+        StatementArguments(values.map { value -> (any DatabaseValueConvertible)? in
+            switch value {
+            case .date(let date): date
+            case .integer(let integer): integer
+            case .text(let text): text
+            }
+        })
+    }
+
+    public func feedCandidates(appID: Int64) throws -> [StoredCampaign] {
+        try pool.read { db in
+            let ids = try Int64.fetchAll(
+                db, sql: """
+                    SELECT id FROM campaigns WHERE app_id = ? AND layout != ?
+                    AND (state = 'published' OR (test_on_device = 1 AND state IN ('draft', 'published', 'paused')))
+                    ORDER BY id
+                    """,
+                arguments: [appID, Campaign.pushLayout])
+            return try ids.compactMap { try Self.find(id: $0, in: db) }
+        }
+    }
+
+    static func find(id: Int64, in db: Database) throws -> StoredCampaign? {
+        try Row.fetchOne(db, sql: "SELECT * FROM campaigns WHERE id = ?", arguments: [id]).map { row in
+            try StoredCampaign(
+                id: row["id"], document: row["document"], state: row["state"], revision: row["revision"], startedAt: row["started_at"],
+                createdAt: row["created_at"], updatedAt: row["updated_at"], updatedBy: row["updated_by"])
+        }
     }
 }

@@ -401,7 +401,7 @@ struct SQLiteEventStore: EventStore {
                 try deleteEvent.execute(arguments: [appID, id])
                 erased += db.changesCount
             }
-            let registration = try InstallationStore.delete(appID: appID, installationID: installationID, in: db)
+            let registration = try SQLiteInstallationStore.delete(appID: appID, installationID: installationID, in: db)
             let erasure = EventErasure(events: erased, registration: registration)
             let audit = erasure.audit(installationID: installationID, appID: appID)
             try SQLiteAuditLogStore.record(actor, action: audit.action, subject: audit.subject, details: audit.details, at: now, in: db)

@@ -36,29 +36,47 @@ extension Installation: Encodable {
     }
 }
 
+extension Installation {
+    /// An `installations` row as either engine reads it; a platform or provider this version does not know is refused.
+    init(
+        rowID: Int64, appID: Int64, installationID: String, platform: String, pushProvider: String?, pushToken: String?, appVersion: String?,
+        language: String?, country: String?, timeZone: String?, notificationsAllowed: Bool, tokenRemovedAt: Date?, tokenRemovedReason: String?,
+        createdAt: Date, updatedAt: Date
+    ) throws {
+        guard let parsed = Platform(rawValue: platform) else { throw InstallationStoreError.unreadable("platform \(platform)") }
+        self.init(
+            rowID: rowID, appID: appID, installationID: installationID, platform: parsed,
+            pushProvider: try pushProvider.map { text in
+                guard let provider = PushProvider(rawValue: text) else { throw InstallationStoreError.unreadable("push provider \(text)") }
+                return provider
+            },
+            pushToken: pushToken, appVersion: appVersion, language: language, country: country, timeZone: timeZone,
+            notificationsAllowed: notificationsAllowed, tokenRemovedAt: tokenRemovedAt, tokenRemovedReason: tokenRemovedReason,
+            createdAt: createdAt, updatedAt: updatedAt)
+    }
+
+    /// The most installations one page of `withTokens` holds.
+    public static let maxPageSize = 1000
+    /// A provider's reason for a dead token is kept to this many characters.
+    public static let maxReasonLength = 200
+
+    /// A provider's reason as it is stored: at most `maxReasonLength` characters, and no NUL, which
+    /// PostgreSQL's text cannot hold (a provider's answer is not ours to refuse).
+    static func storedReason(_ reason: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: reason.unicodeScalars.lazy.map { $0 == "\u{0}" ? "\u{FFFD}" : $0 })
+        return String(String(scalars).prefix(maxReasonLength))
+    }
+}
+
 extension Installation: FetchableRecord {
     public init(row: Row) throws {
-        let platform: String = row["platform"]
-        let provider: String? = row["push_provider"]
-        guard let parsed = Platform(rawValue: platform) else { throw InstallationStoreError.unreadable("platform \(platform)") }
-        rowID = row["id"]
-        appID = row["app_id"]
-        installationID = row["installation_id"]
-        self.platform = parsed
-        pushProvider = try provider.map { text in
-            guard let provider = PushProvider(rawValue: text) else { throw InstallationStoreError.unreadable("push provider \(text)") }
-            return provider
-        }
-        pushToken = row["push_token"]
-        appVersion = row["app_version"]
-        language = row["language"]
-        country = row["country"]
-        timeZone = row["time_zone"]
-        notificationsAllowed = row["notifications_allowed"]
-        tokenRemovedAt = row["token_removed_at"]
-        tokenRemovedReason = row["token_removed_reason"]
-        createdAt = row["created_at"]
-        updatedAt = row["updated_at"]
+        try self.init(
+            rowID: row["id"], appID: row["app_id"], installationID: row["installation_id"], platform: row["platform"] as String,
+            pushProvider: row["push_provider"] as String?, pushToken: row["push_token"], appVersion: row["app_version"], language: row["language"],
+            country: row["country"], timeZone: row["time_zone"], notificationsAllowed: row["notifications_allowed"],
+            tokenRemovedAt: row["token_removed_at"], tokenRemovedReason: row["token_removed_reason"], createdAt: row["created_at"],
+            updatedAt: row["updated_at"])
     }
 }
 
@@ -84,25 +102,83 @@ public struct InstallationPage: Sendable, Equatable {
 public enum InstallationStoreError: Error, Equatable {
     /// A stored value this Herald cannot read (a newer Herald wrote it, or someone edited the file).
     case unreadable(String)
+    /// A registration's `field` holds a NUL, which PostgreSQL's text cannot keep: refused on every engine
+    /// (validation refuses control characters before this).
+    case unstorable(field: String)
 }
 
-/// The `installations` table: registrations by delivery clients, and their push tokens.
-public struct InstallationStore: Sendable {
-    let pool: DatabasePool
+extension String {
+    /// Whether the text holds a NUL, which PostgreSQL's text cannot keep.
+    var holdsNUL: Bool { unicodeScalars.contains("\u{0}") }
+}
 
-    /// The most installations one page of `withTokens` holds.
-    public static let maxPageSize = 1000
-    /// A provider's reason for a dead token is kept to this many characters.
-    public static let maxReasonLength = 200
+extension InstallationRegistration {
+    /// Refuses a registration (or installation id) with a NUL in any text, before either engine stores it.
+    func refuseNUL(installationID: String) throws {
+        let texts: [(field: String, text: String?)] = [
+            ("installationId", installationID), ("pushToken", pushToken), ("appVersion", appVersion), ("language", language),
+            ("country", country), ("timeZone", timeZone),
+        ]
+        if let held = texts.first(where: { $0.text?.holdsNUL == true }) { throw InstallationStoreError.unstorable(field: held.field) }
+    }
+}
 
+/// Registrations by delivery clients and their push tokens, on either engine.
+public protocol InstallationStore: Sendable {
     /// Stores `registration` (already checked: `problems` empty, and `normalized`) for the app's
     /// installation, creating it or replacing what it said before. A token that another installation of
     /// the app holds is taken from it: the app was reinstalled and the provider gave the new installation
     /// the same token. One transaction; what is returned was read back from it.
+    func upsert(appID: Int64, installationID: String, registration: InstallationRegistration, now: Date) throws -> (installation: Installation, created: Bool)
+    /// The app's installation with the client's id `id`, or nil.
+    func installation(appID: Int64, id: String) throws -> Installation?
+    /// Prunes a token its provider said is dead (APNs 410 `Unregistered`, FCM `UNREGISTERED`): the
+    /// installation holding it keeps no token and records when and `reason`. Only while it still holds
+    /// that token: one it registered since the send is not touched. Returns whether a token was removed.
+    @discardableResult
+    func removeToken(appID: Int64, provider: PushProvider, token: String, reason: String, now: Date) throws -> Bool
+    /// The app's installations holding a live token of `provider` (nil: of either), in the order they
+    /// were first registered, from just after the installation whose `rowID` is `after` (nil: from the
+    /// first); at most `pageSize` (1…`Installation.maxPageSize`) of them. Each page is one indexed range read.
+    func withTokens(appID: Int64, provider: PushProvider?, after: Int64?, pageSize: Int) throws -> InstallationPage
+    /// How many installations the app has, how many can be sent to by each provider, allow
+    /// notifications, and lost their token to a provider.
+    func counts(appID: Int64) throws -> InstallationCounts
+}
+
+extension InstallationStore {
+    public func withTokens(appID: Int64, pageSize: Int) throws -> InstallationPage {
+        try withTokens(appID: appID, provider: nil, after: nil, pageSize: pageSize)
+    }
+
+    public func withTokens(appID: Int64, provider: PushProvider?, pageSize: Int) throws -> InstallationPage {
+        try withTokens(appID: appID, provider: provider, after: nil, pageSize: pageSize)
+    }
+
+    public func withTokens(appID: Int64, after: Int64?, pageSize: Int) throws -> InstallationPage {
+        try withTokens(appID: appID, provider: nil, after: after, pageSize: pageSize)
+    }
+}
+
+extension InstallationPage {
+    /// A page read with `limit`: the next page starts after its last installation, unless it came short.
+    init(_ installations: [Installation], limit: Int) {
+        self.init(installations: installations, next: installations.count == limit ? installations.last?.rowID : nil)
+    }
+
+    /// `pageSize` within 1…`Installation.maxPageSize`.
+    static func limit(_ pageSize: Int) -> Int { min(max(pageSize, 1), Installation.maxPageSize) }
+}
+
+/// The `installations` table in SQLite.
+public struct SQLiteInstallationStore: InstallationStore {
+    let pool: DatabasePool
+
     public func upsert(
         appID: Int64, installationID: String, registration: InstallationRegistration, now: Date
     ) throws -> (installation: Installation, created: Bool) {
-        try pool.write { db in
+        try registration.refuseNUL(installationID: installationID)
+        return try pool.write { db in
             let existing = try Int64.fetchOne(
                 db, sql: "SELECT id FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
             if let provider = registration.pushProvider, let token = registration.pushToken {
@@ -143,7 +219,6 @@ public struct InstallationStore: Sendable {
         }
     }
 
-    /// The app's installation with the client's id `id`, or nil.
     public func installation(appID: Int64, id: String) throws -> Installation? {
         try pool.read { try Self.installation(appID: appID, id: id, $0) }
     }
@@ -152,9 +227,6 @@ public struct InstallationStore: Sendable {
         try Installation.fetchOne(db, sql: "SELECT * FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, id])
     }
 
-    /// Prunes a token its provider said is dead (APNs 410 `Unregistered`, FCM `UNREGISTERED`): the
-    /// installation holding it keeps no token and records when and `reason`. Only while it still holds
-    /// that token: one it registered since the send is not touched. Returns whether a token was removed.
     @discardableResult
     public func removeToken(appID: Int64, provider: PushProvider, token: String, reason: String, now: Date) throws -> Bool {
         try pool.write { try Self.removeToken(appID: appID, provider: provider, token: token, reason: reason, now: now, in: $0) }
@@ -168,15 +240,12 @@ public struct InstallationStore: Sendable {
                 UPDATE installations SET push_token = NULL, token_removed_at = ?, token_removed_reason = ?, updated_at = ?
                 WHERE app_id = ? AND push_provider = ? AND push_token = ?
                 """,
-            arguments: [now, String(reason.prefix(Self.maxReasonLength)), now, appID, provider.rawValue, token])
+            arguments: [now, Installation.storedReason(reason), now, appID, provider.rawValue, token])
         return db.changesCount > 0
     }
 
-    /// The app's installations holding a live token of `provider` (nil: of either), in the order they
-    /// were first registered, from just after the installation whose `rowID` is `after` (nil: from the
-    /// first); at most `pageSize` (1…`maxPageSize`) of them. Each page is one indexed range read.
-    public func withTokens(appID: Int64, provider: PushProvider? = nil, after: Int64? = nil, pageSize: Int) throws -> InstallationPage {
-        let limit = min(max(pageSize, 1), Self.maxPageSize)
+    public func withTokens(appID: Int64, provider: PushProvider?, after: Int64?, pageSize: Int) throws -> InstallationPage {
+        let limit = InstallationPage.limit(pageSize)
         let installations = try pool.read { db in
             try Installation.fetchAll(
                 db, sql: """
@@ -186,11 +255,9 @@ public struct InstallationStore: Sendable {
                     """,
                 arguments: [appID, provider?.rawValue, provider?.rawValue, after ?? 0, limit])
         }
-        return InstallationPage(installations: installations, next: installations.count == limit ? installations.last?.rowID : nil)
+        return InstallationPage(installations, limit: limit)
     }
 
-    /// How many installations the app has, how many can be sent to by each provider, allow
-    /// notifications, and lost their token to a provider.
     public func counts(appID: Int64) throws -> InstallationCounts {
         try pool.read { db in
             var counts = InstallationCounts()

@@ -45,14 +45,127 @@ public struct PushProgress: Sendable, Equatable {
     public var isDone: Bool { plannedAll && pending == 0 && sending == 0 }
 }
 
-/// The `push_sends` and `push_outbox` tables: a durable outbox with one row per installation and
-/// campaign. A row is marked `sending` in a committed transaction before it is handed to a provider,
-/// so a process killed mid-send never sends it again: on restart such rows become `unknown`.
-public struct PushOutboxStore: Sendable {
-    let pool: DatabasePool
+/// The `push_sends` and `push_outbox` tables on either engine: a durable outbox with one row per
+/// installation and campaign. A row is marked `sending` in a committed transaction before it is handed to a
+/// provider, so a process killed mid-send never sends it again: on restart such rows become `unknown`.
+/// Several instances may claim from one outbox: each row is claimed by one of them, once.
+public protocol PushOutboxStore: Sendable {
+    /// Push campaigns that are published and due to be planned (their start has come, or they are sent
+    /// at each device's time), and whose fan-out has not finished.
+    func campaignsToPlan(now: Date) throws -> [StoredCampaign]
+    /// The registration id (`Installation.rowID`) the campaign's fan-out has reached.
+    func plannedThrough(campaignID: Int64) throws -> Int64
+    /// Adds the rows of one page (each installation at most once per campaign) and moves the send's
+    /// mark past the page, in one transaction, so a restart continues after it.
+    func plan(
+        campaignID: Int64, appID: Int64, entries: [(installation: Installation, due: Date)], through lastRowID: Int64?, complete: Bool, now: Date
+    ) throws
+    /// Queues a silent feed refresh for each of the app's installations with a token that has none pending.
+    func queueRefresh(appID: Int64, now: Date) throws -> Int
+    /// Rows a previous process marked `sending` and never heard back about: their outcome is unknown
+    /// and they are not sent again.
+    func settleInterrupted() throws -> Int
+    /// Takes up to `limit` due rows of published campaigns (and refreshes) in due order and marks them
+    /// `sending`, committed before any is sent. A row whose device already got `dailyCap` pushes of its
+    /// app in the last 24 hours is skipped instead.
+    func claim(limit: Int, now: Date) throws -> [OutboxEntry]
+    /// Records what became of claimed rows, and removes dead tokens from their installations, in one transaction.
+    func record(_ outcomes: [(entry: OutboxEntry, outcome: OutboxOutcome)], now: Date) throws
+    /// When the earliest pending row falls due, if any.
+    func nextDue() throws -> Date?
+    func progress(campaignID: Int64) throws -> PushProgress
+    /// Rows that did not arrive, by state and reason, most first (at most `limit` kinds).
+    func failures(campaignID: Int64, limit: Int) throws -> [(state: String, reason: String, count: Int)]
+    /// Targeted and sent counts by platform, and sent by UTC day (`YYYY-MM-DD`).
+    func sentBreakdown(campaignID: Int64) throws -> (byPlatform: [(platform: String, targeted: Int, sent: Int)], byDay: [(day: String, sent: Int)])
+}
 
+extension PushOutboxStore {
+    public func failures(campaignID: Int64) throws -> [(state: String, reason: String, count: Int)] {
+        try failures(campaignID: campaignID, limit: 20)
+    }
+}
+
+extension InstallationPage {
     /// How many installations one planning transaction reads.
-    public static let planPage = 1000
+    public static let planningSize = 1000
+}
+
+extension StoredCampaign {
+    /// Whether a published push campaign whose fan-out is not finished is planned at `now`: its start has
+    /// come (or it is a test, or sent at each device's time) and its end has not.
+    func isDueForPlanning(now: Date) -> Bool {
+        let startsLater = (campaign.schedule.start.map { $0 > now } ?? false) && !campaign.testOnDevice && campaign.push?.inDeviceTimeZone != true
+        let ended = campaign.schedule.end.map { $0 <= now } ?? false
+        return !startsLater && !ended
+    }
+}
+
+/// A due row a claim read, before it decides on it (either engine).
+struct OutboxCandidate {
+    var id: Int64
+    var appID: Int64
+    var campaignID: Int64?
+    var installationID: String
+    var provider: String
+    var token: String
+    var platform: String
+    var language: String?
+    var attempts: Int64
+    /// The app's daily cap per device.
+    var cap: Int64?
+
+    /// What a claim does with the row: sends it, or ends it with a state and reason. `recentSends` counts
+    /// the campaign pushes the device got from its app since a time (24 hours before `now`).
+    func decide(now: Date, recentSends: (_ appID: Int64, _ installationID: String, _ since: Date) throws -> Int64) throws -> OutboxClaimDecision {
+        if let cap, campaignID != nil, try recentSends(appID, installationID, now.addingTimeInterval(-86_400)) >= cap {
+            return .end(state: "skipped", reason: "frequency_cap")
+        }
+        // A CHECK keeps the provider known; were it not, the row ends rather than being picked again at every claim.
+        guard let known = PushProvider(rawValue: provider) else { return .end(state: "failed", reason: "unknown provider") }
+        return .send(OutboxEntry(
+            id: id, appID: appID, campaignID: campaignID, installationID: installationID, provider: known, token: token, platform: platform,
+            language: language, attempts: Int(attempts) + 1))
+    }
+}
+
+enum OutboxClaimDecision {
+    case send(OutboxEntry)
+    case end(state: String, reason: String)
+}
+
+extension OutboxOutcome {
+    /// The row's columns after this outcome: its state and reason, and its sent time or next due time when it has one.
+    var stored: (state: String, reason: String?, sentAt: Date?, dueAt: Date?) {
+        switch self {
+        case .sent(let at): ("sent", nil, at, nil)
+        case .retry(let at, let reason): ("pending", Installation.storedReason(reason), nil, at)
+        case .failed(let reason): ("failed", Installation.storedReason(reason), nil, nil)
+        case .skipped(let reason): ("skipped", Installation.storedReason(reason), nil, nil)
+        case .unregistered(let reason): ("unregistered", Installation.storedReason(reason), nil, nil)
+        }
+    }
+}
+
+extension PushProgress {
+    /// Counts `count` rows in `state`.
+    mutating func add(state: String, count: Int) {
+        planned += count
+        switch state {
+        case "pending": pending = count
+        case "sending": sending = count
+        case "sent": sent = count
+        case "failed": failed = count
+        case "unregistered": unregistered = count
+        case "skipped": skipped = count
+        default: unknown += count
+        }
+    }
+}
+
+/// The outbox in SQLite.
+public struct SQLitePushOutboxStore: PushOutboxStore {
+    let pool: DatabasePool
 
     // MARK: Planning
 
@@ -67,12 +180,7 @@ public struct PushOutboxStore: Sendable {
                     ORDER BY c.id
                     """,
                 arguments: [Campaign.pushLayout])
-            return try ids.compactMap { try CampaignStore.find(id: $0, in: db) }.filter { stored in
-                let campaign = stored.campaign
-                let startsLater = (campaign.schedule.start.map { $0 > now } ?? false) && !campaign.testOnDevice && campaign.push?.inDeviceTimeZone != true
-                let ended = campaign.schedule.end.map { $0 <= now } ?? false
-                return !startsLater && !ended
-            }
+            return try ids.compactMap { try SQLiteCampaignStore.find(id: $0, in: db) }.filter { $0.isDueForPlanning(now: now) }
         }
     }
 
@@ -154,28 +262,26 @@ public struct PushOutboxStore: Sendable {
                     """,
                 arguments: [now, now, limit])
             var claimed: [OutboxEntry] = []
-            let dayAgo = now.addingTimeInterval(-86_400)
             for row in rows {
-                let id: Int64 = row["id"]
-                let campaignID: Int64? = row["campaign_id"]
-                let installationID: String = row["installation_id"]
-                if let cap: Int = row["cap"], campaignID != nil {
-                    let recent = try Int.fetchOne(
+                let candidate = OutboxCandidate(
+                    id: row["id"], appID: row["app_id"], campaignID: row["campaign_id"], installationID: row["installation_id"],
+                    provider: row["provider"], token: row["token"], platform: row["platform"], language: row["language"],
+                    attempts: row["attempts"], cap: row["cap"])
+                let decision = try candidate.decide(now: now) { appID, installationID, since in
+                    try Int64.fetchOne(
                         db, sql: """
                             SELECT COUNT(*) FROM push_outbox WHERE app_id = ? AND installation_id = ? AND state = 'sent'
                             AND sent_at > ? AND campaign_id IS NOT NULL
                             """,
-                        arguments: [row["app_id"], installationID, dayAgo]) ?? 0
-                    if recent >= cap {
-                        try db.execute(sql: "UPDATE push_outbox SET state = 'skipped', reason = 'frequency_cap' WHERE id = ?", arguments: [id])
-                        continue
-                    }
+                        arguments: [appID, installationID, since]) ?? 0
                 }
-                guard let provider = PushProvider(rawValue: row["provider"]) else { continue }
-                try db.execute(sql: "UPDATE push_outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ?", arguments: [id])
-                claimed.append(OutboxEntry(
-                    id: id, appID: row["app_id"], campaignID: campaignID, installationID: installationID, provider: provider,
-                    token: row["token"], platform: row["platform"], language: row["language"], attempts: row["attempts"] + 1))
+                switch decision {
+                case .end(let state, let reason):
+                    try db.execute(sql: "UPDATE push_outbox SET state = ?, reason = ? WHERE id = ?", arguments: [state, reason, candidate.id])
+                case .send(let entry):
+                    try db.execute(sql: "UPDATE push_outbox SET state = 'sending', attempts = attempts + 1 WHERE id = ?", arguments: [entry.id])
+                    claimed.append(entry)
+                }
             }
             return claimed
         }
@@ -186,22 +292,17 @@ public struct PushOutboxStore: Sendable {
         guard !outcomes.isEmpty else { return }
         try pool.write { db in
             for (entry, outcome) in outcomes {
-                switch outcome {
-                case .sent(let at):
-                    try db.execute(sql: "UPDATE push_outbox SET state = 'sent', sent_at = ?, reason = NULL WHERE id = ?", arguments: [at, entry.id])
-                case .retry(let at, let reason):
-                    try db.execute(sql: "UPDATE push_outbox SET state = 'pending', due_at = ?, reason = ? WHERE id = ?", arguments: [at, reason, entry.id])
-                case .failed(let reason):
-                    try db.execute(sql: "UPDATE push_outbox SET state = 'failed', reason = ? WHERE id = ?", arguments: [reason, entry.id])
-                case .skipped(let reason):
-                    try db.execute(sql: "UPDATE push_outbox SET state = 'skipped', reason = ? WHERE id = ?", arguments: [reason, entry.id])
-                case .unregistered(let reason):
-                    try db.execute(sql: "UPDATE push_outbox SET state = 'unregistered', reason = ? WHERE id = ?", arguments: [reason, entry.id])
-                    try InstallationStore.removeToken(appID: entry.appID, provider: entry.provider, token: entry.token, reason: reason, now: now, in: db)
+                let stored = outcome.stored
+                try db.execute(
+                    sql: "UPDATE push_outbox SET state = ?, reason = ?, sent_at = COALESCE(?, sent_at), due_at = COALESCE(?, due_at) WHERE id = ?",
+                    arguments: [stored.state, stored.reason, stored.sentAt, stored.dueAt, entry.id])
+                if case .unregistered = outcome {
+                    try SQLiteInstallationStore.removeToken(
+                        appID: entry.appID, provider: entry.provider, token: entry.token, reason: stored.reason ?? "", now: now, in: db)
                     // Other campaigns' rows for the dead token end too, instead of each being refused in turn.
                     try db.execute(
                         sql: "UPDATE push_outbox SET state = 'unregistered', reason = ? WHERE app_id = ? AND token = ? AND state = 'pending'",
-                        arguments: [reason, entry.appID, entry.token])
+                        arguments: [stored.reason, entry.appID, entry.token])
                 }
             }
         }
@@ -218,17 +319,7 @@ public struct PushOutboxStore: Sendable {
         try pool.read { db in
             var progress = PushProgress()
             for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM push_outbox WHERE campaign_id = ? GROUP BY state", arguments: [campaignID]) {
-                let count: Int = row["n"]
-                progress.planned += count
-                switch row["state"] as String {
-                case "pending": progress.pending = count
-                case "sending": progress.sending = count
-                case "sent": progress.sent = count
-                case "failed": progress.failed = count
-                case "unregistered": progress.unregistered = count
-                case "skipped": progress.skipped = count
-                default: progress.unknown = count
-                }
+                progress.add(state: row["state"], count: row["n"])
             }
             if let send = try Row.fetchOne(db, sql: "SELECT planned_all, started_at FROM push_sends WHERE campaign_id = ?", arguments: [campaignID]) {
                 progress.plannedAll = send["planned_all"]
@@ -239,7 +330,7 @@ public struct PushOutboxStore: Sendable {
     }
 
     /// Rows that did not arrive, by state and reason, most first (at most `limit` kinds).
-    public func failures(campaignID: Int64, limit: Int = 20) throws -> [(state: String, reason: String, count: Int)] {
+    public func failures(campaignID: Int64, limit: Int) throws -> [(state: String, reason: String, count: Int)] {
         try pool.read { db in
             try Row.fetchAll(
                 db, sql: """

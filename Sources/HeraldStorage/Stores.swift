@@ -13,6 +13,9 @@ public protocol Stores: Sendable {
     var apiKeys: any APIKeyStore { get }
     func pushCredentials(box: SecretBox) -> any PushCredentialStore
     var events: any EventStore { get }
+    var campaigns: any CampaignStore { get }
+    var installations: any InstallationStore { get }
+    var pushOutbox: any PushOutboxStore { get }
     /// Hands space that deletions freed back to the system, at most `pages` pages' worth at a time (after
     /// each step of raw-event retention).
     func reclaimFreePages(atMost pages: Int) throws
@@ -20,11 +23,6 @@ public protocol Stores: Sendable {
 
 /// A database engine as the server runs on it: its stores, and what the server asks of the engine itself.
 public protocol HeraldDatabase: Stores {
-    // The stores not yet behind an interface of their own.
-    var campaigns: CampaignStore { get }
-    var pushOutbox: PushOutboxStore { get }
-    var installations: InstallationStore { get }
-
     /// Counts committed changes to what feeds, API keys and allowed web origins are built from, so
     /// in-memory copies know when to rebuild: SQLite's are this process's; PostgreSQL's are every instance's.
     var changes: ChangeCounter { get }

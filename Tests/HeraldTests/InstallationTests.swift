@@ -34,7 +34,7 @@ struct InstallationTests {
 
         deinit { server.shutdown(gracePeriod: .zero) }
 
-        var store: InstallationStore { app.database.installations }
+        var store: any InstallationStore { app.database.installations }
 
         /// PUTs `body` (sent as it is) for installation `id` (already percent-encoded for the address).
         func put(_ id: String, _ body: String, key: String? = nil, contentType: String = "application/json") throws -> RawHTTPConnection.Reply {
@@ -222,7 +222,7 @@ struct InstallationTests {
         // A provider's long reason is kept short
         #expect(try fixture.store.removeToken(
             appID: fixture.shop, provider: .apns, token: String(repeating: "cd", count: 32), reason: String(repeating: "x", count: 5000), now: prunedAt))
-        #expect(try fixture.store.installation(appID: fixture.shop, id: "iid-1")?.tokenRemovedReason?.count == InstallationStore.maxReasonLength)
+        #expect(try fixture.store.installation(appID: fixture.shop, id: "iid-1")?.tokenRemovedReason?.count == Installation.maxReasonLength)
     }
 
     @Test("The sender's pages: an app's live tokens of one provider, in rowid order, bounded, by an index range")

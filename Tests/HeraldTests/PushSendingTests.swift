@@ -16,7 +16,7 @@ struct PushSendingTests {
         let appID: Int64
         let box: SecretBox
 
-        var outbox: PushOutboxStore { app.database.pushOutbox }
+        var outbox: any PushOutboxStore { app.database.pushOutbox }
 
         func register(_ id: String, provider: PushProvider, token: String, platform: Platform = .ios, language: String = "en",
                       country: String = "US", timeZone: String? = nil, allowed: Bool = true) throws {

@@ -6,7 +6,7 @@ import PostgresNIO
 /// Herald's database on PostgreSQL: the pool, the migrations in `migrations/postgres/`, and the stores.
 /// Several Herald processes may share one: whatever must be atomic across them is a transaction or a lock
 /// in PostgreSQL, never a lock in one process.
-public final class PostgresAppDatabase: Stores, Sendable {
+public final class PostgresAppDatabase: HeraldDatabase, Sendable {
     public let server: PostgresLocation
     let connections: PostgresConnections
     private let migrations: [Migration]
@@ -137,6 +137,9 @@ public final class PostgresAppDatabase: Stores, Sendable {
     public var apps: any AppStore { PostgresAppStore(database: self) }
     public var apiKeys: any APIKeyStore { PostgresAPIKeyStore(database: self) }
     public func pushCredentials(box: SecretBox) -> any PushCredentialStore { PostgresPushCredentialStore(database: self, box: box) }
+    public var campaigns: any CampaignStore { PostgresCampaignStore(database: self) }
+    public var installations: any InstallationStore { PostgresInstallationStore(database: self) }
+    public var pushOutbox: any PushOutboxStore { PostgresPushOutboxStore(database: self) }
     public var events: any EventStore { PostgresEventStore(database: self, ingestion: eventIngestion) }
 
     /// Nothing to do: a dropped month partition gives its space back at once, and autovacuum reuses what

@@ -235,9 +235,8 @@ struct PostgresEventStore: EventStore {
             let erased = try db.changes("DELETE FROM events WHERE app_id = \(appID) AND id = ANY(\(ids))")
             // Its ids go too, as its SQLite rows do: the same id sent again counts again.
             try db.execute("DELETE FROM event_ids WHERE app_id = \(appID) AND id = ANY(\(ids))")
-            // TODO(pg-push): the registration is erased here once migrations/postgres/0005_push.sql's
-            // installations table and its store land (SQLite: InstallationStore.delete in this transaction).
-            let erasure = EventErasure(events: erased, registration: false)
+            let registration = try PostgresInstallationStore.delete(appID: appID, installationID: installationID, in: db)
+            let erasure = EventErasure(events: erased, registration: registration)
             let audit = erasure.audit(installationID: installationID, appID: appID)
             try PostgresAuditLogStore.record(actor, action: audit.action, subject: audit.subject, details: audit.details, at: now, in: db)
             return erasure

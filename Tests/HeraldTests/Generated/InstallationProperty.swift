@@ -246,7 +246,7 @@ struct InstallationProperty {
             #expect(row == expected, "\(id): stored \(row.map(String.init(describing:)) ?? "nothing"), not \(expected)")
         }
         for provider in PushProvider.allCases {
-            let holders = try store.withTokens(appID: fixture.shop, provider: provider, pageSize: InstallationStore.maxPageSize).installations
+            let holders = try store.withTokens(appID: fixture.shop, provider: provider, pageSize: Installation.maxPageSize).installations
             #expect(Set(holders.map(\.installationID)) == Set(model.filter { $0.value.provider == provider.rawValue }.keys), "\(provider)")
             #expect(Set(holders.compactMap(\.pushToken)).count == holders.count, "a token held twice")
         }

@@ -133,27 +133,31 @@ extension Dictionary: StoredComparable where Value: StoredComparable {
     var asStored: Self { mapValues(\.asStored) }
 }
 
+extension CampaignSummary: StoredComparable {
+    var asStored: CampaignSummary {
+        var summary = self
+        summary.startAt = startAt.asStored
+        summary.endAt = endAt.asStored
+        summary.updatedAt = updatedAt.asStored
+        return summary
+    }
+}
+
+extension Installation: StoredComparable {
+    var asStored: Installation {
+        var installation = self
+        installation.tokenRemovedAt = tokenRemovedAt.asStored
+        installation.createdAt = createdAt.asStored
+        installation.updatedAt = updatedAt.asStored
+        return installation
+    }
+}
+
 extension EngineDatabase {
     /// A published campaign of `appID`, for the event contract.
-    ///
-    /// FIXTURE, to be replaced by `stores.campaigns.create` once the PostgreSQL CampaignStore (built on the
-    /// pg-campaigns branch) meets this one: until then PostgreSQL gets a bare row by a parameterized INSERT.
     func makeCampaign(appID: Int64, name: String, now: Date = StorageContractTests.start) throws -> Int64 {
-        if let sqlite = stores as? AppDatabase {
-            return try sqlite.campaigns.create(
-                Campaign(app: appID, name: name, message: Message(layout: .modal, title: .init(text: name))),
-                state: .published, actor: .commandLine, now: now)
-        }
-        guard let postgres = stores as? PostgresAppDatabase else { throw PostgresUnavailable() }
-        let created = try postgres.write { db in
-            try db.one(
-                """
-                INSERT INTO campaigns (app_id, name, state, layout, priority, document, revision, created_at, updated_at, updated_by)
-                VALUES (\(appID), \(name), 'published', 'modal', 5, '{}', 1, \(now.storedPrecision), \(now.storedPrecision), 'fixture')
-                RETURNING id
-                """, as: Int64.self)
-        }
-        guard let created else { throw PostgresUnavailable() }
-        return created
+        try stores.campaigns.create(
+            Campaign(app: appID, name: name, message: Message(layout: .modal, title: .init(text: name))),
+            state: .published, actor: .commandLine, now: now)
     }
 }

@@ -7,7 +7,7 @@ import HeraldStorage
 struct CampaignAPI: Sendable {
     let services: Services
 
-    private var store: CampaignStore { services.database.campaigns }
+    private var store: any CampaignStore { services.database.campaigns }
 
     struct Page: Encodable {
         let campaigns: [Campaign]

@@ -18,7 +18,7 @@ struct CampaignLifecycle: Sendable {
         case stale
     }
 
-    let store: CampaignStore
+    let store: any CampaignStore
     /// Told of every change made (push campaigns start sending; devices may be asked to refresh).
     var changed: @Sendable (StoredCampaign, CampaignState) -> Void = { _, _ in }
 

@@ -8,7 +8,7 @@ struct CampaignPages: Sendable {
     let services: Services
     static let pageSize = 25
 
-    private var store: CampaignStore { services.database.campaigns }
+    private var store: any CampaignStore { services.database.campaigns }
 
     // MARK: List
 

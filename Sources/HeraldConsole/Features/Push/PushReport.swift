@@ -36,7 +36,7 @@ struct PushReport: Sendable {
     /// The same days as numbers, for the CSV.
     let dayRows: [DayRow]
 
-    init(campaignID: Int64, outbox: PushOutboxStore, counts: EventCounts, range: DayRange, localizer l: Localizer) throws {
+    init(campaignID: Int64, outbox: any PushOutboxStore, counts: EventCounts, range: DayRange, localizer l: Localizer) throws {
         let progress = try outbox.progress(campaignID: campaignID)
         let breakdown = try outbox.sentBreakdown(campaignID: campaignID)
         let real = counts.rows.filter { !$0.test && $0.campaignID == campaignID }

@@ -1,0 +1,352 @@
+import Foundation
+import HeraldDomain
+import PostgresNIO
+
+/// Installations and their push tokens on PostgreSQL.
+struct PostgresInstallationStore: InstallationStore {
+    let database: PostgresAppDatabase
+
+    private static let columns = """
+        id, app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
+        notifications_allowed, token_removed_at, token_removed_reason, created_at, updated_at
+        """
+
+    private static func installation(_ row: PostgresRow) throws -> Installation {
+        let (id, appID, installationID, platform, provider, token, appVersion, language, country, timeZone, allowed, removedAt, removedReason,
+             createdAt, updatedAt) = try row.decode(
+            (Int64, Int64, String, String, String?, String?, String?, String?, String?, String?, Bool, Date?, String?, Date, Date).self)
+        return try Installation(
+            rowID: id, appID: appID, installationID: installationID, platform: platform, pushProvider: provider, pushToken: token,
+            appVersion: appVersion, language: language, country: country, timeZone: timeZone, notificationsAllowed: allowed,
+            tokenRemovedAt: removedAt, tokenRemovedReason: removedReason, createdAt: createdAt, updatedAt: updatedAt)
+    }
+
+    func upsert(appID: Int64, installationID: String, registration: InstallationRegistration, now: Date) throws -> (installation: Installation, created: Bool) {
+        try registration.refuseNUL(installationID: installationID)
+        let stamp = now.storedPrecision
+        return try database.write { session in
+            if let provider = registration.pushProvider, let token = registration.pushToken {
+                // Two installations registering one token at once, on two instances: the second waits, then takes it over.
+                try session.lock("installations token \(appID) \(provider.rawValue) \(token)")
+                try session.execute(
+                    """
+                    UPDATE installations SET push_token = NULL, push_provider = NULL, updated_at = \(stamp)
+                    WHERE app_id = \(appID) AND push_provider = \(provider.rawValue) AND push_token = \(token)
+                    AND installation_id <> \(installationID)
+                    """)
+            }
+            // A new token is live whatever happened to the last one; without one, a pruned token's record stays.
+            let hasToken = registration.pushToken != nil
+            guard let row = try session.rows(
+                """
+                INSERT INTO installations AS i
+                    (app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
+                     notifications_allowed, created_at, updated_at)
+                VALUES (\(appID), \(installationID), \(registration.platform.rawValue), \(registration.pushProvider?.rawValue),
+                        \(registration.pushToken), \(registration.appVersion), \(registration.language), \(registration.country),
+                        \(registration.timeZone), \(registration.notificationsAllowed), \(stamp), \(stamp))
+                ON CONFLICT (app_id, installation_id) DO UPDATE SET
+                    platform = excluded.platform,
+                    push_provider = CASE WHEN excluded.push_token IS NOT NULL OR i.token_removed_at IS NULL
+                        THEN excluded.push_provider ELSE i.push_provider END,
+                    push_token = excluded.push_token, app_version = excluded.app_version, language = excluded.language,
+                    country = excluded.country, time_zone = excluded.time_zone, notifications_allowed = excluded.notifications_allowed,
+                    token_removed_at = CASE WHEN \(hasToken) THEN NULL ELSE i.token_removed_at END,
+                    token_removed_reason = CASE WHEN \(hasToken) THEN NULL ELSE i.token_removed_reason END,
+                    updated_at = excluded.updated_at
+                RETURNING \(unescaped: Self.columns), (xmax = 0) AS created
+                """
+            ).first else {
+                throw InstallationStoreError.unreadable("installation \(installationID) of app \(appID) after saving it")
+            }
+            let created = try row.decode((Int64, Int64, String, String, String?, String?, String?, String?, String?, String?, Bool, Date?, String?,
+                                          Date, Date, Bool).self).15
+            return (try Self.installation(row), created)
+        }
+    }
+
+    func installation(appID: Int64, id: String) throws -> Installation? {
+        // None was stored with a NUL (`refuseNUL`), and PostgreSQL's text could not be asked for one.
+        guard !id.holdsNUL else { return nil }
+        return try database.read {
+            try $0.rows("SELECT \(unescaped: Self.columns) FROM installations WHERE app_id = \(appID) AND installation_id = \(id)")
+                .first.map(Self.installation)
+        }
+    }
+
+    @discardableResult
+    func removeToken(appID: Int64, provider: PushProvider, token: String, reason: String, now: Date) throws -> Bool {
+        guard !token.holdsNUL else { return false }
+        return try database.write { try Self.removeToken(appID: appID, provider: provider, token: token, reason: reason, now: now, in: $0) }
+    }
+
+    /// `removeToken` inside the caller's transaction (the outbox records the send and prunes at once).
+    @discardableResult
+    static func removeToken(appID: Int64, provider: PushProvider, token: String, reason: String, now: Date, in session: PostgresSession) throws -> Bool {
+        let stamp = now.storedPrecision
+        return try session.changes(
+            """
+            UPDATE installations SET push_token = NULL, token_removed_at = \(stamp), token_removed_reason = \(Installation.storedReason(reason)),
+                updated_at = \(stamp)
+            WHERE app_id = \(appID) AND push_provider = \(provider.rawValue) AND push_token = \(token)
+            """) > 0
+    }
+
+    func withTokens(appID: Int64, provider: PushProvider?, after: Int64?, pageSize: Int) throws -> InstallationPage {
+        let limit = InstallationPage.limit(pageSize)
+        let installations = try database.read { session in
+            let query: PostgresQuery = if let provider {
+                """
+                SELECT \(unescaped: Self.columns) FROM installations
+                WHERE app_id = \(appID) AND push_provider = \(provider.rawValue) AND push_token IS NOT NULL AND id > \(after ?? 0)
+                ORDER BY id LIMIT \(Int64(limit))
+                """
+            } else {
+                """
+                SELECT \(unescaped: Self.columns) FROM installations
+                WHERE app_id = \(appID) AND push_token IS NOT NULL AND id > \(after ?? 0)
+                ORDER BY id LIMIT \(Int64(limit))
+                """
+            }
+            return try session.rows(query).map(Self.installation)
+        }
+        return InstallationPage(installations, limit: limit)
+    }
+
+    func counts(appID: Int64) throws -> InstallationCounts {
+        try database.read { session in
+            var counts = InstallationCounts()
+            if let row = try session.rows(
+                """
+                SELECT count(*), count(*) FILTER (WHERE notifications_allowed),
+                    count(*) FILTER (WHERE push_token IS NULL AND token_removed_at IS NOT NULL)
+                FROM installations WHERE app_id = \(appID)
+                """
+            ).first {
+                let (installations, allowed, removed) = try row.decode((Int64, Int64, Int64).self)
+                counts.installations = Int(installations)
+                counts.notificationsAllowed = Int(allowed)
+                counts.tokensRemoved = Int(removed)
+            }
+            for provider in PushProvider.allCases {
+                counts.withToken[provider] = Int(try session.one(
+                    """
+                    SELECT count(*) FROM installations WHERE app_id = \(appID) AND push_provider = \(provider.rawValue) AND push_token IS NOT NULL
+                    """, as: Int64.self) ?? 0)
+            }
+            return counts
+        }
+    }
+
+    /// Deletes the app's installation `installationID` inside the caller's transaction (an erasure, which
+    /// the event store makes); returns whether there was one.
+    static func delete(appID: Int64, installationID: String, in session: PostgresSession) throws -> Bool {
+        try session.changes("DELETE FROM installations WHERE app_id = \(appID) AND installation_id = \(installationID)") > 0
+    }
+}
+
+/// The push outbox on PostgreSQL. Several instances claim from it at once: a claim locks the rows it takes
+/// (`FOR UPDATE SKIP LOCKED`), so another instance passes over them instead of taking them too.
+struct PostgresPushOutboxStore: PushOutboxStore {
+    let database: PostgresAppDatabase
+
+    // MARK: Planning
+
+    func campaignsToPlan(now: Date) throws -> [StoredCampaign] {
+        try database.read { session in
+            try session.rows(
+                """
+                SELECT \(unescaped: PostgresCampaignStore.columns.split(separator: ", ").map { "c.\($0)" }.joined(separator: ", "))
+                FROM campaigns c LEFT JOIN push_sends s ON s.campaign_id = c.id
+                WHERE c.layout = \(Campaign.pushLayout) AND c.state = 'published' AND (s.planned_all IS NULL OR NOT s.planned_all)
+                ORDER BY c.id
+                """
+            ).map(PostgresCampaignStore.stored).filter { $0.isDueForPlanning(now: now) }
+        }
+    }
+
+    func plannedThrough(campaignID: Int64) throws -> Int64 {
+        try database.read { try $0.one("SELECT planned_through FROM push_sends WHERE campaign_id = \(campaignID)", as: Int64.self) ?? 0 }
+    }
+
+    func plan(
+        campaignID: Int64, appID: Int64, entries: [(installation: Installation, due: Date)], through lastRowID: Int64?, complete: Bool, now: Date
+    ) throws {
+        try database.write { session in
+            try session.execute(
+                """
+                INSERT INTO push_sends (campaign_id, app_id, started_at) VALUES (\(campaignID), \(appID), \(now.storedPrecision))
+                ON CONFLICT (campaign_id) DO NOTHING
+                """)
+            for (installation, due) in entries {
+                guard let provider = installation.pushProvider, let token = installation.pushToken else { continue }
+                // The unique (campaign, installation) decides: two instances planning one page add each row once.
+                try session.execute(
+                    """
+                    INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at, state)
+                    VALUES (\(appID), \(campaignID), \(installation.installationID), \(provider.rawValue), \(token),
+                            \(installation.platform.rawValue), \(installation.language), \(due.storedPrecision), 'pending')
+                    ON CONFLICT (campaign_id, installation_id) DO NOTHING
+                    """)
+            }
+            if let lastRowID {
+                // Never moved back by an instance that planned an earlier page late.
+                try session.execute(
+                    "UPDATE push_sends SET planned_through = GREATEST(planned_through, \(lastRowID)) WHERE campaign_id = \(campaignID)")
+            }
+            if complete {
+                try session.execute("UPDATE push_sends SET planned_all = true WHERE campaign_id = \(campaignID)")
+            }
+        }
+    }
+
+    func queueRefresh(appID: Int64, now: Date) throws -> Int {
+        try database.write { session in
+            // Two instances queueing at once: the second sees the first's pending rows and adds none.
+            try session.lock("push_outbox refresh \(appID)")
+            return try session.changes(
+                """
+                INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at, state)
+                SELECT i.app_id, NULL, i.installation_id, i.push_provider, i.push_token, i.platform, i.language, \(now.storedPrecision), 'pending'
+                FROM installations i WHERE i.app_id = \(appID) AND i.push_token IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM push_outbox o WHERE o.app_id = i.app_id AND o.campaign_id IS NULL
+                                AND o.installation_id = i.installation_id AND o.state = 'pending')
+                """)
+        }
+    }
+
+    // MARK: Sending
+
+    func settleInterrupted() throws -> Int {
+        try database.write { try $0.changes("UPDATE push_outbox SET state = 'unknown', reason = 'interrupted' WHERE state = 'sending'") }
+    }
+
+    func claim(limit: Int, now: Date) throws -> [OutboxEntry] {
+        guard limit > 0 else { return [] }
+        let stamp = now.storedPrecision
+        return try database.write { session in
+            let candidates = try session.rows(
+                """
+                SELECT o.id, o.app_id, o.campaign_id, o.installation_id, o.provider, o.token, o.platform, o.language, o.attempts,
+                       a.push_daily_cap
+                FROM push_outbox o JOIN apps a ON a.id = o.app_id LEFT JOIN campaigns c ON c.id = o.campaign_id
+                WHERE o.state = 'pending' AND o.due_at <= \(stamp)
+                AND (o.campaign_id IS NULL OR (c.state = 'published' AND (c.end_at IS NULL OR c.end_at > \(stamp))))
+                ORDER BY o.due_at, o.id LIMIT \(Int64(limit))
+                FOR UPDATE OF o SKIP LOCKED
+                """
+            ).map { row in
+                let (id, appID, campaignID, installationID, provider, token, platform, language, attempts, cap) = try row.decode(
+                    (Int64, Int64, Int64?, String, String, String, String, String?, Int64, Int64?).self)
+                return OutboxCandidate(
+                    id: id, appID: appID, campaignID: campaignID, installationID: installationID, provider: provider, token: token,
+                    platform: platform, language: language, attempts: attempts, cap: cap)
+            }
+            var claimed: [OutboxEntry] = []
+            for candidate in candidates {
+                let decision = try candidate.decide(now: now) { appID, installationID, since in
+                    try session.one(
+                        """
+                        SELECT count(*) FROM push_outbox WHERE app_id = \(appID) AND installation_id = \(installationID) AND state = 'sent'
+                        AND sent_at > \(since.storedPrecision) AND campaign_id IS NOT NULL
+                        """, as: Int64.self) ?? 0
+                }
+                switch decision {
+                case .end(let state, let reason):
+                    try session.execute("UPDATE push_outbox SET state = \(state), reason = \(reason) WHERE id = \(candidate.id)")
+                case .send(let entry):
+                    try session.execute("UPDATE push_outbox SET state = 'sending', attempts = attempts + 1 WHERE id = \(entry.id)")
+                    claimed.append(entry)
+                }
+            }
+            return claimed
+        }
+    }
+
+    func record(_ outcomes: [(entry: OutboxEntry, outcome: OutboxOutcome)], now: Date) throws {
+        guard !outcomes.isEmpty else { return }
+        try database.write { session in
+            for (entry, outcome) in outcomes {
+                let stored = outcome.stored
+                try session.execute(
+                    """
+                    UPDATE push_outbox SET state = \(stored.state), reason = \(stored.reason),
+                        sent_at = COALESCE(\(stored.sentAt?.storedPrecision), sent_at), due_at = COALESCE(\(stored.dueAt?.storedPrecision), due_at)
+                    WHERE id = \(entry.id)
+                    """)
+                if case .unregistered = outcome {
+                    try PostgresInstallationStore.removeToken(
+                        appID: entry.appID, provider: entry.provider, token: entry.token, reason: stored.reason ?? "", now: now, in: session)
+                    // Other campaigns' rows for the dead token end too, instead of each being refused in turn.
+                    try session.execute(
+                        """
+                        UPDATE push_outbox SET state = 'unregistered', reason = \(stored.reason)
+                        WHERE app_id = \(entry.appID) AND token = \(entry.token) AND state = 'pending'
+                        """)
+                }
+            }
+        }
+    }
+
+    func nextDue() throws -> Date? {
+        try database.read { try $0.one("SELECT min(due_at) FROM push_outbox WHERE state = 'pending'", as: Date?.self) ?? nil }
+    }
+
+    // MARK: Reading
+
+    func progress(campaignID: Int64) throws -> PushProgress {
+        try database.read { session in
+            var progress = PushProgress()
+            for row in try session.rows("SELECT state, count(*) FROM push_outbox WHERE campaign_id = \(campaignID) GROUP BY state") {
+                let (state, count) = try row.decode((String, Int64).self)
+                progress.add(state: state, count: Int(count))
+            }
+            if let send = try session.rows("SELECT planned_all, started_at FROM push_sends WHERE campaign_id = \(campaignID)").first {
+                (progress.plannedAll, progress.started) = try send.decode((Bool, Date?).self)
+            }
+            return progress
+        }
+    }
+
+    func failures(campaignID: Int64, limit: Int) throws -> [(state: String, reason: String, count: Int)] {
+        try database.read { session in
+            try session.rows(
+                """
+                SELECT state, reason, n FROM (
+                    SELECT state, COALESCE(reason, '') AS reason, count(*) AS n FROM push_outbox
+                    WHERE campaign_id = \(campaignID) AND state IN ('failed', 'unregistered', 'skipped', 'unknown')
+                    GROUP BY 1, 2
+                ) AS kinds
+                ORDER BY n DESC, state COLLATE "C", reason COLLATE "C" LIMIT \(Int64(max(0, limit)))
+                """
+            ).map { row in
+                let (state, reason, count) = try row.decode((String, String, Int64).self)
+                return (state, reason, Int(count))
+            }
+        }
+    }
+
+    func sentBreakdown(campaignID: Int64) throws -> (byPlatform: [(platform: String, targeted: Int, sent: Int)], byDay: [(day: String, sent: Int)]) {
+        try database.read { session in
+            let platforms = try session.rows(
+                """
+                SELECT platform, count(*), count(*) FILTER (WHERE state = 'sent') FROM push_outbox
+                WHERE campaign_id = \(campaignID) GROUP BY platform ORDER BY platform COLLATE "C"
+                """
+            ).map { row in
+                let (platform, targeted, sent) = try row.decode((String, Int64, Int64).self)
+                return (platform: platform, targeted: Int(targeted), sent: Int(sent))
+            }
+            let days = try session.rows(
+                """
+                SELECT to_char(sent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) FROM push_outbox
+                WHERE campaign_id = \(campaignID) AND state = 'sent' GROUP BY day ORDER BY day
+                """
+            ).map { row in
+                let (day, sent) = try row.decode((String, Int64).self)
+                return (day: day, sent: Int(sent))
+            }
+            return (platforms, days)
+        }
+    }
+}

@@ -1,0 +1,296 @@
+import Foundation
+import HeraldDomain
+@testable import HeraldStorage
+import PropertyBased
+import Synchronization
+import Testing
+
+/// The storage contract for campaigns and their revisions, on every engine.
+extension StorageContractTests {
+    static func inApp(_ app: Int64, _ name: String, priority: Int = 5, start: Date? = nil, end: Date? = nil, testOnDevice: Bool = false) -> Campaign {
+        Campaign(
+            app: app, name: name, priority: priority, schedule: Schedule(start: start, end: end), testOnDevice: testOnDevice,
+            message: Message(layout: .modal, title: .init(text: "Hi \(name)")))
+    }
+
+    /// Two apps, for what belongs to one and not the other.
+    static func shopAndBlog(_ database: EngineDatabase) throws -> (shop: App, blog: App) {
+        (try database.stores.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: start),
+         try database.stores.apps.create(name: "Blog", platforms: [.web], actor: .commandLine, now: start))
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func campaignsKeepTheirRevisionsAndRefuseStaleSaves(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let shop = try database.stores.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: Self.start)
+        let campaigns = database.stores.campaigns
+        let start = Self.start.addingTimeInterval(3600.5)
+        let id = try campaigns.create(Self.inApp(shop.id, "Frühling «سلام»", start: start), state: .draft, actor: .commandLine, now: Self.start)
+        let created = try #require(try campaigns.find(id: id))
+        #expect(created.campaign.id == id)
+        #expect(created.campaign.name == "Frühling «سلام»")
+        #expect(created.revision == 1)
+        #expect(created.state == .draft)
+        #expect(created.startedAt == nil)
+        #expect(created.createdAt.asStored == Self.start.asStored)
+        #expect(created.updatedBy == "command line")
+        #expect(created.status(at: Self.start) == .draft)
+
+        var edited = created.campaign
+        edited.name = "Frühling 2"
+        edited.app = 9_999  // the app cannot change
+        let later = Self.start.addingTimeInterval(10)
+        #expect(try campaigns.update(edited, expectedRevision: 1, actor: .commandLine, now: later) == 2)
+        #expect(throws: CampaignStoreError.staleRevision(expected: 1, current: 2)) {
+            try campaigns.update(edited, expectedRevision: 1, actor: .commandLine, now: later)
+        }
+        #expect(try campaigns.update(edited, expectedRevision: 2, state: .published, actor: .commandLine, now: later) == 3)
+        let published = try #require(try campaigns.find(id: id))
+        #expect(published.campaign.app == shop.id)
+        #expect(published.state == .published)
+        #expect(published.startedAt?.asStored == start.asStored, "published before its start: it starts at the start")
+        #expect(published.updatedAt.asStored == later.asStored)
+        #expect(published.status(at: later) == .scheduled)
+
+        try campaigns.setState(id: id, to: .paused, actor: .commandLine, now: later)
+        try campaigns.setState(id: id, to: .published, actor: .commandLine, now: later)
+        #expect(try campaigns.find(id: id)?.startedAt?.asStored == start.asStored)
+        let revisions = try campaigns.revisions(id: id)
+        #expect(revisions.map(\.revision) == [5, 4, 3, 2, 1])
+        #expect(revisions.map(\.state) == [.published, .paused, .published, .draft, .draft])
+        #expect(revisions.last?.campaign.name == "Frühling «سلام»")
+        #expect(revisions.first?.campaign.id == id)
+        #expect(revisions.first?.author == "command line")
+        #expect(revisions.last?.createdAt.asStored == Self.start.asStored)
+        #expect(try database.stores.auditLog.page(offset: 0, limit: 5).map(\.action) == [
+            "campaign.resume", "campaign.pause", "campaign.publish", "campaign.update", "campaign.create",
+        ])
+        #expect(try database.stores.auditLog.latest(action: "campaign.create")?.details == "draft")
+
+        #expect(try campaigns.deleteDraft(id: id, actor: .commandLine, now: later) == false, "published: not a draft")
+        var missing = edited
+        missing.id = 9_999
+        #expect(throws: CampaignStoreError.notFound) { try campaigns.update(missing, expectedRevision: 1, actor: .commandLine, now: later) }
+        #expect(throws: CampaignStoreError.notFound) { try campaigns.setState(id: 9_999, to: .published, actor: .commandLine, now: later) }
+        missing.id = nil
+        #expect(throws: CampaignStoreError.notFound) { try campaigns.update(missing, expectedRevision: 1, actor: .commandLine, now: later) }
+
+        let draft = try campaigns.create(Self.inApp(shop.id, "Draft"), state: .draft, actor: .commandLine, now: later)
+        #expect(try campaigns.deleteDraft(id: draft, actor: .commandLine, now: later))
+        #expect(try campaigns.find(id: draft) == nil)
+        #expect(try campaigns.revisions(id: draft).isEmpty)
+        #expect(try campaigns.deleteDraft(id: draft, actor: .commandLine, now: later) == false)
+        #expect(try database.stores.auditLog.latest(action: "campaign.delete")?.subject == "campaign \(draft) Draft")
+    }
+
+    /// Saves over one revision at once, through two handles (two instances): exactly one is taken.
+    @Test(arguments: StorageEngine.available)
+    func racingSavesOverOneRevisionTakeOne(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let handles = [database.stores, try database.open()]
+        let shop = try database.stores.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: Self.start)
+        let id = try database.stores.campaigns.create(Self.inApp(shop.id, "Raced"), state: .draft, actor: .commandLine, now: Self.start)
+        let campaign = try #require(try database.stores.campaigns.find(id: id)).campaign
+        let saved = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 16) { index in
+            var edit = campaign
+            edit.name = "Raced \(index)"
+            if (try? handles[index % 2].campaigns.update(edit, expectedRevision: 1, actor: .commandLine, now: Self.start)) != nil {
+                saved.add(1, ordering: .relaxed)
+            }
+        }
+        #expect(saved.load(ordering: .relaxed) == 1)
+        #expect(try database.stores.campaigns.revisions(id: id).map(\.revision) == [2, 1])
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func theCampaignListFiltersSortsPagesAndSearches(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let (shop, blog) = try Self.shopAndBlog(database)
+        let campaigns = database.stores.campaigns
+        let now = Self.start.addingTimeInterval(86_400)
+        func make(_ app: Int64, _ name: String, priority: Int, start: Date? = nil, end: Date? = nil, state: CampaignState, at offset: TimeInterval) throws -> Int64 {
+            try campaigns.create(
+                Self.inApp(app, name, priority: priority, start: start, end: end), state: state, actor: .commandLine,
+                now: Self.start.addingTimeInterval(offset))
+        }
+        let zebra = try make(shop.id, "Zebra sale", priority: 3, state: .published, at: 1)
+        let apple = try make(shop.id, "apple Pie", priority: 3, start: now.addingTimeInterval(60), state: .published, at: 2)
+        let apfel = try make(shop.id, "Äpfel", priority: 1, end: now.addingTimeInterval(-1), state: .published, at: 3)
+        let unicode = try make(shop.id, "ünïcode_%", priority: 9, start: now.addingTimeInterval(-60), state: .paused, at: 4)
+        let sommer = try make(shop.id, "Sommer 50%", priority: 5, state: .draft, at: 5)
+        let persian = try make(blog.id, "تخفیف ویژه", priority: 2, state: .archived, at: 6)
+        let stopped = try make(blog.id, "Stopped", priority: 10, state: .draft, at: 7)
+        try campaigns.setState(id: stopped, to: .stopped, actor: .commandLine, now: Self.start.addingTimeInterval(8))
+
+        func ids(_ configure: (inout CampaignQuery) -> Void) throws -> [Int64] {
+            var query = CampaignQuery()
+            configure(&query)
+            return try campaigns.list(query, now: now).campaigns.map(\.id)
+        }
+        // ASCII letters folded, then bytes: SQLite's NOCASE.
+        #expect(try ids { $0.sort = .name } == [apple, sommer, stopped, zebra, apfel, unicode, persian])
+        #expect(try ids { $0.sort = .updated } == [stopped, persian, sommer, unicode, apfel, apple, zebra])
+        #expect(try ids { $0.sort = .priority } == [apfel, persian, apple, zebra, sommer, unicode, stopped])
+        #expect(try ids { $0.sort = .start } == [unicode, apple, zebra, apfel, sommer, persian, stopped])
+
+        #expect(try ids { $0.status = .running } == [zebra])
+        #expect(try ids { $0.status = .scheduled } == [apple])
+        #expect(try ids { $0.status = .ended; $0.sort = .name } == [stopped, apfel])
+        #expect(try ids { $0.status = .paused } == [unicode])
+        #expect(try ids { $0.status = .draft } == [sommer])
+        #expect(try ids { $0.status = .archived } == [persian])
+        #expect(try ids { $0.appID = blog.id; $0.sort = .name } == [stopped, persian])
+        #expect(try ids { $0.appID = 9_999 }.isEmpty)
+
+        // Search: a substring with ASCII letters folded and nothing else; % and _ are themselves.
+        #expect(try ids { $0.search = "APPLE" } == [apple])
+        #expect(try ids { $0.search = "  pie " } == [apple])
+        #expect(try ids { $0.search = "Äpf" } == [apfel])
+        #expect(try ids { $0.search = "äpf" }.isEmpty, "non-ASCII letters are not folded")
+        #expect(try ids { $0.search = "50%" } == [sommer])
+        #expect(try ids { $0.search = "_" } == [unicode])
+        #expect(try ids { $0.search = "%" ; $0.sort = .name } == [sommer, unicode])
+        #expect(try ids { $0.search = "ویژه" } == [persian])
+        #expect(try ids { $0.search = "a"; $0.appID = shop.id; $0.sort = .name } == [apple, zebra])
+
+        var paged = CampaignQuery()
+        paged.sort = .name
+        paged.pageSize = 3
+        paged.page = 2
+        let page = try campaigns.list(paged, now: now)
+        #expect(page.total == 7)
+        #expect(page.campaigns.map(\.id) == [zebra, apfel, unicode])
+        paged.page = 3
+        #expect(try campaigns.list(paged, now: now).campaigns.map(\.id) == [persian])
+        paged.page = .max
+        let far = try campaigns.list(paged, now: now)
+        #expect(far.campaigns.isEmpty)
+        #expect(far.total == 7)
+
+        var one = CampaignQuery()
+        one.search = "apple"
+        let summary = try #require(try campaigns.list(one, now: now).campaigns.first)
+        #expect(summary.asStored == CampaignSummary(
+            id: apple, appID: shop.id, appName: "Shop", name: "apple Pie", state: .published, status: .scheduled, layout: "modal", priority: 3,
+            startAt: now.addingTimeInterval(60), endAt: nil, updatedAt: Self.start.addingTimeInterval(2), updatedBy: "command line").asStored)
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func feedCandidatesArePublishedInAppCampaignsAndLiveTests(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let (shop, blog) = try Self.shopAndBlog(database)
+        let campaigns = database.stores.campaigns
+        func make(_ campaign: Campaign, _ state: CampaignState) throws -> Int64 {
+            try campaigns.create(campaign, state: state, actor: .commandLine, now: Self.start)
+        }
+        let published = try make(Self.inApp(shop.id, "Published"), .published)
+        let ended = try make(Self.inApp(shop.id, "Ended", end: Self.start.addingTimeInterval(-10)), .published)
+        _ = try make(Self.inApp(shop.id, "Draft"), .draft)
+        let testDraft = try make(Self.inApp(shop.id, "Test draft", testOnDevice: true), .draft)
+        let testPaused = try make(Self.inApp(shop.id, "Test paused", testOnDevice: true), .paused)
+        _ = try make(Self.inApp(shop.id, "Test archived", testOnDevice: true), .archived)
+        _ = try make(Self.inApp(shop.id, "Test stopped", testOnDevice: true), .stopped)
+        _ = try make(Self.inApp(shop.id, "Paused"), .paused)
+        _ = try make(Campaign(app: shop.id, name: "Push", push: PushNotification(title: "Hi")), .published)
+        _ = try make(Self.inApp(blog.id, "Blog's"), .published)
+        let candidates = try campaigns.feedCandidates(appID: shop.id)
+        // The feed decides about schedules: an ended published campaign is still a candidate.
+        #expect(candidates.map(\.id) == [published, ended, testDraft, testPaused])
+        #expect(candidates.first?.campaign.name == "Published")
+        #expect(try campaigns.feedCandidates(appID: 9_999).isEmpty)
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func createAllStoresEveryCampaignOrNone(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let shop = try database.stores.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: Self.start)
+        let campaigns = database.stores.campaigns
+        let audited = try database.stores.auditLog.count()
+        // The second names an app that does not exist: the first is not kept either.
+        #expect(throws: (any Error).self) {
+            try campaigns.createAll([Self.inApp(shop.id, "One"), Self.inApp(9_999, "Two")], state: .draft, actor: .commandLine, now: Self.start)
+        }
+        // A priority the table refuses, after a good one.
+        #expect(throws: (any Error).self) {
+            try campaigns.createAll([Self.inApp(shop.id, "One"), Self.inApp(shop.id, "Eleven", priority: 11)], state: .draft, actor: .commandLine, now: Self.start)
+        }
+        // A name no engine keeps as text (validation refuses control characters first).
+        #expect(throws: CampaignStoreError.unreadable(path: "name", reason: "it holds a NUL character, which no engine keeps as text")) {
+            try campaigns.createAll([Self.inApp(shop.id, "One"), Self.inApp(shop.id, "N\u{0}UL")], state: .draft, actor: .commandLine, now: Self.start)
+        }
+        #expect(try campaigns.list(CampaignQuery(), now: Self.start).total == 0)
+        #expect(try database.stores.auditLog.count() == audited)
+
+        let ids = try campaigns.createAll(
+            [Self.inApp(shop.id, "One"), Self.inApp(shop.id, "Two")], state: .published, actor: .commandLine, now: Self.start)
+        #expect(ids.count == 2)
+        #expect(try ids.map { try campaigns.find(id: $0)?.campaign.name } == ["One", "Two"])
+        #expect(try ids.map { try campaigns.find(id: $0)?.startedAt?.asStored } == [Self.start.asStored, Self.start.asStored])
+        #expect(try campaigns.createAll([], state: .draft, actor: .commandLine, now: Self.start).isEmpty)
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func documentsArePagedByID(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let (shop, blog) = try Self.shopAndBlog(database)
+        let campaigns = database.stores.campaigns
+        var ids: [Int64] = []
+        for index in 0..<5 {
+            ids.append(try campaigns.create(Self.inApp(shop.id, "Kampagne \(index) ✓"), state: index == 0 ? .published : .draft, actor: .commandLine, now: Self.start))
+        }
+        _ = try campaigns.create(Self.inApp(blog.id, "Other app"), state: .draft, actor: .commandLine, now: Self.start)
+        var query = CampaignQuery()
+        query.appID = shop.id
+        query.sort = .name
+        query.page = 3  // the sort and page do not apply
+        let first = try campaigns.documents(matching: query, after: 0, limit: 2, now: Self.start)
+        #expect(first.map(\.id) == Array(ids[0..<2]))
+        #expect(first.map(\.status) == [.running, .draft])
+        let decoded = try CampaignSave.decode(try #require(first.first).json)
+        #expect(decoded.name == "Kampagne 0 ✓")
+        #expect(decoded.id == nil, "the document leaves the id out")
+        let rest = try campaigns.documents(matching: query, after: ids[1], limit: 10, now: Self.start)
+        #expect(rest.map(\.id) == Array(ids[2...]))
+        #expect(try campaigns.documents(matching: query, after: ids[4], limit: 10, now: Self.start).isEmpty)
+        query.status = .running
+        #expect(try campaigns.documents(matching: query, after: 0, limit: 10, now: Self.start).map(\.id) == [ids[0]])
+        query = CampaignQuery()
+        query.search = "KAMPAGNE 3"
+        #expect(try campaigns.documents(matching: query, after: 0, limit: 10, now: Self.start).map(\.id) == [ids[3]])
+    }
+
+    /// Generated campaigns (every layout, push, triggers, targeting, data, text in many scripts, times to the
+    /// millisecond) are stored and read back equal: the row, its revision and its export document.
+    @Test(arguments: StorageEngine.available)
+    func generatedCampaignsReadBackUnchanged(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let shop = try database.stores.apps.create(name: "Shop", platforms: [.ios, .android, .web], actor: .commandLine, now: Self.start)
+        let campaigns = database.stores.campaigns
+        let decoder = CampaignJSON.decoder()
+        var run = GeneratedRun("storage contract: campaigns on \(engine.rawValue)", cases: 60)
+        run.run(Generated.cases { draw -> (campaign: Campaign, state: CampaignState)? in
+            let document = ValidCampaign.document(&draw, app: shop.id).sent
+            guard let campaign = try? decoder.decode(Campaign.self, from: Data(document.text.utf8)) else { return nil }
+            return (campaign, draw.pick(CampaignState.allCases))
+        }) { drawn, run in
+            guard let (campaign, state) = drawn else { return run.note("not a campaign") }
+            guard (try? CampaignSave.readableDocument(campaign.content)) != nil else {
+                run.expect((try? campaigns.create(campaign, state: state, actor: .commandLine, now: Self.start)) == nil, "an unreadable one was stored", input: campaign)
+                return run.note("refused")
+            }
+            let id = try campaigns.create(campaign, state: state, actor: .commandLine, now: Self.start)
+            var expected = campaign.content
+            expected.id = id
+            let stored = try campaigns.find(id: id)
+            run.expect(stored?.campaign == expected, "read back \(String(describing: stored?.campaign))", input: campaign)
+            run.expect(stored?.state == state, "state \(String(describing: stored?.state))", input: campaign)
+            run.expect(try campaigns.revisions(id: id).first?.campaign == expected, "its revision differs", input: campaign)
+            let exported = try campaigns.documents(matching: CampaignQuery(), after: id - 1, limit: 1, now: Self.start).first
+            let exportedCampaign = exported.flatMap { try? CampaignSave.decode($0.json) }
+            run.expect(exportedCampaign == campaign.content, "its document differs", input: campaign)
+            run.note("stored")
+        }
+        #expect(run.failures == 0)
+    }
+}
