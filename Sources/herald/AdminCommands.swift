@@ -207,7 +207,7 @@ extension AppCommand {
         func run() throws {
             let database = try storage.openDatabase()
             defer { try? database.close() }
-            let editor = PushSetupEditor(database: database, box: try storage.secretBox())
+            let editor = PushSetupEditor(database: database, box: try { try storage.requireSecretKey(); return storage.secretBox() }())
             do {
                 if let remove {
                     try editor.remove(remove, appID: app, actor: .commandLine, now: Date())

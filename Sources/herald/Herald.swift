@@ -38,7 +38,8 @@ struct StorageOptions: ParsableArguments {
         let reader = try SettingsReader(configFile: config)
         let database = reader.text(db, "HERALD_DB", default: Self.defaultDatabase) ?? Self.defaultDatabase
         _ = reader.text(resources, "HERALD_RESOURCES", default: ResourceLocator.locate(explicit: nil)?.path ?? "(not found)")
-        _ = reader.text(secretKey, "HERALD_SECRET_KEY", default: database + ".key")
+        // With PostgreSQL there is no file to put the key beside: it must be named (`requireSecretKey`).
+        _ = reader.text(secretKey, "HERALD_SECRET_KEY", default: PostgresLocation.isPostgresURL(database) ? "" : database + ".key")
         return reader
     }
 
@@ -69,14 +70,20 @@ struct StorageOptions: ParsableArguments {
         (try? postgresLocation())?.map(\.description) ?? databasePath
     }
 
-    /// The box that seals and opens stored push credentials. Beside an SQLite file by default; with
-    /// PostgreSQL it must be named, since every instance must open what the others sealed.
-    func secretBox() throws -> SecretBox {
-        if let named = secretKey ?? lookup("HERALD_SECRET_KEY") { return SecretBox(keyFile: named) }
-        guard try postgresLocation() == nil else {
-            throw ValidationError("With a PostgreSQL database, name the key file that seals push credentials (--secret-key or HERALD_SECRET_KEY): every instance needs the same one.")
-        }
-        return SecretBox(keyFile: databasePath + ".key")
+    /// The box that seals and opens stored push credentials: the named key file, or the one beside an SQLite file.
+    func secretBox() -> SecretBox {
+        SecretBox(keyFile: namedSecretKey ?? databasePath + ".key")
+    }
+
+    private var namedSecretKey: String? {
+        (secretKey ?? lookup("HERALD_SECRET_KEY")).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Refuses to go on with PostgreSQL and no key file named: every instance must open what the others
+    /// sealed, so none may make a key of its own.
+    func requireSecretKey() throws {
+        guard namedSecretKey == nil, try postgresLocation() != nil else { return }
+        throw ValidationError("With a PostgreSQL database, name the key file that seals push credentials (--secret-key or HERALD_SECRET_KEY): every instance needs the same one.")
     }
 
     func resourcesFolder() throws -> URL {

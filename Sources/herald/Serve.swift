@@ -24,6 +24,7 @@ struct Serve: AsyncParsableCommand {
         // Bootstrapped before the database opens, so that its connections time their statements.
         let metrics = setup.metrics.map { _ in MetricsListener.bootstrap() }
 
+        try storage.requireSecretKey()
         // Several instances may share a PostgreSQL database; an SQLite file is served by one process.
         if try storage.postgresLocation() == nil { try ServingLock.holdWhileServing(storage.databasePath) }
         let database = try storage.openDatabase()
@@ -183,7 +184,7 @@ struct ServeOptions: ParsableArguments {
             throw ValidationError("Unknown log format \(formatName): use logfmt or json.")
         }
         var console = ConsoleConfiguration(resources: try storage.resourcesFolder())
-        console.secretBox = try storage.secretBox()
+        console.secretBox = storage.secretBox()
         console.push.trustRootsFile = settings.text(pushTrustRoots, "HERALD_PUSH_TRUST_ROOTS")
         console.push.concurrency = try settings.number(pushConcurrency, "HERALD_PUSH_CONCURRENCY", in: 1...1000, "The number of notifications in flight", default: console.push.concurrency)
         let rate = try settings.number(pushRate, "HERALD_PUSH_RATE", in: 0...1_000_000, "The push rate per app and provider", default: console.push.ratePerSecond ?? 0)

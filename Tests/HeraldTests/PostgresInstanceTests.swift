@@ -1,4 +1,5 @@
 import Foundation
+import HeraldConsole
 import HeraldDomain
 @testable import HeraldStorage
 import Testing
@@ -58,10 +59,166 @@ struct PostgresInstanceTests {
         let second = try #require(try database.open() as? PostgresAppDatabase)
         try second.startBackgroundWork()
         let before = second.changes.current
-        try first.read { try $0.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()") }
+        try first.read { try $0.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'herald listener' AND datname = current_database()") }
         #expect(waited(upTo: 3) { second.changes.current > before } != nil, "the reconnection counted as a change")
         let after = second.changes.current
         _ = try first.apps.create(name: "After", platforms: [.web], actor: .commandLine, now: Date())
         #expect(waited(upTo: 2) { second.changes.current > after } != nil, "changes are heard again")
     }
+}
+
+/// `herald copy`: an SQLite installation moved into PostgreSQL with nothing lost.
+@Suite("herald copy", .enabled(if: StorageEngine.postgresURL != nil))
+struct PostgresCopyTests {
+    static let now = Date(timeIntervalSince1970: 1_790_000_000.5)
+
+    @Test func everyRowArrivesAndReadsBackTheSame() throws {
+        let sqlite = try EngineDatabase(.sqlite)
+        let source = try #require(sqlite.stores as? AppDatabase)
+        let admin = try #require(try source.users.insertFirst(
+            User(email: "Admin@Example.com", name: "مدیر", role: .admin, passwordHash: "h", createdAt: Self.now, updatedAt: Self.now), now: Self.now))
+        let session = try source.sessions.create(userID: admin.id!, now: Self.now, lifetime: 3600)
+        try source.loginThrottles.update([LoginThrottleKey(.address, "192.0.2.1")], forgetBefore: .distantPast) {
+            $0[LoginThrottleKey(.address, "192.0.2.1")] = LoginFailures(count: 2, first: Self.now, last: Self.now)
+        }
+        let shop = try source.apps.create(name: "Shop", platforms: [.ios, .web], actor: .user(id: admin.id!, email: admin.email), now: Self.now)
+        try source.apps.setPushSettings(AppPushSettings(dailyCap: 5, refreshOnChange: true), appID: shop.id, actor: .commandLine, now: Self.now)
+        let (key, secret) = try source.apiKeys.create(appID: shop.id, name: "CI", scopes: [.feedRead], actor: .commandLine, now: Self.now)
+        let (revoked, _) = try source.apiKeys.create(appID: shop.id, name: "old", scopes: [.eventsWrite], actor: .commandLine, now: Self.now)
+        _ = try source.apiKeys.revoke(revoked, actor: .key(id: key.id, name: key.name), now: Self.now)
+        _ = try source.apps.addTestDevice(appID: shop.id, installationID: "install-1", name: "Phone", actor: .commandLine, now: Self.now)
+        _ = try source.apps.addOrigin(appID: shop.id, origin: "https://shop.example", actor: .commandLine, now: Self.now)
+        let box = SecretBox(key: .init(size: .bits256))
+        try source.pushCredentials(box: box).setAPNs(
+            APNsCredentials(keyPEM: "pem", keyID: "K", teamID: "T", topic: "com.example"), appID: shop.id, actor: .commandLine, now: Self.now)
+        let signingKey = try source.serverSecrets.signingKey(now: Self.now)
+        let sale = try source.campaigns.create(
+            Campaign(app: shop.id, name: "Spring «sale»", message: Message(layout: .modal, title: .init(text: "سلام"))),
+            state: .published, actor: .commandLine, now: Self.now)
+        _ = try source.campaigns.create(
+            Campaign(app: shop.id, name: "Draft", message: Message(layout: .banner, title: .init(text: "Draft"))),
+            state: .draft, actor: .commandLine, now: Self.now)
+        _ = try source.installations.upsert(
+            appID: shop.id, installationID: "install-1",
+            registration: InstallationRegistration(platform: .ios, pushProvider: .apns, pushToken: String(repeating: "ab", count: 32), notificationsAllowed: true),
+            now: Self.now)
+        // Events received in two months: two partitions on PostgreSQL.
+        for (month, received) in [(8, Date(timeIntervalSince1970: 1_786_000_000)), (9, Self.now)] {
+            let events = (0..<30).map { index in
+                Event(id: "\(month)-\(index)", appID: shop.id, campaignID: sale, type: index.isMultiple(of: 3) ? .click : .impression,
+                      occurredAt: received, platform: "ios", installationID: "install-\(index % 7)", detail: index.isMultiple(of: 3) ? "primary" : "",
+                      url: index == 3 ? "https://example.com/\u{0}" : nil, test: false, language: index.isMultiple(of: 2) ? "fa" : nil)
+            }
+            _ = try source.events.ingest(events, now: received)
+        }
+
+        let postgres = try EngineDatabase(.postgres)
+        let target = try #require(postgres.stores as? PostgresAppDatabase)
+        let report = try PostgresCopy.copy(sqlitePath: source.path, sqliteMigrations: repositoryRoot.appendingPathComponent("migrations"), to: target)
+        #expect(report.tables.first { $0.name == "api_keys" }?.rows == 2)
+        let auditLines = try source.auditLog.count()
+        #expect(report.tables.first { $0.name == "audit_log" }?.rows == auditLines)
+
+        #expect(try target.users.all().asStored == source.users.all().asStored)
+        #expect(try target.sessions.find(token: session.token)?.asStored == session.session.asStored)
+        #expect(try target.loginThrottles.update([LoginThrottleKey(.address, "192.0.2.1")], forgetBefore: .distantPast) { $0 }.asStored
+            == source.loginThrottles.update([LoginThrottleKey(.address, "192.0.2.1")], forgetBefore: .distantPast) { $0 }.asStored)
+        #expect(try target.apps.all().map(\.name) == source.apps.all().map(\.name))
+        #expect(try target.apps.pushSettings(appID: shop.id) == AppPushSettings(dailyCap: 5, refreshOnChange: true))
+        #expect(try target.apiKeys.authenticate(secret: secret)?.id == key.id)
+        #expect(try target.apiKeys.find(id: revoked.id)?.isRevoked == true)
+        #expect(try target.apps.testDevices(appID: shop.id).map(\.installationID) == ["install-1"])
+        #expect(try target.apps.origins(appID: shop.id).map(\.origin) == ["https://shop.example"])
+        #expect(try target.pushCredentials(box: box).credentials(appID: shop.id).apns?.topic == "com.example")
+        #expect(try target.auditLog.page(offset: 0, limit: 100).map(\.action) == source.auditLog.page(offset: 0, limit: 100).map(\.action))
+        #expect(try target.serverSecrets.signingKey(now: Self.now) == signingKey, "cookies signed before the move still verify")
+
+        #expect(try target.campaigns.find(id: sale)?.campaign == source.campaigns.find(id: sale)?.campaign)
+        #expect(try target.campaigns.revisions(id: sale).count == source.campaigns.revisions(id: sale).count)
+        #expect(try target.installations.installation(appID: shop.id, id: "install-1")?.asStored
+            == source.installations.installation(appID: shop.id, id: "install-1")?.asStored)
+        #expect(try target.events.counts(campaignID: sale, from: "2026-01-01", to: "2026-12-31")
+            == source.events.counts(campaignID: sale, from: "2026-01-01", to: "2026-12-31"))
+        #expect(report.tables.first { $0.name == "event_ids" }?.rows == 60)
+        // Every exported campaign is the same, byte for byte.
+        func exported(_ database: any HeraldDatabase) throws -> Data {
+            let stream = CampaignTransfer(database: database).exportStream(CampaignQuery(), now: Self.now)
+            var bytes = Data()
+            while let piece = try stream.next() { bytes += piece }
+            return bytes
+        }
+        #expect(try exported(target) == exported(source))
+        // An event already stored counts once after the move too.
+        let again = try target.events.ingest(
+            [Event(id: "9-1", appID: shop.id, campaignID: sale, type: .impression, occurredAt: Self.now, platform: "ios",
+                   installationID: nil, detail: "", url: nil, test: false)], now: Self.now)
+        #expect(again.accepted == 0)
+
+        // New rows continue after the copied ids.
+        let blog = try target.apps.create(name: "Blog", platforms: [.web], actor: .commandLine, now: Self.now)
+        #expect(blog.id > shop.id)
+
+        // A second copy into a database that holds data is refused, and changes nothing.
+        #expect(throws: PostgresCopy.CopyError.self) {
+            try PostgresCopy.copy(sqlitePath: source.path, sqliteMigrations: repositoryRoot.appendingPathComponent("migrations"), to: target)
+        }
+        #expect(try target.apps.all().count == 2)
+    }
+
+    @Test func aSourceThisVersionHasNotMigratedIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let old = folder.url.appendingPathComponent("migrations")
+        try FileManager.default.createDirectory(at: old, withIntermediateDirectories: true)
+        for file in try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("migrations").path)
+        where file.hasSuffix(".sql") && file < "0010" {
+            try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("migrations/\(file)"), to: old.appendingPathComponent(file))
+        }
+        let path = folder.url.appendingPathComponent("old.sqlite").path
+        let database = try AppDatabase(path: path, migrations: old)
+        try database.migrate()
+        try database.close()
+        let postgres = try EngineDatabase(.postgres)
+        let target = try #require(postgres.stores as? PostgresAppDatabase)
+        #expect(throws: PostgresCopy.CopyError.sourceNotCurrent(applied: 9, known: 17)) {
+            try PostgresCopy.copy(sqlitePath: path, sqliteMigrations: repositoryRoot.appendingPathComponent("migrations"), to: target)
+        }
+    }
+}
+
+/// A PostgreSQL server that does not answer is a 503 with Retry-After, never a crash or a 500.
+@Suite("PostgreSQL unreachable")
+struct PostgresUnreachableTests {
+    @Test func aServerThatDoesNotAnswerIsUnavailable() throws {
+        // A loopback port nobody listens on: bound, never listened on.
+        let socket = try #require(boundButNotListening())
+        defer { close(socket.descriptor) }
+        let database = try PostgresAppDatabase(
+            location: PostgresLocation(host: "127.0.0.1", port: socket.port, user: "nobody", database: "none", tls: .disable),
+            migrations: EngineDatabase.postgresMigrations, connections: 2)
+        defer { database.close() }
+        #expect(database.isReachable() == false)
+        do {
+            _ = try database.users.count()
+            Issue.record("a query to no server answered")
+        } catch {
+            #expect(StorageUnavailable(error) == .unreachable, "\(error)")
+        }
+        #expect(throws: (any Error).self) { try database.migrate() }
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago and that nothing listens on (bound without listen).
+private func boundButNotListening() -> (descriptor: Int32, port: Int)? {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+    }
+    guard bound else { close(descriptor); return nil }
+    return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
 }

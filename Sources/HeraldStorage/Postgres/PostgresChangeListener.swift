@@ -10,6 +10,8 @@ import Synchronization
 /// reopened after a pause, and `changes` moves then too: notifications sent meanwhile were missed.
 final class PostgresChangeListener: Sendable {
     static let channel = "herald_changes"
+    /// How the listening connection is named in pg_stat_activity.
+    static let applicationName = "herald listener"
     /// How long to wait before listening again after the connection was lost.
     static let retryAfter: TimeAmount = .seconds(1)
 
@@ -31,7 +33,7 @@ final class PostgresChangeListener: Sendable {
 
     /// Starts listening; the first connection is opened here, so a server that cannot be reached fails the start.
     func start() throws {
-        let connection = try connections.openDedicated()
+        let connection = try connections.openDedicated(as: Self.applicationName)
         let started = state.withLock { state -> Bool in
             guard !state.running else { return false }
             state.running = true
@@ -65,9 +67,12 @@ final class PostgresChangeListener: Sendable {
         }
         let changes = changes
         connection.addListener(channel: Self.channel) { _, _ in changes.bump() }
-        // Whatever changed between two connections was not heard: every copy rebuilds once.
-        changes.bump()
         connection.closeFuture.whenComplete { [self] _ in reconnect(after: Self.retryAfter, on: connection.eventLoop) }
+        // The connection runs what it is sent in order: once this answers, LISTEN is in effect, and every
+        // change committed from now on is heard.
+        _ = try? connection.query("SELECT 1", logger: logger).wait()
+        // Whatever changed before, or between two connections, was not heard: every copy rebuilds once.
+        changes.bump()
     }
 
     private func reconnect(after delay: TimeAmount, on eventLoop: any EventLoop) {
@@ -77,7 +82,7 @@ final class PostgresChangeListener: Sendable {
             // Opening waits on a future, which must not happen on an event loop: a thread of its own does it.
             DispatchQueue.global(qos: .utility).async { [self] in
                 do {
-                    listen(on: try connections.openDedicated())
+                    listen(on: try connections.openDedicated(as: Self.applicationName))
                 } catch {
                     reconnect(after: Self.retryAfter, on: eventLoop)
                 }

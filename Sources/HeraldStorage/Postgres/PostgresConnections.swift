@@ -26,9 +26,6 @@ final class PostgresConnections: Sendable {
             host: location.host, port: location.port, username: location.user, password: location.password,
             database: location.database, tls: try Self.tls(location.tls))
         configuration.options.connectTimeout = .seconds(10)
-        // No statement holds a connection (and the worker waiting on it) longer than this; one that would
-        // is cancelled and answered as busy.
-        configuration.options.additionalStartupParameters = [("statement_timeout", "30000")]
         self.configuration = configuration
         eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         slots = DispatchSemaphore(value: max(1, capacity))
@@ -73,16 +70,21 @@ final class PostgresConnections: Sendable {
         }
     }
 
-    private func open() throws -> PostgresConnection {
+    private func open(as applicationName: String = "herald") throws -> PostgresConnection {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
+        var configuration = configuration
+        // No statement holds a connection (and the worker waiting on it) longer than 30 s; one that would is
+        // cancelled and answered as busy. Operators tell Herald's connections apart in pg_stat_activity by name.
+        configuration.options.additionalStartupParameters = [("statement_timeout", "30000"), ("application_name", applicationName)]
         return try PostgresConnection.connect(
             on: eventLoops.next(), configuration: configuration, id: id, logger: logger
         ).wait()
     }
 
-    /// Opens a connection of its own, outside the pool, for a long-lived use (listening for notifications).
-    func openDedicated() throws -> PostgresConnection {
-        try open()
+    /// Opens a connection of its own, outside the pool, for a long-lived use (listening for notifications),
+    /// named `applicationName` in pg_stat_activity.
+    func openDedicated(as applicationName: String) throws -> PostgresConnection {
+        try open(as: applicationName)
     }
 
     /// How long a caller waits for a connection when all are lent.

@@ -45,6 +45,11 @@ public enum PostgresCopy {
     /// Tables whose rows the target makes for itself when it is migrated, replaced by the source's: the
     /// feed generation's single row, and the signing key (so cookies and form tokens signed before still verify).
     static let replacedOnCopy: Set<String> = ["feed_generation", "server_secrets"]
+    /// PostgreSQL's tables that SQLite does not have, each filled from what was copied: `event_ids` decides
+    /// once per app which events count, across the monthly partitions SQLite does not have.
+    static let derivedOnCopy: [String: PostgresQuery] = [
+        "event_ids": "INSERT INTO event_ids (app_id, id, received_at) SELECT app_id, id, received_at FROM events",
+    ]
     /// Tables that are not Herald's data.
     static let notCopied: Set<String> = ["herald_migrations", "grdb_migrations", "sqlite_sequence"]
 
@@ -76,9 +81,20 @@ public enum PostgresCopy {
                 guard missing.isEmpty else {
                     throw CopyError.schemasDiffer(table: missing.sorted().joined(separator: ", "), detail: "in SQLite, not in PostgreSQL")
                 }
+                let unexplained = Set(tables).subtracting(sqliteTables).subtracting(derivedOnCopy.keys)
+                guard unexplained.isEmpty else {
+                    throw CopyError.schemasDiffer(table: unexplained.sorted().joined(separator: ", "), detail: "in PostgreSQL, not in SQLite")
+                }
                 var report = Report(tables: [])
                 for table in tables where sqliteTables.contains(table) {
+                    if table == "events" { try makeEventPartitions(from: sqlite, in: postgres) }
                     let count = try copy(table: table, from: sqlite, to: postgres)
+                    report.tables.append((table, count))
+                    progress(table, count)
+                }
+                for table in tables {
+                    guard let fill = derivedOnCopy[table] else { continue }
+                    let count = try postgres.changes(fill)
                     report.tables.append((table, count))
                     progress(table, count)
                 }
@@ -120,6 +136,16 @@ public enum PostgresCopy {
             placed.formUnion(ready)
         }
         return ordered
+    }
+
+    /// The monthly partitions of `events` that the copied events go to (the months of their receipt).
+    private static func makeEventPartitions(from sqlite: GRDB.Database, in postgres: PostgresSession) throws {
+        for month in try String.fetchAll(sqlite, sql: "SELECT DISTINCT substr(received_at, 1, 7) FROM events") {
+            guard let start = Date.fromDatabaseValue("\(month)-01 00:00:00.000".databaseValue) else {
+                throw CopyError.unreadable(table: "events", column: "received_at", value: month)
+            }
+            try postgres.execute("SELECT herald_events_partition(\(start))")
+        }
     }
 
     private struct Column {
@@ -200,6 +226,9 @@ public enum PostgresCopy {
             bindings.append(date.storedPrecision)
         case ("bytea", .blob(let data)):
             bindings.append(ByteBuffer(data: data))
+        case ("bytea", .string(let text)):
+            // Text PostgreSQL keeps as bytes because it may hold NUL (an event's URL).
+            bindings.append(ByteBuffer(string: text))
         case ("text", .string(let text)), ("date", .string(let text)):
             // PostgreSQL's text cannot hold NUL, which SQLite's can.
             guard !text.unicodeScalars.contains("\u{0}") else { throw unreadable() }
