@@ -97,8 +97,11 @@ soak: build
 
 # Browser tests (Selenium, headless Chromium), the API contract and schemathesis fuzz against openapi.yaml,
 # and the bad-input reliability suite, each against the real server binary.
+# Then the API contract again with Herald on PostgreSQL, and two instances sharing one PostgreSQL database.
 python-test:
 	HERALD_BIN=$(CURDIR)/.build/debug/herald $(PYTHON) -m pytest -q
+	Tools/with-postgres.sh env HERALD_TEST_ENGINE=postgres HERALD_BIN=$(CURDIR)/.build/debug/herald \
+		$(PYTHON) -m pytest -q Tests/contract Tests/operations/test_instances.py
 
 # libFuzzer targets (Fuzz/): one binary, HERALD_FUZZ_TARGET chooses the parser; each target's corpus is
 # Tests/fuzz/corpus/<target>/. The fuzz package builds apart, into .build-fuzz, so the main build never

@@ -8,6 +8,10 @@
 * ``herald_cli`` runs a ``herald`` command against a database.
 
 Nothing here builds Swift: set ``HERALD_BIN`` to point at another binary.
+
+With ``HERALD_TEST_ENGINE=postgres`` (and ``HERALD_TEST_POSTGRES_URL`` naming a server whose user may
+create databases, as Tools/with-postgres.sh sets), every database path a test names stands for a fresh
+PostgreSQL database of its own instead of an SQLite file: the same tests then run Herald on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -18,10 +22,14 @@ import re
 import signal
 import subprocess
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
+
+import hashlib
+import urllib.parse
 
 import pytest
 
@@ -32,6 +40,55 @@ STARTUP_TIMEOUT = 30  # seconds to wait for the "Herald is running at" line
 SHUTDOWN_TIMEOUT = 10  # seconds to wait for exit after SIGTERM
 
 BANNER = re.compile(r"Herald is running at (http://\S+?/?) \(database ")
+
+
+ENGINE = os.environ.get("HERALD_TEST_ENGINE", "sqlite")
+_postgres_databases: dict[Path, str] = {}
+
+
+def database_arguments(database: Path) -> list[str]:
+    """The `--db` (and, on PostgreSQL, `--secret-key`) arguments that put a test's database at `database`."""
+    if ENGINE != "postgres":
+        return ["--db", str(database)]
+    if database not in _postgres_databases:
+        admin = os.environ.get("HERALD_TEST_POSTGRES_URL")
+        if not admin:
+            pytest.fail("HERALD_TEST_ENGINE=postgres needs HERALD_TEST_POSTGRES_URL: run through Tools/with-postgres.sh")
+        name = "herald_" + hashlib.sha256(str(database).encode()).hexdigest()[:20]
+        subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", admin, "-c", f"CREATE DATABASE {name}"],
+                       check=True, capture_output=True, timeout=30)
+        parts = urllib.parse.urlsplit(admin)
+        _postgres_databases[database] = urllib.parse.urlunsplit(parts._replace(path="/" + name))
+    # Every instance on one PostgreSQL opens push credentials with the same key file.
+    return ["--db", _postgres_databases[database], "--secret-key", str(database) + ".key"]
+
+
+@contextmanager
+def database_refusing_writes(server: "HeraldServer") -> Iterator[None]:
+    """Makes the server's database refuse every change until the block ends: on SQLite a file-size limit of 0
+    on the server process (a full disk); on PostgreSQL the database made read-only and Herald's connections
+    ended, so that each new one starts read-only (a standby, or a server out of space, answers alike)."""
+    if ENGINE != "postgres":
+        subprocess.run(["prlimit", "--pid", str(server.pid), "--fsize=0:"], check=True)
+        try:
+            yield
+        finally:
+            subprocess.run(["prlimit", "--pid", str(server.pid), "--fsize=unlimited:"], check=True)
+        return
+    admin = os.environ["HERALD_TEST_POSTGRES_URL"]
+    name = urllib.parse.urlsplit(_postgres_databases[server.database]).path.lstrip("/")
+
+    def administer(statement: str) -> None:
+        subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", admin, "-c", statement], check=True, capture_output=True, timeout=30)
+        subprocess.run(["psql", "-q", admin, "-c", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        f"WHERE datname = '{name}' AND application_name = 'herald'"], check=True, capture_output=True, timeout=30)
+        time.sleep(0.3)  # the server notices its ended connections and opens new ones at the next request
+
+    administer(f"ALTER DATABASE {name} SET default_transaction_read_only = on")
+    try:
+        yield
+    finally:
+        administer(f"ALTER DATABASE {name} RESET default_transaction_read_only")
 
 
 @dataclass(frozen=True)
@@ -74,7 +131,7 @@ def _serve(workdir: Path, database: Path, arguments: tuple[str, ...] = ()) -> It
             [
                 str(_herald_binary()),
                 "serve",
-                "--db", str(database),
+                *database_arguments(database),
                 "--port", "0",
                 "--resources", str(REPO_ROOT),
                 *arguments,
@@ -153,7 +210,7 @@ class SeededHerald:
 
 def _herald_cli(*arguments: str, database: Path, cwd: Path, stdin: str | None = None) -> str:
     result = subprocess.run(
-        [str(_herald_binary()), *arguments, "--db", str(database), "--resources", str(REPO_ROOT)],
+        [str(_herald_binary()), *arguments, *database_arguments(database), "--resources", str(REPO_ROOT)],
         input=stdin, capture_output=True, text=True, cwd=cwd, timeout=60,
     )
     if result.returncode != 0:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import database_refusing_writes
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_spec
 from referencing import Registry, Resource
@@ -49,6 +50,7 @@ class Api:
     app_id: int
     checked: set
     pid: int  # the server's process
+    server: object  # the HeraldServer
 
     def call(self, method: str, path: str, key: str | None = "rw", body=None, headers=None, raw: bytes | None = None) -> Answer:
         request_headers = dict(headers or {})
@@ -146,7 +148,7 @@ def api(tmp_path_factory, herald_cli, herald_serve):
     herald_cli("device", "add", "--app", str(app_id), "--installation", "iid-test", "--name", "QA", database=database, cwd=workdir)
     herald_cli("app", "origin", "add", "--app", str(app_id), SHOP_ORIGIN, database=database, cwd=workdir)
     with herald_serve(workdir, database) as server:
-        yield Api(base_url=server.base_url, keys=keys, app_id=app_id, checked=set(), pid=server.pid)
+        yield Api(base_url=server.base_url, keys=keys, app_id=app_id, checked=set(), pid=server.pid, server=server)
 
 
 def card(app_id: int, title: str = "Spring sale", **extra) -> dict:
@@ -276,11 +278,10 @@ def test_every_endpoint_answers_as_documented(api: Api):
 
 
 def test_a_change_the_database_cannot_take_is_a_documented_503(api: Api):
-    # Given a campaign, then a disk that takes no more bytes (a file-size limit of 0 on the running server)
+    # Given a campaign, then a database that takes no more changes (a full disk, a read-only server)
     created = api.call("POST", "/api/v1/campaigns", body=card(api.app_id, "Before the disk filled"))
     assert created.status == 201
-    subprocess.run(["prlimit", "--pid", str(api.pid), "--fsize=0:"], check=True)
-    try:
+    with database_refusing_writes(api.server):
         # When apps and scripts send changes, then each is a 503 as documented, with Retry-After
         event = {"id": str(uuid.uuid4()), "type": "impression", "campaignId": created.json()["id"],
                  "occurredAt": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "platform": "ios"}
@@ -293,6 +294,4 @@ def test_a_change_the_database_cannot_take_is_a_documented_503(api: Api):
             assert int(answer.headers["Retry-After"]) > 0
         # And reads answer as usual
         assert api.call("GET", f"/api/v1/campaigns/{created.json()['id']}").json()["name"] == "Before the disk filled"
-    finally:
-        subprocess.run(["prlimit", "--pid", str(api.pid), "--fsize=unlimited:"], check=True)
     assert api.call("POST", "/api/v1/events", key="events", body={"events": [event]}).status == 200
