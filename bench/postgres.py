@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Herald on PostgreSQL beside Herald on SQLite, as shipped (`make build`), in interleaved rounds:
+
+* ingestion: `--events` events in 1000-event batches from 4 client processes (bench/events.py's load),
+  every accepted event then counted in the database;
+* the feed: wrk with 64 connections for `--seconds`, every request revalidating (`If-None-Match`, the
+  common poll: a 304) and then every request asking for gzip (a 200 of the app's 20-campaign feed);
+
+each on SQLite, on PostgreSQL with one instance, and on PostgreSQL with two instances sharing the database
+(the clients and wrk's connections split between them). PostgreSQL is Debian's, started here in a
+temporary folder on a free loopback port with its default durability (fsync and synchronous_commit on:
+a batch's 200 means it is on disk, as SQLite's synchronous=FULL), and 512 MB of shared buffers. CPU is
+reported per event and per request for Herald's processes and, apart, for PostgreSQL's (its backends do
+the storing that SQLite does inside Herald's process).
+
+    python3 bench/postgres.py --events 200000 --rounds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from common import ROOT, Client, Server, cli, cpu_seconds, ensure_binary, ensure_wrk, percentile, wrk
+from events import BATCH, post_batches, shown_languages
+
+
+class Postgres:
+    """A PostgreSQL cluster of its own, stopped and removed by `stop`."""
+
+    def __init__(self, folder: Path):
+        self.bin = Path(sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name))[-1])
+        self.folder = folder
+        folder.mkdir()
+        self.owner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if os.geteuid() == 0:
+            shutil.chown(folder, "postgres")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        subprocess.run([*self.owner, str(self.bin / "initdb"), "-D", str(folder / "data"), "-U", "herald", "-A", "trust", "-E", "UTF8",
+                        "--locale=C.UTF-8"], check=True, capture_output=True)
+        subprocess.run([*self.owner, str(self.bin / "pg_ctl"), "-D", str(folder / "data"), "-w", "-l", str(folder / "server.log"), "-o",
+                        f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={folder} -c shared_buffers=512MB "
+                        "-c max_connections=200", "start"], check=True, capture_output=True)
+        self.postmaster = int((folder / "data" / "postmaster.pid").read_text().split()[0])
+
+    def url(self, database: str) -> str:
+        return f"postgres://herald@127.0.0.1:{self.port}/{database}?sslmode=disable"
+
+    def sql(self, statement: str, database: str = "postgres") -> str:
+        return subprocess.run(["psql", "-qAt", "-v", "ON_ERROR_STOP=1", self.url(database), "-c", statement],
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    def cpu(self) -> float:
+        """CPU seconds of the postmaster and every process it started (the backends doing Herald's work)."""
+        total = cpu_seconds(self.postmaster)
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    if int(fields[1]) == self.postmaster:
+                        total += cpu_seconds(int(entry.name))
+                except (OSError, IndexError, ValueError):
+                    pass
+        return total
+
+    def stop(self) -> None:
+        subprocess.run([*self.owner, str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-m", "fast", "stop"], capture_output=True)
+
+
+def run_setup(workdir: Path, engine: str, instances: int, index: int, postgres: Postgres | None):
+    """A fresh database with an app, a key and 20 published campaigns, and `instances` servers on it."""
+    if engine == "sqlite":
+        database: str | Path = workdir / f"bench-{index}.sqlite"
+        extra: list[str] = []
+    else:
+        name = f"bench_{index}"
+        postgres.sql(f"CREATE DATABASE {name}")
+        database = postgres.url(name)
+        extra = ["--secret-key", str(workdir / "push.key")]
+    app = cli("app", "create", "--name", "Bench", "--platform", "ios", "--platform", "android", database=database).split()[-1]
+    key = cli("key", "create", "--app", app, "--scope", "events:write", "--scope", "campaigns:write", "--scope", "feed:read",
+              database=database).split()[-1]
+    servers = [Server(database, workdir / f"server-{index}-{number}.log", extra=extra) for number in range(instances)]
+    api = Client(servers[0].base, key=key)
+    campaigns = []
+    for number in range(20):
+        body = {"app": int(app), "name": f"Bench {number}", "triggers": [{"event": "app_launch"}],
+                "message": {"layout": "modal", "title": {"text": f"Hello {number}"}, "body": {"text": "Twenty percent off today."}}}
+        _, _, reply = api.request("POST", "/api/v1/campaigns", json.dumps(body).encode())
+        campaign = json.loads(reply)["id"]
+        api.request("POST", f"/api/v1/campaigns/{campaign}/publish", b"")
+        campaigns.append(campaign)
+    return database, servers, key, campaigns
+
+
+def stored_events(engine: str, database, postgres: Postgres | None) -> int:
+    if engine == "sqlite":
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as check:
+            return check.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    return int(postgres.sql("SELECT count(*) FROM events", database.split("/")[-1].split("?")[0]))
+
+
+def measure(workdir: Path, engine: str, instances: int, index: int, options, postgres: Postgres | None) -> dict:
+    database, servers, key, campaigns = run_setup(workdir, engine, instances, index, postgres)
+    try:
+        def cpu() -> tuple[float, float]:
+            return sum(cpu_seconds(server.pid) for server in servers), postgres.cpu() if postgres and engine == "postgres" else 0.0
+
+        batches = options.events // BATCH
+        clients = 4
+        shares = [range(client, batches, clients) for client in range(clients)]
+        herald_before, postgres_before = cpu()
+        started = time.perf_counter()
+        with multiprocessing.Pool(clients) as pool:
+            results = pool.starmap(post_batches, [(servers[number % instances].base, key, campaigns, share, batches, time.time(), 1, False,
+                                                   shown_languages(2)) for number, share in enumerate(shares)])
+        duration = time.perf_counter() - started
+        herald_after, postgres_after = cpu()
+        accepted = sum(result[0] for result in results)
+        stored = stored_events(engine, database, postgres)
+        if stored != accepted:
+            raise SystemExit(f"{engine}: {stored:,} events stored for {accepted:,} accepted")
+        latencies = [latency for result in results for _, _, latency in result[1]]
+        figures = {"events": accepted / duration, "herald_us": (herald_after - herald_before) / accepted * 1e6,
+                   "postgres_us": (postgres_after - postgres_before) / accepted * 1e6, "batch_p99": percentile(latencies, 0.99)}
+
+        # The feed: each instance gets its share of 64 connections, all at once.
+        for label, headers in (("304", None), ("gzip", {"Accept-Encoding": "gzip"})):
+            probe = Client(servers[0].base, key=key)
+            _, answer, _ = probe.request("GET", "/api/v1/feed")
+            probe.close()
+            sent = {"Authorization": f"Bearer {key}", **({"If-None-Match": answer["ETag"]} if headers is None else headers)}
+            herald_before, postgres_before = cpu()
+            with multiprocessing.Pool(instances) as pool:
+                answers = pool.starmap(wrk, [(server.base + "/api/v1/feed", options.seconds, sent, 64 // instances, 1) for server in servers])
+            herald_after, postgres_after = cpu()
+            if any(answer["failed"] for answer in answers):
+                raise SystemExit(f"{engine} feed {label}: {[answer['errors'] for answer in answers]}")
+            requests = sum(answer["rps"] for answer in answers)
+            figures[f"feed_{label}"] = requests
+            figures[f"feed_{label}_us"] = (herald_after - herald_before) / (requests * options.seconds) * 1e6
+        return figures
+    finally:
+        for server in servers:
+            server.stop()
+        if engine == "postgres":
+            postgres.sql(f"DROP DATABASE IF EXISTS bench_{index} WITH (FORCE)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seconds", type=int, default=5, help="seconds of wrk for each feed figure")
+    options = parser.parse_args()
+    ensure_binary()
+    ensure_wrk()
+    configurations = [("sqlite", 1), ("postgres", 1), ("postgres", 2)]
+    results: dict[str, list[dict]] = {f"{engine} ×{instances}": [] for engine, instances in configurations}
+    with tempfile.TemporaryDirectory(prefix="herald-bench-postgres-") as temporary:
+        workdir = Path(temporary)
+        os.chmod(workdir, 0o755)
+        postgres = Postgres(workdir / "postgres")
+        try:
+            index = 0
+            for round_number in range(1, options.rounds + 1):
+                for engine, instances in configurations:
+                    index += 1
+                    figures = measure(workdir, engine, instances, index, options, postgres)
+                    results[f"{engine} ×{instances}"].append(figures)
+                    print(f"round {round_number} {engine} ×{instances}: {figures['events']:,.0f} events/s "
+                          f"(Herald {figures['herald_us']:.1f} µs + PostgreSQL {figures['postgres_us']:.1f} µs CPU/event, batch p99 "
+                          f"{figures['batch_p99']:.0f} ms); feed 304 {figures['feed_304']:,.0f} req/s ({figures['feed_304_us']:.1f} µs), "
+                          f"gzip 200 {figures['feed_gzip']:,.0f} req/s ({figures['feed_gzip_us']:.1f} µs)", flush=True)
+        finally:
+            postgres.stop()
+    print("\n| configuration | events/s | CPU µs/event, Herald + PostgreSQL | batch p99 | feed 304 req/s (µs) | feed gzip 200 req/s (µs) |")
+    print("|---|---|---|---|---|---|")
+    def joined(runs: list[dict], form) -> str:
+        return " / ".join(form(run) for run in runs)
+
+    for label, runs in results.items():
+        cells = [
+            joined(runs, lambda r: format(r["events"], ",.0f")),
+            joined(runs, lambda r: "%.1f + %.1f" % (r["herald_us"], r["postgres_us"])),
+            joined(runs, lambda r: "%.0f ms" % r["batch_p99"]),
+            joined(runs, lambda r: "%s (%.1f)" % (format(r["feed_304"], ",.0f"), r["feed_304_us"])),
+            joined(runs, lambda r: "%s (%.1f)" % (format(r["feed_gzip"], ",.0f"), r["feed_gzip_us"])),
+        ]
+        print("| " + " | ".join([label, *cells]) + " |")
+
+if __name__ == "__main__":
+    main()
