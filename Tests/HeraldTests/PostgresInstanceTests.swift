@@ -203,7 +203,16 @@ struct PostgresUnreachableTests {
         } catch {
             #expect(StorageUnavailable(error) == .unreachable, "\(error)")
         }
-        #expect(throws: (any Error).self) { try database.migrate() }
+        // At start, the operator is told which server could not be reached, without its password.
+        do {
+            try database.migrate()
+            Issue.record("migrated a database on no server")
+        } catch let StorageError.cannotReach(location, reason) {
+            #expect(location == "postgres://nobody@127.0.0.1:\(socket.port)/none?sslmode=disable")
+            #expect(reason.contains("refused"), "\(reason)")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
     }
 }
 

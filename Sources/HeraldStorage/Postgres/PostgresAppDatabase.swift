@@ -67,6 +67,32 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
     /// instances starting together wait for the first one. Refuses a database with migrations this binary
     /// does not know.
     public func migrate() throws {
+        do {
+            try applyMigrations()
+        } catch let error as PSQLError {
+            // Connection failures, a refused login or a missing database (SQLSTATE classes 08 and 28, 3D000,
+            // 53300, 57P03) are the URL's or the server's; anything else failed inside a migration.
+            let state = sqlState(of: error) ?? ""
+            let opening = PostgresConnections.isConnectionFailure(error) || state.hasPrefix("08") || state.hasPrefix("28")
+                || ["3D000", "53300", "57P03"].contains(state)
+            let reason = Self.reason(error)
+            throw opening ? StorageError.cannotReach(location: server.description, reason: reason)
+                : StorageError.migrationFailed(location: server.description, reason: reason)
+        } catch where PostgresConnections.isConnectionFailure(error) {
+            throw StorageError.cannotReach(location: server.description, reason: "\(error)")
+        }
+        _ = try serverSecrets.signingKey(now: Date())
+    }
+
+    /// What went wrong, as the server said it (a missing database, a refused password) or the connection
+    /// failed (refused, timed out), for an operator.
+    static func reason(_ error: PSQLError) -> String {
+        if let message = error.serverInfo?[.message] { return message }
+        if let underlying = error.underlying { return "\(underlying)" }
+        return "\(error.code)"
+    }
+
+    private func applyMigrations() throws {
         try connections.withConnection { connection in
             let session = PostgresSession(connection: connection, logger: connections.logger)
             try session.execute("SELECT pg_advisory_lock(\(Self.migrationLock))")
@@ -91,7 +117,6 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
                 }
             }
         }
-        _ = try serverSecrets.signingKey(now: Date())
     }
 
     /// The advisory lock migrations run under (any number that no other lock in the database uses).
