@@ -236,6 +236,12 @@ def seeded_herald(tmp_path_factory) -> Iterator[SeededHerald]:
 
 
 @pytest.fixture(scope="session")
+def refusing_writes():
+    """Return a context manager that makes a server's database refuse changes: see ``database_refusing_writes``."""
+    return database_refusing_writes
+
+
+@pytest.fixture(scope="session")
 def herald_binary() -> Path:
     """The `herald` binary under test, for tests that run it in ways the fixtures above do not."""
     return _herald_binary()

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import database_refusing_writes
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_spec
 from referencing import Registry, Resource
@@ -277,11 +276,11 @@ def test_every_endpoint_answers_as_documented(api: Api):
     assert documented <= exercised, f"not exercised: {sorted(documented - exercised)}"
 
 
-def test_a_change_the_database_cannot_take_is_a_documented_503(api: Api):
+def test_a_change_the_database_cannot_take_is_a_documented_503(api: Api, refusing_writes):
     # Given a campaign, then a database that takes no more changes (a full disk, a read-only server)
     created = api.call("POST", "/api/v1/campaigns", body=card(api.app_id, "Before the disk filled"))
     assert created.status == 201
-    with database_refusing_writes(api.server):
+    with refusing_writes(api.server):
         # When apps and scripts send changes, then each is a 503 as documented, with Retry-After
         event = {"id": str(uuid.uuid4()), "type": "impression", "campaignId": created.json()["id"],
                  "occurredAt": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "platform": "ios"}
