@@ -5,20 +5,42 @@ import HeraldStorage
 /// Small pieces of HTML for values inside translated sentences. Every function escapes what it is given;
 /// the result is safe to put in a template with `{{{…}}}`.
 enum Markup {
+    /// `text` with `&`, `<`, `>`, `"` and `'` written as entities. Byte by byte, so a quote followed by a
+    /// combining mark is still a quote: read as characters, `"` and U+0301 make one character that is not
+    /// `"`, and the quote would close the attribute it was written in.
     static func escape(_ text: String) -> String {
+        let bytes = text.utf8
+        guard bytes.contains(where: { escapes($0) }) else { return text }
         var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
+        result.reserveCapacity(bytes.count + 32)
+        var copied = bytes.startIndex
+        var index = copied
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            if escapes(byte) {
+                // Each escaped byte is ASCII, so `copied..<index` never splits a character's bytes.
+                result += text[copied..<index]
+                result += entity(byte)
+                copied = bytes.index(after: index)
             }
+            index = bytes.index(after: index)
         }
+        result += text[copied...]
         return result
+    }
+
+    private static func escapes(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'")
+    }
+
+    private static func entity(_ byte: UInt8) -> String {
+        switch byte {
+        case UInt8(ascii: "&"): "&amp;"
+        case UInt8(ascii: "<"): "&lt;"
+        case UInt8(ascii: ">"): "&gt;"
+        case UInt8(ascii: "\""): "&quot;"
+        default: "&#39;"
+        }
     }
 
     /// User text (a name, a title, a button's text): isolated, its direction taken from its own letters.

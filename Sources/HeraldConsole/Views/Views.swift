@@ -9,18 +9,40 @@ struct Views: Sendable {
     private let library: MustacheLibrary
 
     /// Loads `folder` and checks that every `Template` is there; a missing or broken one fails the boot.
-    init(folder: URL) async throws {
-        do {
-            library = try await MustacheLibrary(directory: folder.path)
-        } catch let error as MustacheLibrary.ParserError {
-            throw ViewsError.broken(
-                file: error.filename, line: error.context.lineNumber, column: error.context.columnNumber,
-                reason: "\(error.error)")
-        }
+    init(folder: URL) throws {
+        library = try Self.load(folder)
         let missing = Template.allCases.filter { library.getTemplate(named: $0.rawValue) == nil }
         guard missing.isEmpty else {
             throw ViewsError.missing(missing.map { "\($0.rawValue).mustache" }, folder: folder.path)
         }
+    }
+
+    /// Every `.mustache` file under `folder`, by its path without the extension, each escaping what it
+    /// writes with `Markup.escape`. Mustache's own escaping reads characters, so a quote followed by a
+    /// combining mark passed through unescaped and closed the attribute it was in; the content type is
+    /// chosen by a pragma at the top of each template (a partial starts with Mustache's again).
+    private static func load(_ folder: URL) throws -> MustacheLibrary {
+        MustacheContentTypes.register(EscapedHTML(), named: EscapedHTML.name)
+        let pragma = "{{% CONTENT_TYPE: \(EscapedHTML.name) }}\n"
+        var library = MustacheLibrary()
+        let root = folder.standardizedFileURL.path + "/"
+        let files = FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".mustache") } ?? []
+        for file in files.sorted() {
+            let text: String
+            do {
+                text = try String(contentsOfFile: root + file, encoding: .utf8)
+            } catch {
+                throw ViewsError.broken(file: file, line: 0, column: 0, reason: "unreadable: \(error.localizedDescription)")
+            }
+            do {
+                library.register(try MustacheTemplate(string: pragma + text), named: String(file.dropLast(".mustache".count)))
+            } catch let error as MustacheTemplate.ParserError {
+                // The pragma is a line of its own, so the file's lines are one less than the parser's.
+                throw ViewsError.broken(
+                    file: file, line: error.context.lineNumber - 1, column: error.context.columnNumber, reason: "\(error.error)")
+            }
+        }
+        return library
     }
 
     func render(_ template: Template, _ object: Any) -> String {
@@ -60,6 +82,15 @@ struct Views: Sendable {
     }
 
     private static let ownModule = String(reflecting: Views.self).prefix { $0 != "." } + "."
+}
+
+/// HTML escaping for every template (`Views.load`).
+struct EscapedHTML: MustacheContentType {
+    static let name = "HERALD_HTML"
+
+    func escapeText(_ text: String) -> String {
+        Markup.escape(text)
+    }
 }
 
 enum ViewsError: Error, CustomStringConvertible {

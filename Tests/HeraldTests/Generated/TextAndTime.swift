@@ -21,8 +21,9 @@ enum GeneratedText {
             case 3: text += draw.pick(emoji)
             case 4: text.unicodeScalars.append(draw.pick(invisible))
             case 5:
-                // A base letter with up to eight combining marks.
-                text += draw.pick(["a", "e", "ا", "ש", "字"])
+                // A base letter with up to eight combining marks; HTML's special characters too, which
+                // then read as other characters than themselves.
+                text += draw.pick(["a", "e", "ا", "ש", "字", "\"", "'", "<", ">", "&"])
                 for _ in 0..<draw.int(1...8) { text.unicodeScalars.append(draw.scalar(0x0300...0x036F)) }
             case 6:
                 // Any scalar of any plane, controls aside.
