@@ -31,23 +31,33 @@ public struct ProblemText: Sendable, Equatable {
 
     /// Fills `{name}` with `arguments[name]`; a name without a value stays as written.
     public static func fill(_ template: String, _ arguments: [String: String]) -> String {
-        guard !arguments.isEmpty, template.contains("{") else { return template }
+        // Over the UTF-8 bytes, copying the text between names whole: braces are ASCII, so every index
+        // found is a character boundary, and a page fills hundreds of strings.
+        let bytes = template.utf8
+        let (openBrace, closeBrace) = (UInt8(ascii: "{"), UInt8(ascii: "}"))
+        guard !arguments.isEmpty, var open = bytes.firstIndex(of: openBrace) else { return template }
         var result = ""
-        var name: String?
-        for character in template {
-            if character == "{" {
-                if let pending = name { result += "{" + pending }
-                name = ""
-            } else if character == "}", let pending = name {
-                result += arguments[pending] ?? "{" + pending + "}"
-                name = nil
-            } else if name != nil {
-                name?.append(character)
-            } else {
-                result.append(character)
+        result.reserveCapacity(bytes.count + 32)
+        var copied = bytes.startIndex
+        while true {
+            let nameStart = bytes.index(after: open)
+            guard let end = bytes[nameStart...].firstIndex(where: { $0 == openBrace || $0 == closeBrace }) else { break }
+            // "{a{b}": the first brace opens nothing and stays as it is.
+            if bytes[end] == openBrace {
+                open = end
+                continue
             }
+            let afterEnd = bytes.index(after: end)
+            // A name with no argument stays as written.
+            if let value = arguments[String(template[nameStart..<end])] {
+                result += template[copied..<open]
+                result += value
+                copied = afterEnd
+            }
+            guard let next = bytes[afterEnd...].firstIndex(of: openBrace) else { break }
+            open = next
         }
-        if let pending = name { result += "{" + pending }
+        result += template[copied...]
         return result
     }
 
