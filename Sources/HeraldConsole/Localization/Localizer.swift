@@ -88,7 +88,7 @@ public struct Localizer: Sendable {
     var scriptStrings: String { catalog.scriptStrings }
 
     public func number(_ value: Int) -> String {
-        value.formatted(.number.locale(language.locale))
+        language.numberWriter?.integer(value) ?? value.formatted(.number.locale(language.locale))
     }
 
     public func number(_ value: Double, fractionDigits: Int = 1) -> String {

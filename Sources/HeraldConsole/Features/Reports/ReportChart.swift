@@ -223,6 +223,6 @@ enum ReportFormat {
     /// language's digits and percent sign; a dash when there is no `whole`.
     static func percent(_ part: Int, of whole: Int, _ localizer: Localizer) -> String {
         guard whole != 0 else { return "—" }
-        return (Double(part) / Double(whole)).formatted(.percent.precision(.fractionLength(1)).locale(localizer.language.locale))
+        return localizer.language.numberWriter?.percent(part, of: whole) ?? NumberWriter.foundationPercent(part, of: whole, localizer.language.locale)
     }
 }
