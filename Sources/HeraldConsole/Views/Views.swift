@@ -3,6 +3,7 @@ import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
 import Mustache
+import Synchronization
 
 /// Renders pages: the page's template with its model, then the layout around it.
 struct Views: Sendable {
@@ -63,7 +64,7 @@ struct Views: Sendable {
         }
         let mirror = Mirror(reflecting: value)
         switch mirror.displayStyle {
-        case .struct where String(reflecting: type(of: value)).hasPrefix(ownModule):
+        case .struct where isOwn(type(of: value)):
             var fields: [String: Any] = [:]
             for child in mirror.children {
                 // A nil field is left out: Mustache then looks in the enclosing contexts, as it does
@@ -82,6 +83,17 @@ struct Views: Sendable {
     }
 
     private static let ownModule = String(reflecting: Views.self).prefix { $0 != "." } + "."
+    /// Which types are this module's, by type: writing a type's name to find its module cost a tenth
+    /// of a report page. The program's types are finite, so this stays small.
+    private static let ownTypes = Mutex<[ObjectIdentifier: Bool]>([:])
+
+    private static func isOwn(_ type: Any.Type) -> Bool {
+        let key = ObjectIdentifier(type)
+        if let known = ownTypes.withLock({ $0[key] }) { return known }
+        let own = String(reflecting: type).hasPrefix(ownModule)
+        ownTypes.withLock { $0[key] = own }
+        return own
+    }
 }
 
 /// HTML escaping for every template (`Views.load`).
