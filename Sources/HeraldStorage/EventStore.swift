@@ -328,10 +328,11 @@ struct SQLiteEventStore: EventStore {
                     ORDER BY campaign_id, day, platform, test, type, 6
                     """, arguments: arguments
             ).compactMap { row -> EventCounts.Row? in
-                guard let type = EventType(rawValue: row["type"]) else { return nil }
+                // By position: a 90-day report reads hundreds of rows, and GRDB finds a column by name
+                // by lowercasing it and every column's name.
+                guard let type = EventType(rawValue: row[4]) else { return nil }
                 return EventCounts.Row(
-                    campaignID: row["campaign_id"], day: row["day"], platform: row["platform"], test: row["test"],
-                    type: type, detail: row["detail"], count: row["count"])
+                    campaignID: row[0], day: row[1], platform: row[2], test: row[3], type: type, detail: row[5], count: row[6])
             }
             func unique(test: Bool) throws -> (count: Int, estimated: Bool) {
                 try DeviceBitmaps.uniqueDevices(
