@@ -319,14 +319,16 @@ struct SQLiteEventStore: EventStore {
             let filter = campaignID == nil ? "" : "campaign_id = ? AND "
             var arguments: StatementArguments = campaignID.map { [$0] } ?? []
             _ = arguments.append(contentsOf: [from, to])
+            // Cached statements: a report page runs these few every time, and compiling them (with GRDB's
+            // authorizer) cost more than running them over a 90-day range.
             let rows = try Row.fetchAll(
-                db, sql: """
+                db.cachedStatement(sql: """
                     SELECT campaign_id, day, platform, test, type,
                         CASE WHEN type = 'conversion' THEN '' ELSE detail END AS detail, SUM(count) AS count
                     FROM event_rollups WHERE \(filter)day BETWEEN ? AND ?
                     GROUP BY campaign_id, day, platform, test, type, 6
                     ORDER BY campaign_id, day, platform, test, type, 6
-                    """, arguments: arguments
+                    """), arguments: arguments
             ).compactMap { row -> EventCounts.Row? in
                 // By position: a 90-day report reads hundreds of rows, and GRDB finds a column by name
                 // by lowercasing it and every column's name.
@@ -345,11 +347,11 @@ struct SQLiteEventStore: EventStore {
             }
             if campaignID != nil {
                 counts.topConversions = try Row.fetchAll(
-                    db, sql: """
+                    db.cachedStatement(sql: """
                         SELECT detail, SUM(count) AS total FROM event_rollups
                         WHERE \(filter)day BETWEEN ? AND ? AND test = 0 AND type = 'conversion'
                         GROUP BY detail ORDER BY total DESC, detail LIMIT ?
-                        """, arguments: arguments + [EventCounts.topConversionEvents]
+                        """), arguments: arguments + [EventCounts.topConversionEvents]
                 ).map { EventCounts.Conversion(event: $0["detail"], count: $0["total"]) }
                 counts.otherConversions = EventCounts.otherConversions(rows: rows, top: counts.topConversions)
                 (counts.topLanguages, counts.otherLanguages) = try Self.languages(db, arguments: arguments)
@@ -363,7 +365,7 @@ struct SQLiteEventStore: EventStore {
     /// the rest summed by type. At most `(topLanguages + 1) × 5` rows come back, whatever tags devices sent.
     private static func languages(_ db: Database, arguments: StatementArguments) throws -> ([EventCounts.LanguageCounts], [EventType: Int]) {
         let rows = try Row.fetchAll(
-            db, sql: """
+            db.cachedStatement(sql: """
                 WITH shown AS (
                     SELECT language, type, SUM(count) AS count FROM event_language_rollups
                     WHERE campaign_id = ? AND day BETWEEN ? AND ? AND test = 0
@@ -374,7 +376,7 @@ struct SQLiteEventStore: EventStore {
                     LIMIT ?)
                 SELECT CASE WHEN language IN (SELECT language FROM top) THEN language END AS named, type, SUM(count) AS count
                 FROM shown GROUP BY named, type
-                """, arguments: arguments + [EventCounts.topLanguages])
+                """), arguments: arguments + [EventCounts.topLanguages])
         return EventCounts.languages(rows.map { (named: $0["named"], type: $0["type"], count: $0["count"]) })
     }
 

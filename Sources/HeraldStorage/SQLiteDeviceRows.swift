@@ -90,7 +90,7 @@ struct SQLiteDeviceRows: DeviceRows {
 
     func campaignApps(campaignID: Int64?) throws -> [Int64: Int64] {
         try Dictionary(
-            Row.fetchAll(db, sql: "SELECT id, app_id FROM campaigns" + (campaignID == nil ? "" : " WHERE id = ?"),
+            Row.fetchAll(db.cachedStatement(sql: "SELECT id, app_id FROM campaigns" + (campaignID == nil ? "" : " WHERE id = ?")),
                          arguments: campaignID.map { [$0] } ?? []).map { row -> (Int64, Int64) in (row[0], row[1]) },
             uniquingKeysWith: { first, _ in first })
     }
@@ -104,7 +104,7 @@ struct SQLiteDeviceRows: DeviceRows {
 
     func forEachChunk(_ range: DeviceRange, _ body: (Int64, Int64, UnsafeRawBufferPointer) -> Void) throws {
         let filter = Self.filter(range)
-        let rows = try Row.fetchCursor(db, sql: "SELECT campaign_id, chunk, bits FROM device_bitmaps \(filter.sql)", arguments: filter.arguments)
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT campaign_id, chunk, bits FROM device_bitmaps \(filter.sql)"), arguments: filter.arguments)
         while let row = try rows.next() {
             // The blob is read where SQLite holds it: a day's chunks at a million devices are 30 MB a quarter.
             try row.withUnsafeData(atIndex: 2) { bits in
@@ -115,12 +115,12 @@ struct SQLiteDeviceRows: DeviceRows {
 
     func chunkCount(_ range: DeviceRange) throws -> Int {
         let filter = Self.filter(range)
-        return try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(chunks), 0) FROM device_sketches \(filter.sql)", arguments: filter.arguments) ?? 0
+        return try Int.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(SUM(chunks), 0) FROM device_sketches \(filter.sql)"), arguments: filter.arguments) ?? 0
     }
 
     func forEachSketch(_ range: DeviceRange, _ body: (UnsafeRawBufferPointer) -> Void) throws {
         let filter = Self.filter(range)
-        let rows = try Row.fetchCursor(db, sql: "SELECT registers FROM device_sketches \(filter.sql)", arguments: filter.arguments)
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT registers FROM device_sketches \(filter.sql)"), arguments: filter.arguments)
         while let row = try rows.next() {
             try row.withUnsafeData(atIndex: 0) { registers in registers?.withUnsafeBytes { body($0) } }
         }
