@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 import HeraldStorage
+import Synchronization
 
 /// Small pieces of HTML for values inside translated sentences. Every function escapes what it is given;
 /// the result is safe to put in a template with `{{{…}}}`.
@@ -148,6 +149,27 @@ extension Localizer {
 
     /// A UTC day (`2026-11-21`, as reports count days) written in the language, or as given when unreadable.
     func day(_ day: String) -> String {
-        UTCTime.date(day: day).map { date($0, in: .gmt) } ?? day
+        let key = DayTexts.Key(language: language, day: day)
+        if let known = DayTexts.written.withLock({ $0[key] }) { return known }
+        // Only days that read are kept (ten characters each); anything else is shown as typed.
+        guard let date = UTCTime.date(day: day) else { return day }
+        let text = self.date(date, in: .gmt)
+        DayTexts.written.withLock { texts in
+            if texts.count >= DayTexts.most { texts.removeAll(keepingCapacity: true) }
+            texts[key] = text
+        }
+        return text
     }
+}
+
+/// Days as each language writes them, kept once written: a 90-day report writes each day twice, and
+/// Foundation's date formatting is most of that. A day's text never changes; at most `most` are kept.
+private enum DayTexts {
+    struct Key: Hashable {
+        let language: ConsoleLanguage
+        let day: String
+    }
+
+    static let most = 20_000
+    static let written = Mutex<[Key: String]>([:])
 }
