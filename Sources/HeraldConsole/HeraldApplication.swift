@@ -22,8 +22,8 @@ public final class HeraldApplication: Sendable {
     /// Loads templates, string catalogs and static files (failing if any is missing or broken) and builds the routes.
     /// `requestLog` writes each request's line; by default through `logger`.
     public init(configuration: ConsoleConfiguration, database: any HeraldDatabase, logger: Logger, requestLog: RequestLog? = nil) async throws {
-        let views = try Views(folder: configuration.templatesFolder)
         let localization = try Localization(folder: configuration.localesFolder, pseudoLocale: configuration.pseudoLocale)
+        let views = try Views(folder: configuration.templatesFolder, catalogs: localization.catalogs)
         let signingKey = try database.serverSecrets.signingKey(now: configuration.clock())
         let pushEditor = PushSetupEditor(database: database, box: configuration.secretBox)
         let dispatcher = PushDispatcher(

@@ -38,14 +38,14 @@ struct Services: Sendable {
         let csrf = context.csrfToken
         let localizer = context.localizer
         let strings = localizer.templateStrings
-        let body = views.render(template, PageView(page: model, csrf: csrf, t: strings))
+        let body = views.render(template, PageView(page: model, csrf: csrf, t: strings), language: localizer.language)
         let layout = LayoutView(
             title: title, body: body, t: strings, scriptStrings: localizer.scriptStrings, lang: localizer.language.rawValue, dir: localizer.language.direction,
             user: context.user.map { LayoutView.SignedInUser(email: $0.email, name: $0.name, role: localizer("roles." + $0.role.rawValue)) },
             navigation: navigation(for: context),
             flash: try takeFlash(context),
             csrf: csrf)
-        return .html(views.render(.layout, layout), status: status)
+        return .html(views.render(.layout, layout, language: localizer.language), status: status)
     }
 
     /// Keeps a message for the next page this session sees (after a redirect). Visitors have no stored

@@ -144,4 +144,15 @@ struct LocalizationTests {
             "/login", from: "/login", ["email": "eddie@example.com", "password": "correct horse battery", "time_zone": "Europe/Berlin"])
         #expect(try app.database.users.find(email: "eddie@example.com")?.timeZone == "Asia/Tokyo")
     }
+
+    @Test("Templates get their words written in at start: escaped, and left to the lookup when the catalog lacks one or it would read as a tag")
+    func templatesWithTheirWords() {
+        let catalog = StringCatalog(language: .de, entries: [
+            "reports.title": .text("Berichte <neu> & \"alt\""), "odd": .text("{{page}}"),
+            "reports.count": .plural([.one: "ein Bericht", .other: "{count} Berichte"]),
+        ])
+        let written = Views.writingStrings(
+            "<h1>{{t.reports.title}}</h1>{{t.missing.key}}{{t.odd}}{{t.reports.count}}{{{t.reports.title}}}{{ t.reports.title }}", catalog)
+        #expect(written == "<h1>Berichte &lt;neu&gt; &amp; &quot;alt&quot;</h1>{{t.missing.key}}{{t.odd}}{{t.reports.count}}{{{t.reports.title}}}{{ t.reports.title }}")
+    }
 }

@@ -7,48 +7,91 @@ import Synchronization
 
 /// Renders pages: the page's template with its model, then the layout around it.
 struct Views: Sendable {
+    /// The templates as written: `{{t.…}}` is looked up in the model's `t` as it renders.
     private let library: MustacheLibrary
+    /// The templates with each `{{t.…}}` already written in a language's words, per language: a page
+    /// then skips a lookup through every enclosing context for each of them (a report page has ~70).
+    private let translated: [ConsoleLanguage: MustacheLibrary]
 
     /// Loads `folder` and checks that every `Template` is there; a missing or broken one fails the boot.
-    init(folder: URL) throws {
-        library = try Self.load(folder)
+    init(folder: URL, catalogs: [ConsoleLanguage: StringCatalog]) throws {
+        MustacheContentTypes.register(EscapedHTML(), named: EscapedHTML.name)
+        let sources = try Self.read(folder)
+        let library = try Self.library(sources)
         let missing = Template.allCases.filter { library.getTemplate(named: $0.rawValue) == nil }
         guard missing.isEmpty else {
             throw ViewsError.missing(missing.map { "\($0.rawValue).mustache" }, folder: folder.path)
         }
+        var translated: [ConsoleLanguage: MustacheLibrary] = [:]
+        for (language, catalog) in catalogs {
+            translated[language] = try Self.library(sources.map { ($0.name, Self.writingStrings($0.text, catalog)) })
+        }
+        self.library = library
+        self.translated = translated
     }
 
-    /// Every `.mustache` file under `folder`, by its path without the extension, each escaping what it
-    /// writes with `Markup.escape`. Mustache's own escaping reads characters, so a quote followed by a
-    /// combining mark passed through unescaped and closed the attribute it was in; the content type is
-    /// chosen by a pragma at the top of each template (a partial starts with Mustache's again).
-    private static func load(_ folder: URL) throws -> MustacheLibrary {
-        MustacheContentTypes.register(EscapedHTML(), named: EscapedHTML.name)
-        let pragma = "{{% CONTENT_TYPE: \(EscapedHTML.name) }}\n"
-        var library = MustacheLibrary()
+    /// Every `.mustache` file under `folder`, by its path without the extension.
+    private static func read(_ folder: URL) throws -> [(name: String, text: String)] {
         let root = folder.standardizedFileURL.path + "/"
         let files = FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".mustache") } ?? []
-        for file in files.sorted() {
-            let text: String
+        return try files.sorted().map { file in
             do {
-                text = try String(contentsOfFile: root + file, encoding: .utf8)
+                return (String(file.dropLast(".mustache".count)), try String(contentsOfFile: root + file, encoding: .utf8))
             } catch {
                 throw ViewsError.broken(file: file, line: 0, column: 0, reason: "unreadable: \(error.localizedDescription)")
             }
+        }
+    }
+
+    /// The templates, each escaping what it writes with `Markup.escape`. Mustache's own escaping reads
+    /// characters, so a quote followed by a combining mark passed through unescaped and closed the
+    /// attribute it was in; the content type is chosen by a pragma at the top of each template (a
+    /// partial starts with Mustache's again).
+    private static func library(_ sources: [(name: String, text: String)]) throws -> MustacheLibrary {
+        let pragma = "{{% CONTENT_TYPE: \(EscapedHTML.name) }}\n"
+        var library = MustacheLibrary()
+        for (name, text) in sources {
             do {
-                library.register(try MustacheTemplate(string: pragma + text), named: String(file.dropLast(".mustache".count)))
+                library.register(try MustacheTemplate(string: pragma + text), named: name)
             } catch let error as MustacheTemplate.ParserError {
                 // The pragma is a line of its own, so the file's lines are one less than the parser's.
                 throw ViewsError.broken(
-                    file: file, line: error.context.lineNumber - 1, column: error.context.columnNumber, reason: "\(error.error)")
+                    file: name + ".mustache", line: error.context.lineNumber - 1, column: error.context.columnNumber, reason: "\(error.error)")
             }
         }
         return library
     }
 
-    func render(_ template: Template, _ object: Any) -> String {
+    /// `text` with each `{{t.key}}` replaced by the catalog's string for `key`, escaped as Mustache would
+    /// write it. A key the catalog lacks, or a string that would read as a tag, is left to the lookup.
+    static func writingStrings(_ text: String, _ catalog: StringCatalog) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count + text.utf8.count / 2)
+        var rest = text[...]
+        while let open = rest.range(of: "{{t.") {
+            result += rest[..<open.lowerBound]
+            guard let close = rest[open.upperBound...].range(of: "}}") else { break }
+            let key = String(rest[open.upperBound..<close.lowerBound])
+            // `{{{t.…}}}` (unescaped) is left as it is.
+            let tripled = open.lowerBound > text.startIndex && text[text.index(before: open.lowerBound)] == "{"
+            if !tripled, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "." || $0 == "-") }),
+               case .text(let string) = catalog.entries[key] {
+                let written = Markup.escape(string)
+                result += written.contains("{{") || written.contains("}}") ? rest[open.lowerBound..<close.upperBound] : written[...]
+            } else {
+                result += rest[open.lowerBound..<close.upperBound]
+            }
+            rest = rest[close.upperBound...]
+        }
+        result += rest
+        return result
+    }
+
+    /// `object` rendered with `template`; with the templates written in `language` when given.
+    func render(_ template: Template, _ object: Any, language: ConsoleLanguage? = nil) -> String {
+        let templates = language.flatMap { translated[$0] } ?? library
         // Every template was checked at start, so a nil here cannot happen.
-        library.render(Self.prepared(object) ?? object, withTemplate: template.rawValue) ?? ""
+        return templates.render(Self.prepared(object) ?? object, withTemplate: template.rawValue) ?? ""
     }
 
     /// The model with our view structs turned into dictionaries, each read once with `Mirror`; nil for
