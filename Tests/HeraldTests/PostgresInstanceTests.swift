@@ -65,6 +65,34 @@ struct PostgresInstanceTests {
         _ = try first.apps.create(name: "After", platforms: [.web], actor: .commandLine, now: Date())
         #expect(waited(upTo: 2) { second.changes.current > after } != nil, "changes are heard again")
     }
+
+    /// A transaction that failed is rolled back and its connection lent again; a connection whose rollback
+    /// failed too is closed instead, so no later caller runs inside what is left of that transaction.
+    @Test func aConnectionWhoseRollbackFailedIsNotLentAgain() throws {
+        let database = try EngineDatabase(.postgres)
+        let stores = try #require(database.stores as? PostgresAppDatabase)
+        func backend() throws -> Int32? { try stores.read { try $0.one("SELECT pg_backend_pid()", as: Int32.self) } }
+        let first = try backend()
+
+        #expect(throws: (any Error).self) { try stores.write { try $0.execute("SELECT 1 / 0") } }
+        #expect(try backend() == first, "a rolled-back connection serves the next caller")
+
+        // The rollback itself fails (here because the connection went away under the transaction).
+        #expect(throws: (any Error).self) {
+            try stores.write { session in
+                try session.connection.close().wait()
+                throw StorageUnavailable.busy
+            }
+        }
+        let second = try backend()
+        #expect(second != first)
+        // Thrown through the pool, `Unusable` closes a connection that is still open, and the caller is told the error inside.
+        #expect(throws: StorageUnavailable.busy) {
+            try stores.connections.withConnection { _ in throw PostgresConnections.Unusable(error: StorageUnavailable.busy) }
+        }
+        let third = try backend()
+        #expect(third != second && third != first)
+    }
 }
 
 /// `herald copy`: an SQLite installation moved into PostgreSQL with nothing lost.

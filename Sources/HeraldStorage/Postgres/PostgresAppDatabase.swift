@@ -56,9 +56,7 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
                 try session.execute("COMMIT")
                 return result
             } catch {
-                // A failed rollback leaves the connection in a transaction: throwing its error drops it.
-                try session.execute("ROLLBACK")
-                throw error
+                try session.rollBack(after: error)
             }
         }
     }
@@ -112,8 +110,7 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
                     try session.execute("INSERT INTO herald_migrations (identifier) VALUES (\(migration.identifier))")
                     try session.execute("COMMIT")
                 } catch {
-                    try session.execute("ROLLBACK")
-                    throw error
+                    try session.rollBack(after: error)
                 }
             }
         }
@@ -192,6 +189,18 @@ struct PostgresSession {
 
     func one<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type) throws -> T? {
         try rows(query).first.map { try $0.decode(T.self) }
+    }
+
+    /// Rolls the open transaction back and throws `error`, what made it fail. When the rollback fails too,
+    /// the transaction may still be open on this connection, so the pool closes it instead of lending it
+    /// again (the next caller would run inside an aborted transaction).
+    func rollBack(after failure: any Error) throws -> Never {
+        do {
+            try execute("ROLLBACK")
+        } catch {
+            throw PostgresConnections.Unusable(error: failure)
+        }
+        throw failure
     }
 
     /// How many rows the statement inserted, updated or deleted.

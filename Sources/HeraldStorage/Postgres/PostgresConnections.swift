@@ -60,6 +60,9 @@ final class PostgresConnections: Sendable {
             let result = try body(connection)
             idle.withLock { $0.append(connection) }
             return result
+        } catch let unusable as Unusable {
+            _ = try? connection.close().wait()
+            throw unusable.error
         } catch {
             if Self.isConnectionFailure(error) || connection.isClosed {
                 _ = try? connection.close().wait()
@@ -68,6 +71,12 @@ final class PostgresConnections: Sendable {
             }
             throw error
         }
+    }
+
+    /// Thrown through `withConnection` when the connection must not be lent again (a transaction that
+    /// could not be rolled back is still open on it); `error` is what the caller is told.
+    struct Unusable: Error {
+        let error: any Error
     }
 
     private func open(as applicationName: String = "herald") throws -> PostgresConnection {
