@@ -176,7 +176,7 @@ struct PostgresSession {
 
     @discardableResult
     func execute(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        try connection.query(query, logger: logger).wait()
+        try connection.answer(query, logger: logger)
     }
 
     func rows(_ query: PostgresQuery) throws -> [PostgresRow] {
@@ -195,6 +195,8 @@ struct PostgresSession {
     /// the transaction may still be open on this connection, so the pool closes it instead of lending it
     /// again (the next caller would run inside an aborted transaction).
     func rollBack(after failure: any Error) throws -> Never {
+        // A connection already found unusable (an answer that never came) is not asked again.
+        if failure is PostgresConnections.Unusable { throw failure }
         do {
             try execute("ROLLBACK")
         } catch {

@@ -70,7 +70,7 @@ final class PostgresChangeListener: Sendable {
         connection.closeFuture.whenComplete { [self] _ in reconnect(after: Self.retryAfter, on: connection.eventLoop) }
         // The connection runs what it is sent in order: once this answers, LISTEN is in effect, and every
         // change committed from now on is heard.
-        _ = try? connection.query("SELECT 1", logger: logger).wait()
+        _ = try? connection.answer("SELECT 1", logger: logger)
         // Whatever changed before, or between two connections, was not heard: every copy rebuilds once.
         changes.bump()
     }

@@ -73,6 +73,10 @@ final class PostgresConnections: Sendable {
         }
     }
 
+    /// The longest a worker waits for an answer: the server's statement timeout (30 s) and a margin. Past
+    /// it the server is not answering as it should, and the connection is closed.
+    static let longestAnswer: DispatchTimeInterval = .seconds(40)
+
     /// Thrown through `withConnection` when the connection must not be lent again (a transaction that
     /// could not be rolled back is still open on it); `error` is what the caller is told.
     struct Unusable: Error {
@@ -146,5 +150,27 @@ extension StorageUnavailable {
         case "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004": self = .unreachable
         default: return nil
         }
+    }
+}
+
+extension PostgresConnection {
+    /// `query`'s answer, waited for by the calling worker thread. postgres-nio (1.33) writes a query to its
+    /// channel without a promise, so a query sent to a connection that has closed (a backend the server
+    /// ended between two statements, a restart) is dropped and its future never completes: the worker
+    /// would wait forever. A closed connection is refused before sending, and the wait is bounded.
+    func answer(_ query: PostgresQuery, logger: Logger) throws -> PostgresQueryResult {
+        guard !isClosed else { throw ChannelError.ioOnClosedChannel }
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<PostgresQueryResult, any Error>?>(nil)
+        self.query(query, logger: logger).whenComplete { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + PostgresConnections.longestAnswer) == .success,
+              let result = outcome.withLock({ $0 }) else {
+            close().whenComplete { _ in }
+            throw PostgresConnections.Unusable(error: StorageUnavailable.busy)
+        }
+        return try result.get()
     }
 }
