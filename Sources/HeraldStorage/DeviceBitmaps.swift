@@ -94,7 +94,7 @@ struct DeviceInstallation: Hashable {
 }
 
 /// The rows of one campaign (or of all, nil), test flag and inclusive range of UTC days.
-struct DeviceRange {
+struct DeviceRange: Hashable {
     let campaignID: Int64?, from: String, to: String, test: Bool
 }
 
@@ -205,10 +205,12 @@ enum DeviceBitmaps {
         in rows: some DeviceRows
     ) throws -> (count: Int, estimated: Bool) {
         let range = DeviceRange(campaignID: campaignID, from: from, to: to, test: test)
-        if try rows.chunkCount(range) > exactChunkLimit {
+        let chunks = try rows.chunkCount(range)
+        if chunks > exactChunkLimit {
             return (try DeviceSketches.estimate(range, in: rows), true)
         }
-        return (try exactUniqueDevices(range, in: rows), false)
+        // No chunk row, no device: nothing to read (most ranges of test devices).
+        return chunks == 0 ? (0, false) : (try exactUniqueDevices(range, in: rows), false)
     }
 
     /// Distinct devices of a range, the union of its bitmap chunks.

@@ -154,21 +154,42 @@ extension StorageUnavailable {
 }
 
 extension PostgresConnection {
-    /// `query`'s answer, waited for by the calling worker thread. postgres-nio (1.33) writes a query to its
-    /// channel without a promise, so a query sent to a connection that has closed (a backend the server
-    /// ended between two statements, a restart) is dropped and its future never completes: the worker
-    /// would wait forever. A closed connection is refused before sending, and the wait is bounded.
+    /// `query`'s answer, waited for by the calling worker thread (see `PendingAnswer`).
     func answer(_ query: PostgresQuery, logger: Logger) throws -> PostgresQueryResult {
-        guard !isClosed else { throw ChannelError.ioOnClosedChannel }
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<PostgresQueryResult, any Error>?>(nil)
-        self.query(query, logger: logger).whenComplete { result in
+        try PendingAnswer(query, on: self, logger: logger).wait()
+    }
+}
+
+/// A statement sent and its answer still to come, read once. A connection runs what it is sent in order, so
+/// statements sent one after another before the first answer is read share one round trip.
+///
+/// postgres-nio (1.33) writes a query to its channel without a promise, so a query sent to a connection
+/// that has closed (a backend the server ended between two statements, a restart) is dropped and its
+/// future never completes: a worker waiting on it would wait forever. A closed connection is refused
+/// before sending, and the wait is bounded.
+final class PendingAnswer: Sendable {
+    private let connection: PostgresConnection
+    private let done = DispatchSemaphore(value: 0)
+    private let outcome = Mutex<Result<PostgresQueryResult, any Error>?>(nil)
+
+    init(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        guard !connection.isClosed else {
+            outcome.withLock { $0 = .failure(ChannelError.ioOnClosedChannel) }
+            done.signal()
+            return
+        }
+        connection.query(query, logger: logger).whenComplete { [self] result in
             outcome.withLock { $0 = result }
             done.signal()
         }
-        guard done.wait(timeout: .now() + PostgresConnections.longestAnswer) == .success,
-              let result = outcome.withLock({ $0 }) else {
-            close().whenComplete { _ in }
+    }
+
+    /// The answer, waited for at most `PostgresConnections.longestAnswer`; past that the connection is
+    /// closed and the caller told the server is busy.
+    func wait() throws -> PostgresQueryResult {
+        guard done.wait(timeout: .now() + PostgresConnections.longestAnswer) == .success, let result = outcome.withLock({ $0 }) else {
+            connection.close().whenComplete { _ in }
             throw PostgresConnections.Unusable(error: StorageUnavailable.busy)
         }
         return try result.get()

@@ -9,6 +9,8 @@ import PostgresNIO
 /// each kind in key order, so two transactions never wait for each other in a circle.
 struct PostgresDeviceRows: DeviceRows {
     let db: PostgresSession
+    /// Chunk counts read ahead with other statements (`chunkCountQuery`), answered without a round trip.
+    var knownChunkCounts: [DeviceRange: Int] = [:]
 
     func lock(apps: Set<Int64>, days: Set<DeviceSketches.Day>) throws {
         for app in apps.sorted() { try db.lock("herald.device_numbers.\(app)") }
@@ -169,7 +171,16 @@ struct PostgresDeviceRows: DeviceRows {
     }
 
     func chunkCount(_ range: DeviceRange) throws -> Int {
-        Int(clamping: try db.one(Self.range("COALESCE(SUM(chunks), 0)::int8", from: "device_sketches", range), as: Int64.self) ?? 0)
+        if let known = knownChunkCounts[range] { return known }
+        return try Self.chunkCount(from: db.execute(Self.chunkCountQuery(range)))
+    }
+
+    static func chunkCountQuery(_ range: DeviceRange) -> PostgresQuery {
+        Self.range("COALESCE(SUM(chunks), 0)::int8", from: "device_sketches", range)
+    }
+
+    static func chunkCount(from answer: PostgresQueryResult) throws -> Int {
+        Int(clamping: try answer.rows.first.map { try $0.decode(Int64.self) } ?? 0)
     }
 
     func forEachSketch(_ range: DeviceRange, _ body: (UnsafeRawBufferPointer) -> Void) throws {
