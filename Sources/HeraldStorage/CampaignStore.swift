@@ -316,7 +316,11 @@ struct CampaignListing {
             conditions.append("status = \(bind(.text(status.rawValue)))")
         }
         let search = query.search.trimmingCharacters(in: .whitespaces)
-        if !search.isEmpty {
+        if search.utf8.contains(0) {
+            // No stored name holds NUL (both engines refuse one), and PostgreSQL's text cannot carry it
+            // as a parameter: such a search matches nothing.
+            conditions.append("1 = 0")
+        } else if !search.isEmpty {
             let escaped = search.replacingOccurrences(of: "\\", with: "\\\\")
                 .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
             conditions.append(dialect.likeFolded("name", bind(.text("%\(escaped)%"))))
