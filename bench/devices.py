@@ -27,10 +27,23 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from common import Client, Server, cli, ensure_binary, percentile, sign_in
+from common import BenchError, Client, Server, cli, ensure_binary, percentile, sign_in
 
 CHUNK_BITS = 4096
 EXACT_CHUNK_LIMIT = 4096  # DeviceSketches.exactChunkLimit: past it, unique devices are estimated
+
+
+def check_devices(totals: dict, rows: int, distinct: int) -> tuple[int, bool, float]:
+    """The stats endpoint's unique devices against the `distinct` devices written in `rows` chunk rows:
+    estimated exactly when the rows pass the exact limit, then within 6 %, or equal when counted.
+    Returns the figure, whether it is estimated, and its relative error."""
+    counted, estimated = totals["uniqueDevices"], totals["uniqueDevicesEstimated"]
+    if estimated != (rows > EXACT_CHUNK_LIMIT):
+        raise BenchError(f"{rows:,} chunk rows gave uniqueDevicesEstimated {estimated}")
+    error = (counted - distinct) / distinct
+    if (not estimated and counted != distinct) or abs(error) > 0.06:
+        raise BenchError(f"the stats endpoint said {counted:,} devices ({'estimated' if estimated else 'counted'}), not {distinct:,}")
+    return counted, estimated, error
 
 
 def fill(database: Path, campaign: int, devices: int, days: list[str]) -> tuple[int, int]:
@@ -106,13 +119,7 @@ def main() -> None:
                     if status != 200:
                         raise SystemExit(f"{path} answered {status}: {reply[:200]!r}")
                 if client is api:
-                    totals = json.loads(reply)["totals"]
-                    counted, estimated = totals["uniqueDevices"], totals["uniqueDevicesEstimated"]
-                    if estimated != (rows > EXACT_CHUNK_LIMIT):
-                        raise SystemExit(f"{rows:,} chunk rows gave uniqueDevicesEstimated {estimated}")
-                    error = (counted - distinct) / distinct
-                    if (not estimated and counted != distinct) or abs(error) > 0.06:
-                        raise SystemExit(f"the stats endpoint said {counted:,} devices ({'estimated' if estimated else 'counted'}), not {distinct:,}")
+                    counted, estimated, error = check_devices(json.loads(reply)["totals"], rows, distinct)
                 time.sleep(0.3)  # the request log is written by a thread of its own
                 times = server.server_times(offset, path.split("?")[0])
                 figures.append(f"{percentile(times, 0.5):.1f} / {percentile(times, 0.99):.1f}")
@@ -124,4 +131,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BenchError as error:
+        raise SystemExit(f"devices.py: {error}")

@@ -69,7 +69,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from common import BINARY, ROOT, BenchError, Client, Server, cli, percentile, sign_in
-from devices import CHUNK_BITS, EXACT_CHUNK_LIMIT
+from devices import CHUNK_BITS, check_devices
 from postgres import Postgres
 
 EMAIL, PASSWORD = "bench@example.com", "bench password 1"
@@ -536,12 +536,7 @@ def measure(workdir: Path, engine, context: dict, days: list[str], step: int, op
             if totals["impressions"] != raw:
                 raise BenchError(f"the stats endpoint says {totals['impressions']:,} impressions for campaign {campaign}, the raw rows {raw:,}")
             rows, distinct = context["bitmaps"][campaign]
-            counted, estimated = totals["uniqueDevices"], totals["uniqueDevicesEstimated"]
-            if estimated != (rows > EXACT_CHUNK_LIMIT):
-                raise BenchError(f"{rows:,} chunk rows gave uniqueDevicesEstimated {estimated}")
-            error = (counted - distinct) / distinct
-            if (not estimated and counted != distinct) or abs(error) > 0.06:
-                raise BenchError(f"the stats endpoint said {counted:,} devices ({'estimated' if estimated else 'counted'}), not {distinct:,}")
+            counted, estimated, error = check_devices(totals, rows, distinct)
             note = (f"{totals['impressions']:,} impressions = raw rows; {counted:,} devices "
                     + (f"estimated for {distinct:,} ({error:+.2%})" if estimated else "counted") + f" from {rows:,} chunk rows")
         results.append({"page": label, "server": [logged[request_id] for request_id, _ in requests],
