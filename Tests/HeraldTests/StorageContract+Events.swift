@@ -1,5 +1,6 @@
 import Foundation
 import HeraldDomain
+import NIOCore
 @testable import HeraldStorage
 import PostgresNIO
 import PropertyBased
@@ -232,6 +233,40 @@ extension StorageContractTests {
         #expect(try database.open().events.ingest(
             [Self.event("later", app: ids.shop, campaign: ids.sale)], now: Self.receipts[0].received) == (1, 0))
         #expect(try events.deleteRawEvents(receivedBefore: Self.start.addingTimeInterval(-20 * 86_400), limit: 10) == 2)
+    }
+
+    @Test("On PostgreSQL, sketches are kept in their rows uncompressed (migration 0006), so a report reads them without TOAST",
+          .enabled(if: StorageEngine.postgresURL != nil))
+    func postgresKeepsSketchesInTheirRows() throws {
+        let database = try EngineDatabase(.postgres)
+        let ids = try Self.eventWorld(database)
+        let batch = (0..<50).map { Self.event("s-\($0)", app: ids.shop, campaign: ids.sale, installation: "device-\($0)") }
+        #expect(try database.stores.events.ingest(batch, now: Self.start).accepted == 50)
+        let postgres = try #require(database.stores as? PostgresAppDatabase)
+        let (rows, inRow) = try postgres.read { db -> (Int64, Int64) in
+            let row = try #require(try db.rows(
+                """
+                SELECT count(*)::int8, count(*) FILTER (WHERE pg_column_compression(registers) IS NULL AND pg_column_size(registers) > 4096)::int8
+                FROM device_sketches
+                """
+            ).first)
+            return try row.decode((Int64, Int64).self)
+        }
+        #expect(rows > 0 && inRow == rows)
+    }
+
+    @Test("Packed rows read back row by row; a packing whose lengths do not add up is an error, not fewer rows")
+    func packedBlobsReadBackOrFail() throws {
+        let bytes = ByteBuffer(bytes: [1, 2, 3, 4, 5])
+        var read: [(Int64, Int64, [UInt8])] = []
+        try PackedBlobs(campaigns: [7, 8], chunks: [0, 3], lengths: [3, 2], bytes: bytes).forEach { read.append(($0, $1, Array($2))) }
+        #expect(read.map(\.0) == [7, 8] && read.map(\.1) == [0, 3] && read.map(\.2) == [[1, 2, 3], [4, 5]])
+        for broken in [
+            PackedBlobs(lengths: [3, 3], bytes: bytes), PackedBlobs(lengths: [6, -1], bytes: bytes),
+            PackedBlobs(campaigns: [7], chunks: [0], lengths: [3, 2], bytes: bytes),
+        ] {
+            #expect(throws: PackedBlobs.Mismatch.self) { try broken.forEach { _, _, _ in } }
+        }
     }
 
     @Test("On PostgreSQL, retention drops the wholly expired month's partition and keeps the partly expired one",

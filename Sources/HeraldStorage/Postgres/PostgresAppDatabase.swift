@@ -179,11 +179,6 @@ struct PostgresSession {
         try connection.answer(query, logger: logger)
     }
 
-    /// Sends `query` now; its answer is read later with `wait()`, so several sent in a row share a round trip.
-    func send(_ query: PostgresQuery) -> PendingAnswer {
-        PendingAnswer(query, on: connection, logger: logger)
-    }
-
     func rows(_ query: PostgresQuery) throws -> [PostgresRow] {
         Array(try execute(query).rows)
     }

@@ -160,8 +160,9 @@ extension PostgresConnection {
     }
 }
 
-/// A statement sent and its answer still to come, read once. A connection runs what it is sent in order, so
-/// statements sent one after another before the first answer is read share one round trip.
+/// A statement sent and its answer still to come, read once. (postgres-nio writes a connection's next
+/// statement only after the previous one has answered: statements sent together still take a round trip
+/// each, so a report reads its parts with one statement, `PostgresEventCounts`.)
 ///
 /// postgres-nio (1.33) writes a query to its channel without a promise, so a query sent to a connection
 /// that has closed (a backend the server ended between two statements, a restart) is dropped and its

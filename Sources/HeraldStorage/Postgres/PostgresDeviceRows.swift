@@ -9,8 +9,18 @@ import PostgresNIO
 /// each kind in key order, so two transactions never wait for each other in a circle.
 struct PostgresDeviceRows: DeviceRows {
     let db: PostgresSession
-    /// Chunk counts read ahead with other statements (`chunkCountQuery`), answered without a round trip.
-    var knownChunkCounts: [DeviceRange: Int] = [:]
+    /// What a report's one statement read ahead (`PostgresEventStore.counts`), answered without a round trip.
+    var readAhead: [DeviceRange: RangeReadAhead] = [:]
+    /// Each campaign's app as `campaignApps(campaignID:)` answers for `campaignID`, read ahead likewise.
+    var appsReadAhead: (campaignID: Int64?, apps: [Int64: Int64])?
+
+    /// A range's chunk count, and the rows that count says the unique devices are made from: its bitmap
+    /// chunks when they are counted exactly, its sketches when estimated (each nil when not read ahead).
+    struct RangeReadAhead {
+        var chunkCount: Int
+        var chunks: PackedBlobs?
+        var sketches: PackedBlobs?
+    }
 
     func lock(apps: Set<Int64>, days: Set<DeviceSketches.Day>) throws {
         for app in apps.sorted() { try db.lock("herald.device_numbers.\(app)") }
@@ -143,6 +153,7 @@ struct PostgresDeviceRows: DeviceRows {
     }
 
     func campaignApps(campaignID: Int64?) throws -> [Int64: Int64] {
+        if let known = appsReadAhead, known.campaignID == campaignID { return known.apps }
         let query: PostgresQuery = if let campaignID { "SELECT id, app_id FROM campaigns WHERE id = \(campaignID)" } else { "SELECT id, app_id FROM campaigns" }
         var apps: [Int64: Int64] = [:]
         for row in try db.rows(query) {
@@ -164,6 +175,9 @@ struct PostgresDeviceRows: DeviceRows {
     }
 
     func forEachChunk(_ range: DeviceRange, _ body: (Int64, Int64, UnsafeRawBufferPointer) -> Void) throws {
+        if let known = readAhead[range]?.chunks {
+            return try known.forEach(body)
+        }
         for row in try db.execute(Self.range("campaign_id, chunk, bits", from: "device_bitmaps", range)).rows {
             let (campaign, chunk, bits) = try row.decode((Int64, Int64, ByteBuffer).self)
             bits.withUnsafeReadableBytes { body(campaign, chunk, $0) }
@@ -171,21 +185,48 @@ struct PostgresDeviceRows: DeviceRows {
     }
 
     func chunkCount(_ range: DeviceRange) throws -> Int {
-        if let known = knownChunkCounts[range] { return known }
-        return try Self.chunkCount(from: db.execute(Self.chunkCountQuery(range)))
-    }
-
-    static func chunkCountQuery(_ range: DeviceRange) -> PostgresQuery {
-        Self.range("COALESCE(SUM(chunks), 0)::int8", from: "device_sketches", range)
-    }
-
-    static func chunkCount(from answer: PostgresQueryResult) throws -> Int {
-        Int(clamping: try answer.rows.first.map { try $0.decode(Int64.self) } ?? 0)
+        if let known = readAhead[range] { return known.chunkCount }
+        let count = try db.one(Self.range("COALESCE(SUM(chunks), 0)::int8", from: "device_sketches", range), as: Int64.self)
+        return Int(clamping: count ?? 0)
     }
 
     func forEachSketch(_ range: DeviceRange, _ body: (UnsafeRawBufferPointer) -> Void) throws {
+        if let known = readAhead[range]?.sketches {
+            return try known.forEach { _, _, registers in body(registers) }
+        }
         for row in try db.execute(Self.range("registers", from: "device_sketches", range)).rows {
             try row.decode(ByteBuffer.self).withUnsafeReadableBytes { body($0) }
+        }
+    }
+}
+
+/// Rows of a blob column read as one value: the blobs end to end in `bytes`, each row's length in
+/// `lengths`, and for bitmap chunks each row's campaign and chunk number beside (empty for sketches). One
+/// value instead of a row each spares the client the decoding of thousands of rows.
+struct PackedBlobs {
+    var campaigns: [Int64] = []
+    var chunks: [Int64] = []
+    var lengths: [Int32]
+    var bytes: ByteBuffer
+
+    /// A packing that does not add up (never made by Herald's statement): read as an error, not as fewer rows.
+    struct Mismatch: Error, CustomStringConvertible {
+        var description: String { "a statement's packed rows do not add up" }
+    }
+
+    /// Calls `body` with each row's campaign and chunk number (0 for sketches) and its blob, read in place.
+    func forEach(_ body: (_ campaignID: Int64, _ chunk: Int64, _ blob: UnsafeRawBufferPointer) -> Void) throws {
+        let keyed = !campaigns.isEmpty
+        guard campaigns.count == chunks.count, !keyed || campaigns.count == lengths.count,
+            lengths.allSatisfy({ $0 >= 0 }), lengths.reduce(0, { $0 + Int($1) }) == bytes.readableBytes
+        else { throw Mismatch() }
+        bytes.withUnsafeReadableBytes { all in
+            var start = 0
+            for (row, length) in lengths.enumerated() {
+                let blob = UnsafeRawBufferPointer(rebasing: all[start..<start + Int(length)])
+                body(keyed ? campaigns[row] : 0, keyed ? chunks[row] : 0, blob)
+                start += Int(length)
+            }
         }
     }
 }

@@ -152,78 +152,17 @@ struct PostgresEventStore: EventStore {
 
     func counts(campaignID: Int64?, from: String, to: String, devices: Bool) throws -> EventCounts {
         try database.read { db in
-            // Every statement whose answer the others do not need is sent before the first answer is read:
-            // the connection runs them in order, so they share one round trip instead of one each.
-            let select = """
-                SELECT campaign_id, day, platform, test, type, CASE WHEN type = 'conversion' THEN '' ELSE detail END AS detail,
-                    SUM(count)::int8 FROM event_rollups
-                """
-            let group = "GROUP BY campaign_id, day, platform, test, type, 6 ORDER BY 1, 2, 3, 4, 5, 6"
-            let rollupQuery: PostgresQuery = if let campaignID {
-                "\(unescaped: select) WHERE campaign_id = \(campaignID) AND day BETWEEN \(from) AND \(to) \(unescaped: group)"
-            } else {
-                "\(unescaped: select) WHERE day BETWEEN \(from) AND \(to) \(unescaped: group)"
-            }
-            let rollups = db.send(rollupQuery)
-            let ranges = devices ? [false, true].map { DeviceRange(campaignID: campaignID, from: from, to: to, test: $0) } : []
-            let chunkCounts = ranges.map { db.send(PostgresDeviceRows.chunkCountQuery($0)) }
-            let breakdowns = campaignID.map { campaignID in
-                (conversions: db.send(
-                    """
-                    SELECT detail, SUM(count)::int8 AS total FROM event_rollups
-                    WHERE campaign_id = \(campaignID) AND day BETWEEN \(from) AND \(to) AND NOT test AND type = 'conversion'
-                    GROUP BY detail ORDER BY total DESC, detail LIMIT \(Int64(EventCounts.topConversionEvents))
-                    """),
-                 languages: db.send(
-                    """
-                    WITH shown AS (
-                        SELECT language, type, SUM(count) AS count FROM event_language_rollups
-                        WHERE campaign_id = \(campaignID) AND day BETWEEN \(from) AND \(to) AND NOT test
-                        GROUP BY language, type),
-                    top AS (
-                        SELECT language FROM shown GROUP BY language
-                        ORDER BY SUM(CASE WHEN type = 'impression' THEN count ELSE 0 END) DESC, SUM(count) DESC, language
-                        LIMIT \(Int64(EventCounts.topLanguages)))
-                    SELECT CASE WHEN language IN (SELECT language FROM top) THEN language END AS named, type, SUM(count)::int8
-                    FROM shown GROUP BY named, type
-                    """))
-            }
-            // Every answer is read, even after a failure, so none is left unread on the connection.
-            let rowsAnswer = Result { try rollups.wait() }
-            let countAnswers = chunkCounts.map { pending in Result { try pending.wait() } }
-            let breakdownAnswers = breakdowns.map { sent in (Result { try sent.conversions.wait() }, Result { try sent.languages.wait() }) }
-
-            let rows = try rowsAnswer.get().rows.compactMap { row -> EventCounts.Row? in
-                let (campaign, day, platform, test, type, detail, count) = try row.decode((Int64, String, String, Bool, String, String, Int64).self)
-                guard let type = EventType(rawValue: type) else { return nil }
-                return EventCounts.Row(
-                    campaignID: campaign, day: day, platform: platform, test: test, type: type, detail: detail, count: Int(clamping: count))
-            }
+            let query = PostgresEventCounts.query(campaignID: campaignID, from: from, to: to, devices: devices, exactChunkLimit: exactDeviceChunkLimit)
+            guard let row = try db.execute(query).rows.first else { throw PackedBlobs.Mismatch() }
             var deviceRows = PostgresDeviceRows(db: db)
-            for (range, answer) in zip(ranges, countAnswers) {
-                deviceRows.knownChunkCounts[range] = try PostgresDeviceRows.chunkCount(from: answer.get())
-            }
-            func unique(test: Bool) throws -> (count: Int, estimated: Bool) {
-                try DeviceBitmaps.uniqueDevices(
-                    campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: deviceRows)
-            }
-            var counts = EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0)
+            var counts = try PostgresEventCounts.decode(row, campaignID: campaignID, from: from, to: to, devices: devices, into: &deviceRows)
             if devices {
+                func unique(test: Bool) throws -> (count: Int, estimated: Bool) {
+                    try DeviceBitmaps.uniqueDevices(
+                        campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: deviceRows)
+                }
                 (counts.uniqueDevices, counts.uniqueDevicesEstimated) = try unique(test: false)
                 (counts.uniqueTestDevices, counts.uniqueTestDevicesEstimated) = try unique(test: true)
-            }
-            if let answers = breakdownAnswers {
-                let (conversions, languages) = answers
-                counts.topConversions = try conversions.get().rows.map {
-                    let (event, total) = try $0.decode((String, Int64).self)
-                    return EventCounts.Conversion(event: event, count: Int(clamping: total))
-                }
-                counts.otherConversions = EventCounts.otherConversions(rows: rows, top: counts.topConversions)
-                let shown = try languages.get().rows.map { row -> (named: String?, type: String, count: Int) in
-                    let (named, type, count) = try row.decode((String?, String, Int64).self)
-                    return (named, type, Int(clamping: count))
-                }
-                (counts.topLanguages, counts.otherLanguages) = EventCounts.languages(shown)
             }
             return counts
         }
