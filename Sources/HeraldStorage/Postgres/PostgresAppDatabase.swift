@@ -42,14 +42,14 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
     /// Runs `body` with a connection and no transaction around it: each statement commits on its own.
     @discardableResult
     func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
-        try connections.withConnection { try body(PostgresSession(connection: $0, logger: connections.logger)) }
+        try connections.withConnection { try body(PostgresSession(connection: $0, logger: connections.logger, prepared: connections.prepared)) }
     }
 
     /// Runs `body` in one transaction, committed when it returns and rolled back when it throws.
     @discardableResult
     func write<T>(_ body: (PostgresSession) throws -> T) throws -> T {
         try connections.withConnection { connection in
-            let session = PostgresSession(connection: connection, logger: connections.logger)
+            let session = PostgresSession(connection: connection, logger: connections.logger, prepared: connections.prepared)
             try session.execute("BEGIN")
             do {
                 let result = try body(session)
@@ -92,7 +92,7 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
 
     private func applyMigrations() throws {
         try connections.withConnection { connection in
-            let session = PostgresSession(connection: connection, logger: connections.logger)
+            let session = PostgresSession(connection: connection, logger: connections.logger, prepared: connections.prepared)
             try session.execute("SELECT pg_advisory_lock(\(Self.migrationLock))")
             defer { _ = try? session.execute("SELECT pg_advisory_unlock(\(Self.migrationLock))") }
             try session.execute(
@@ -173,10 +173,16 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
 struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
+    let prepared: PreparedStatements
 
     @discardableResult
     func execute(_ query: PostgresQuery) throws -> PostgresQueryResult {
         try connection.answer(query, logger: logger)
+    }
+
+    /// The rows of `sql` with `binds`, as a statement this connection prepared (`PreparedStatements`).
+    func preparedRows(_ sql: String, _ binds: [PostgresData]) throws -> [PostgresRow] {
+        try prepared.rows(sql, binds, on: connection)
     }
 
     func rows(_ query: PostgresQuery) throws -> [PostgresRow] {

@@ -19,6 +19,7 @@ final class PostgresConnections: Sendable {
     private let idle = Mutex<[PostgresConnection]>([])
     private let slots: DispatchSemaphore
     private let nextID = Atomic<Int>(0)
+    let prepared = PreparedStatements()
     let logger: Logger
 
     init(location: PostgresLocation, capacity: Int, logger: Logger) throws {
@@ -55,22 +56,32 @@ final class PostgresConnections: Sendable {
         // instead of a worker waiting without end.
         guard slots.wait(timeout: .now() + Self.longestWaitForConnection) == .success else { throw StorageUnavailable.busy }
         defer { slots.signal() }
-        let connection = try idle.withLock { $0.popLast() }.flatMap { $0.isClosed ? nil : $0 } ?? open()
+        var lent: PostgresConnection?
+        if let reused = idle.withLock({ $0.popLast() }) {
+            if reused.isClosed { drop(reused) } else { lent = reused }
+        }
+        let connection = try lent ?? open()
         do {
             let result = try body(connection)
             idle.withLock { $0.append(connection) }
             return result
         } catch let unusable as Unusable {
-            _ = try? connection.close().wait()
+            drop(connection)
             throw unusable.error
         } catch {
             if Self.isConnectionFailure(error) || connection.isClosed {
-                _ = try? connection.close().wait()
+                drop(connection)
             } else {
                 idle.withLock { $0.append(connection) }
             }
             throw error
         }
+    }
+
+    /// Closes a connection that is not lent again, and forgets what it prepared.
+    private func drop(_ connection: PostgresConnection) {
+        _ = try? connection.close().wait()
+        prepared.forget(connection)
     }
 
     /// The longest a worker waits for an answer: the server's statement timeout (30 s) and a margin. Past
@@ -127,7 +138,7 @@ final class PostgresConnections: Sendable {
             defer { current.removeAll() }
             return current
         }
-        for connection in connections { _ = try? connection.close().wait() }
+        for connection in connections { drop(connection) }
         try? eventLoops.syncShutdownGracefully()
     }
 }
@@ -156,7 +167,7 @@ extension StorageUnavailable {
 extension PostgresConnection {
     /// `query`'s answer, waited for by the calling worker thread (see `PendingAnswer`).
     func answer(_ query: PostgresQuery, logger: Logger) throws -> PostgresQueryResult {
-        try PendingAnswer(query, on: self, logger: logger).wait()
+        try PendingAnswer(on: self) { self.query(query, logger: logger) }.wait()
     }
 }
 
@@ -168,19 +179,20 @@ extension PostgresConnection {
 /// that has closed (a backend the server ended between two statements, a restart) is dropped and its
 /// future never completes: a worker waiting on it would wait forever. A closed connection is refused
 /// before sending, and the wait is bounded.
-final class PendingAnswer: Sendable {
+final class PendingAnswer<Answer: Sendable>: Sendable {
     private let connection: PostgresConnection
     private let done = DispatchSemaphore(value: 0)
-    private let outcome = Mutex<Result<PostgresQueryResult, any Error>?>(nil)
+    private let outcome = Mutex<Result<Answer, any Error>?>(nil)
 
-    init(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger) {
+    /// Sends with `send` unless the connection is closed.
+    init(on connection: PostgresConnection, _ send: () -> EventLoopFuture<Answer>) {
         self.connection = connection
         guard !connection.isClosed else {
             outcome.withLock { $0 = .failure(ChannelError.ioOnClosedChannel) }
             done.signal()
             return
         }
-        connection.query(query, logger: logger).whenComplete { [self] result in
+        send().whenComplete { [self] result in
             outcome.withLock { $0 = result }
             done.signal()
         }
@@ -188,11 +200,35 @@ final class PendingAnswer: Sendable {
 
     /// The answer, waited for at most `PostgresConnections.longestAnswer`; past that the connection is
     /// closed and the caller told the server is busy.
-    func wait() throws -> PostgresQueryResult {
+    func wait() throws -> Answer {
         guard done.wait(timeout: .now() + PostgresConnections.longestAnswer) == .success, let result = outcome.withLock({ $0 }) else {
             connection.close().whenComplete { _ in }
             throw PostgresConnections.Unusable(error: StorageUnavailable.busy)
         }
         return try result.get()
+    }
+}
+
+/// The statements each pooled connection has prepared, by their SQL: parsed and planned by the server once,
+/// then executed by name. For statements that are costly to plan and run often (a report's, about 2 ms of
+/// parsing and planning a time); the server keeps them until the connection closes, and so do we.
+final class PreparedStatements: Sendable {
+    private let byConnection = Mutex<[PostgresConnection.ID: [String: PreparedQuery]]>([:])
+
+    /// The rows of `sql` run with `binds` on `connection`, prepared there first if it is not yet.
+    func rows(_ sql: String, _ binds: [PostgresData], on connection: PostgresConnection) throws -> [PostgresRow] {
+        let statement: PreparedQuery
+        if let known = byConnection.withLock({ $0[connection.id]?[sql] }) {
+            statement = known
+        } else {
+            statement = try PendingAnswer(on: connection) { connection.prepare(query: sql) }.wait()
+            byConnection.withLock { $0[connection.id, default: [:]][sql] = statement }
+        }
+        return try PendingAnswer(on: connection) { statement.execute(binds) }.wait()
+    }
+
+    /// Forgets what `connection` prepared, as it closes.
+    func forget(_ connection: PostgresConnection) {
+        _ = byConnection.withLock { $0.removeValue(forKey: connection.id) }
     }
 }

@@ -12,27 +12,30 @@ import PostgresNIO
 /// here each part is one value of the one row (a column's rows as an array, blobs end to end with
 /// their lengths), which the client decodes at a fraction of the cost.
 enum PostgresEventCounts {
-    /// The statement for one campaign (`$1`) or all, days `$2` to `$3`, with the rows of unique devices
-    /// when `devices`: bitmap chunks when a range holds at least one and at most `$4` (the exact limit),
-    /// sketches when it holds more and the range is one campaign's (bounded by its days; across every
-    /// campaign they are read apart, row by row, as they may be many).
-    static func query(campaignID: Int64?, from: String, to: String, devices: Bool, exactChunkLimit: Int) -> PostgresQuery {
-        var binds = PostgresBindings()
-        binds.append(campaignID ?? 0)
-        binds.append(from)
-        binds.append(to)
-        binds.append(Int64(exactChunkLimit))
-        return PostgresQuery(unsafeSQL: statement(campaign: campaignID != nil, devices: devices), binds: binds)
+    /// The statement for one campaign (`$1`) or all, over days `first` to `last`, with the rows of unique
+    /// devices when `devices`: bitmap chunks when a range holds at least one and at most `exact` (the exact
+    /// limit), sketches when it holds more and the range is one campaign's (bounded by its days; across
+    /// every campaign they are read apart, row by row, as they may be many). Four texts in all, each
+    /// prepared once per connection; the values are bound.
+    static func statement(campaignID: Int64?, from: String, to: String, devices: Bool, exactChunkLimit: Int) -> (sql: String, binds: [PostgresData]) {
+        var binds = [PostgresData(string: from), PostgresData(string: to)]
+        if let campaignID { binds.insert(PostgresData(int64: campaignID), at: 0) }
+        if devices { binds.append(PostgresData(int64: Int64(exactChunkLimit))) }
+        return (statement(campaign: campaignID != nil, devices: devices), binds)
     }
 
     private static func statement(campaign: Bool, devices: Bool) -> String {
-        let scope = campaign ? "campaign_id = $1 AND " : ""
+        // A statement is prepared without parameter types: each parameter's is given where it is first
+        // used, and one the text does not use (the campaign, for all; the limit, without devices) is not
+        // bound at all.
+        let (scope, first, last, exact) =
+            campaign ? ("campaign_id = $1::int8 AND ", "$2::text", "$3::text", "$4::int8") : ("", "$1::text", "$2::text", "$3::int8")
         var common = [
             """
             rollups AS (
                 SELECT campaign_id, day, platform, test, type, CASE WHEN type = 'conversion' THEN '' ELSE detail END AS detail,
                     SUM(count)::int8 AS count
-                FROM event_rollups WHERE \(scope)day BETWEEN $2 AND $3
+                FROM event_rollups WHERE \(scope)day BETWEEN \(first) AND \(last)
                 GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6)
             """
         ]
@@ -54,7 +57,7 @@ enum PostgresEventCounts {
                 sketched AS MATERIALIZED (
                     SELECT COALESCE(SUM(chunks) FILTER (WHERE NOT test), 0)::int8 AS real_chunks,
                         COALESCE(SUM(chunks) FILTER (WHERE test), 0)::int8 AS test_chunks
-                    FROM device_sketches WHERE \(scope)day BETWEEN $2 AND $3)
+                    FROM device_sketches WHERE \(scope)day BETWEEN \(first) AND \(last))
                 """)
             from.append("sketched")
             columns.append("sketched.*")
@@ -70,16 +73,16 @@ enum PostgresEventCounts {
                     """
                     (SELECT array_agg(campaign_id) AS \(name)_bitmap_campaigns, array_agg(chunk) AS \(name)_bitmap_chunks,
                         array_agg(length(bits)) AS \(name)_bitmap_lengths, string_agg(bits, ''::bytea) AS \(name)_bitmaps
-                     FROM device_bitmaps WHERE \(scope)test = \(test) AND day BETWEEN $2 AND $3
-                        AND (SELECT \(name)_chunks FROM sketched) BETWEEN 1 AND $4) AS \(name)_bitmap_rows
+                     FROM device_bitmaps WHERE \(scope)test = \(test) AND day BETWEEN \(first) AND \(last)
+                        AND (SELECT \(name)_chunks FROM sketched) BETWEEN 1 AND \(exact)) AS \(name)_bitmap_rows
                     """)
                 columns.append("\(name)_bitmap_rows.*")
                 if campaign {
                     from.append(
                         """
                         (SELECT array_agg(length(registers)) AS \(name)_sketch_lengths, string_agg(registers, ''::bytea) AS \(name)_sketches
-                         FROM device_sketches WHERE \(scope)test = \(test) AND day BETWEEN $2 AND $3
-                            AND (SELECT \(name)_chunks FROM sketched) > $4) AS \(name)_sketch_rows
+                         FROM device_sketches WHERE \(scope)test = \(test) AND day BETWEEN \(first) AND \(last)
+                            AND (SELECT \(name)_chunks FROM sketched) > \(exact)) AS \(name)_sketch_rows
                         """)
                     columns.append("\(name)_sketch_rows.*")
                 }
@@ -90,11 +93,11 @@ enum PostgresEventCounts {
                 """
                 top_conversions AS (
                     SELECT detail, SUM(count)::int8 AS total FROM event_rollups
-                    WHERE campaign_id = $1 AND day BETWEEN $2 AND $3 AND NOT test AND type = 'conversion'
+                    WHERE campaign_id = $1 AND day BETWEEN \(first) AND \(last) AND NOT test AND type = 'conversion'
                     GROUP BY detail ORDER BY total DESC, detail LIMIT \(EventCounts.topConversionEvents)),
                 shown AS (
                     SELECT language, type, SUM(count) AS count FROM event_language_rollups
-                    WHERE campaign_id = $1 AND day BETWEEN $2 AND $3 AND NOT test
+                    WHERE campaign_id = $1 AND day BETWEEN \(first) AND \(last) AND NOT test
                     GROUP BY language, type),
                 top_languages AS (
                     SELECT language FROM shown GROUP BY language
@@ -127,8 +130,16 @@ enum PostgresEventCounts {
         _ row: PostgresRow, campaignID: Int64?, from: String, to: String, devices: Bool, into deviceRows: inout PostgresDeviceRows
     ) throws -> EventCounts {
         let cells = row.makeRandomAccess()
+        // A prepared statement's answer comes in binary, as postgres-nio asks for every answer, but its rows
+        // describe their columns as text (postgres-nio 1.33 keeps the statement's description as the
+        // server sent it when preparing, before any format was chosen): read as what they are.
+        func cell(_ name: String) -> PostgresCell {
+            var cell = cells[name]
+            cell.format = .binary
+            return cell
+        }
         func array<T: PostgresArrayDecodable>(_ name: String, of type: T.Type) throws -> [T] where T._DecodableType == T {
-            try cells[name].decode([T]?.self) ?? []
+            try cell(name).decode([T]?.self) ?? []
         }
         func sameCount(_ counts: Int...) throws {
             guard Set(counts).count <= 1 else { throw PackedBlobs.Mismatch() }
@@ -168,13 +179,13 @@ enum PostgresEventCounts {
             deviceRows.appsReadAhead = (campaignID, Dictionary(zip(appCampaigns, apps), uniquingKeysWith: { first, _ in first }))
             for test in [false, true] {
                 let name = test ? "test" : "real"
-                var known = PostgresDeviceRows.RangeReadAhead(chunkCount: Int(clamping: try cells["\(name)_chunks"].decode(Int64.self)))
-                if let bits = try cells["\(name)_bitmaps"].decode(ByteBuffer?.self) {
+                var known = PostgresDeviceRows.RangeReadAhead(chunkCount: Int(clamping: try cell("\(name)_chunks").decode(Int64.self)))
+                if let bits = try cell("\(name)_bitmaps").decode(ByteBuffer?.self) {
                     known.chunks = PackedBlobs(
                         campaigns: try array("\(name)_bitmap_campaigns", of: Int64.self), chunks: try array("\(name)_bitmap_chunks", of: Int64.self),
                         lengths: try array("\(name)_bitmap_lengths", of: Int32.self), bytes: bits)
                 }
-                if campaignID != nil, let registers = try cells["\(name)_sketches"].decode(ByteBuffer?.self) {
+                if campaignID != nil, let registers = try cell("\(name)_sketches").decode(ByteBuffer?.self) {
                     known.sketches = PackedBlobs(lengths: try array("\(name)_sketch_lengths", of: Int32.self), bytes: registers)
                 }
                 deviceRows.readAhead[DeviceRange(campaignID: campaignID, from: from, to: to, test: test)] = known

@@ -152,8 +152,9 @@ struct PostgresEventStore: EventStore {
 
     func counts(campaignID: Int64?, from: String, to: String, devices: Bool) throws -> EventCounts {
         try database.read { db in
-            let query = PostgresEventCounts.query(campaignID: campaignID, from: from, to: to, devices: devices, exactChunkLimit: exactDeviceChunkLimit)
-            guard let row = try db.execute(query).rows.first else { throw PackedBlobs.Mismatch() }
+            let (sql, binds) = PostgresEventCounts.statement(
+                campaignID: campaignID, from: from, to: to, devices: devices, exactChunkLimit: exactDeviceChunkLimit)
+            guard let row = try db.preparedRows(sql, binds).first else { throw PackedBlobs.Mismatch() }
             var deviceRows = PostgresDeviceRows(db: db)
             var counts = try PostgresEventCounts.decode(row, campaignID: campaignID, from: from, to: to, devices: devices, into: &deviceRows)
             if devices {
