@@ -169,7 +169,7 @@ extension Campaign {
             let refused = ControlCharacters.first(in: text.trimmingCharacters(in: .whitespacesAndNewlines), multiline: multiline)
             return refused.map {
                 FieldProblem(path: path, key: multiline ? "control_character" : "control_character_one_line",
-                             arguments: ["character": .text("U+\(String(format: "%04X", $0.value))")])
+                             arguments: ["character": .text(ControlCharacters.name($0))])
             }
         }
     }
@@ -498,6 +498,11 @@ public enum ControlCharacters {
             default: false
             }
         }
+    }
+
+    /// How a refused character is named in messages: `U+0001`.
+    public static func name(_ scalar: Unicode.Scalar) -> String {
+        "U+\(String(format: "%04X", scalar.value))"
     }
 }
 

@@ -1,3 +1,5 @@
+import HeraldDomain
+
 /// Validation errors of one form, by field name, in the order found; thrown by shared operations. Each
 /// message is English (what the command line prints) with, for most, its catalog phrase: a page shows
 /// `localized(by:)`, the errors in the reader's language.
@@ -155,6 +157,16 @@ enum InputRules {
             return Phrase("accounts.errors.email_invalid", english: "Enter an email address like name@example.com.")
         }
         return nil
+    }
+
+    /// A one-line name (of an app, a key, a test device, a person) holding a control character: not text in
+    /// any script, and a NUL cuts text short in SQLite's C API.
+    static func controlCharacterProblem(_ name: String) -> Phrase? {
+        ControlCharacters.first(in: name, multiline: false).map {
+            let character = ControlCharacters.name($0)
+            return Phrase("validation.control_character_one_line", ["character": .text(character)],
+                          english: "Remove the control character \(character) (this field is one line).")
+        }
     }
 
     static func passwordProblem(_ password: String) -> Phrase? {
