@@ -215,7 +215,8 @@ final class PendingAnswer<Answer: Sendable>: Sendable {
 final class PreparedStatements: Sendable {
     private let byConnection = Mutex<[PostgresConnection.ID: [String: PreparedQuery]]>([:])
 
-    /// The rows of `sql` run with `binds` on `connection`, prepared there first if it is not yet.
+    /// The rows of `sql` run with `binds` on `connection`, prepared there first if it is not yet. Their cells
+    /// are read with `preparedCell`.
     func rows(_ sql: String, _ binds: [PostgresData], on connection: PostgresConnection) throws -> [PostgresRow] {
         let statement: PreparedQuery
         if let known = byConnection.withLock({ $0[connection.id]?[sql] }) {
@@ -230,5 +231,17 @@ final class PreparedStatements: Sendable {
     /// Forgets what `connection` prepared, as it closes.
     func forget(_ connection: PostgresConnection) {
         _ = byConnection.withLock { $0.removeValue(forKey: connection.id) }
+    }
+}
+
+extension PostgresRandomAccessRow {
+    /// The cell `name` of a row that `PreparedStatements` answered. Its answer comes in binary, as
+    /// postgres-nio asks for every answer, but its rows describe their columns as text (postgres-nio 1.33
+    /// keeps the statement's description as the server sent it when preparing, before any format was
+    /// chosen): the cell is read as what it is.
+    func preparedCell(_ name: String) -> PostgresCell {
+        var cell = self[name]
+        cell.format = .binary
+        return cell
     }
 }

@@ -130,14 +130,7 @@ enum PostgresEventCounts {
         _ row: PostgresRow, campaignID: Int64?, from: String, to: String, devices: Bool, into deviceRows: inout PostgresDeviceRows
     ) throws -> EventCounts {
         let cells = row.makeRandomAccess()
-        // A prepared statement's answer comes in binary, as postgres-nio asks for every answer, but its rows
-        // describe their columns as text (postgres-nio 1.33 keeps the statement's description as the
-        // server sent it when preparing, before any format was chosen): read as what they are.
-        func cell(_ name: String) -> PostgresCell {
-            var cell = cells[name]
-            cell.format = .binary
-            return cell
-        }
+        func cell(_ name: String) -> PostgresCell { cells.preparedCell(name) }
         func array<T: PostgresArrayDecodable>(_ name: String, of type: T.Type) throws -> [T] where T._DecodableType == T {
             try cell(name).decode([T]?.self) ?? []
         }
