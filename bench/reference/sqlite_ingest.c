@@ -12,26 +12,21 @@
  *   sqlite_ingest DATABASE ROWS.tsv
  *
  * ROWS.tsv: one event a line, tab-separated: id, app_id, campaign_id, type, occurred_at, day,
- * platform, installation_id, detail, language (empty for none), test (0/1), received_at.
+ * platform, installation_id, detail, language (empty for none), test (0/1), received_at (reference.h).
  * Prints one line: `events=N seconds=S cpu_seconds=C batch_p50_ms=P batch_p99_ms=Q`.
  */
 #include <sqlite3.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-enum { BATCH = 1000, FIELDS = 12 };
+#include "reference.h"
+
+enum { BATCH = 1000 };
 
 typedef struct {
-    char *field[FIELDS];
+    char **field; /* FIELDS of them */
     long long number; /* the installation's number in its app, once known */
 } Row;
 
 enum { CHUNK_BITS = 4096 };
-
-/* Field numbers in ROWS.tsv. */
-enum { ID, APP, CAMPAIGN, TYPE, OCCURRED, DAY, PLATFORM, INSTALLATION, DETAIL, LANGUAGE, TEST, RECEIVED };
 
 static void fail(sqlite3 *db, const char *what) {
     fprintf(stderr, "%s: %s\n", what, sqlite3_errmsg(db));
@@ -96,38 +91,15 @@ static void upsert_distinct(sqlite3 *db, sqlite3_stmt *statement, Row **rows, in
     }
 }
 
-static double now(clockid_t clock) {
-    struct timespec time;
-    clock_gettime(clock, &time);
-    return time.tv_sec + time.tv_nsec / 1e9;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-    double left = *(const double *)a, right = *(const double *)b;
-    return (left > right) - (left < right);
-}
-
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: %s DATABASE ROWS.tsv\n", argv[0]);
         return 2;
     }
-    FILE *input = fopen(argv[2], "r");
-    if (!input) { perror(argv[2]); return 1; }
-    size_t capacity = 1 << 16, count = 0;
-    Row *rows = malloc(capacity * sizeof *rows);
-    char *line = NULL;
-    size_t length = 0;
-    while (getline(&line, &length, input) > 0) {
-        if (count == capacity) rows = realloc(rows, (capacity *= 2) * sizeof *rows);
-        char *copy = strdup(line), *cursor = copy;
-        copy[strcspn(copy, "\n")] = 0;
-        for (int field = 0; field < FIELDS; field++) {
-            rows[count].field[field] = cursor ? strsep(&cursor, "\t") : "";
-        }
-        count++;
-    }
-    fclose(input);
+    size_t count;
+    char **fields = read_event_rows(argv[2], &count);
+    Row *rows = malloc((count ? count : 1) * sizeof *rows);
+    for (size_t index = 0; index < count; index++) rows[index].field = fields + index * FIELDS;
 
     sqlite3 *db;
     if (sqlite3_open(argv[1], &db) != SQLITE_OK) fail(db, argv[1]);
@@ -234,9 +206,8 @@ int main(int argc, char **argv) {
         latencies[batch] = (now(CLOCK_MONOTONIC) - batch_started) * 1000;
     }
     double seconds = now(CLOCK_MONOTONIC) - started, cpu_seconds = now(CLOCK_PROCESS_CPUTIME_ID) - cpu_started;
-    qsort(latencies, batches, sizeof *latencies, compare_doubles);
     printf("events=%zu seconds=%.3f cpu_seconds=%.3f batch_p50_ms=%.2f batch_p99_ms=%.2f\n", count, seconds, cpu_seconds,
-           batches ? latencies[batches / 2] : 0.0, batches ? latencies[(size_t)(batches * 0.99)] : 0.0);
+           percentile(latencies, batches, 0.5), percentile(latencies, batches, 0.99));
     sqlite3_close(db);
     return 0;
 }
