@@ -110,17 +110,37 @@ DETAILS = {"": "", ',"action":"primary"': "primary", ',"dismissType":"auto"': "a
            ',"event":"purchase"': "purchase"}
 
 
+def write_reference_batch(out, rows: list, app: int = 1) -> None:
+    """One batch of `event_rows` as the C references read them (bench/reference/reference.h: tab-separated, Herald's stored forms)."""
+    received = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000")
+    for id, kind, campaign, occurred, platform, installation, extra, language in rows:
+        out.write("\t".join((id, str(app), str(campaign), kind, occurred.replace("T", " ").replace("Z", ".000"), occurred[:10], platform,
+                             installation, DETAILS[extra], language or "", "0", received)) + "\n")
+
+
 def write_reference_rows(path: Path, events: int, campaigns: list[int], now: float, days: int, random_ids: bool, languages: list) -> None:
-    """The same kind of rows as the clients send, as the C reference reads them (tab-separated, Herald's stored forms)."""
+    """The same kind of rows as the clients send, as the C reference reads them."""
     generator = random.Random(7)
     batches = events // BATCH
     with open(path, "w") as out:
         for batch in range(batches):
-            received = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000")
-            for id, kind, campaign, occurred, platform, installation, extra, language in \
-                    event_rows(batch, batches, campaigns, now, days, generator, random_ids, languages):
-                out.write("\t".join((id, "1", str(campaign), kind, occurred.replace("T", " ").replace("Z", ".000"), occurred[:10], platform,
-                                     installation, DETAILS[extra], language or "", "0", received)) + "\n")
+            write_reference_batch(out, event_rows(batch, batches, campaigns, now, days, generator, random_ids, languages))
+
+
+def compile_reference(name: str, folder: Path, *flags: str) -> Path:
+    """bench/reference/NAME.c built with `cc -O2` into `folder`, `flags` (include folders, libraries) after the source."""
+    program = folder / name
+    subprocess.run(["cc", "-O2", "-o", str(program), str(ROOT / "bench" / "reference" / f"{name}.c"), *flags], check=True)
+    return program
+
+
+def reference_figures(line: str) -> dict:
+    """A reference's figures line (`events=N seconds=S cpu_seconds=C batch_p50_ms=P batch_p99_ms=Q …`) as events/s,
+    its own CPU µs per event and batch p50/p99; every field of the line is kept under its own name too."""
+    fields = dict(item.split("=", 1) for item in line.split())
+    events, seconds, cpu = int(fields["events"]), float(fields["seconds"]), float(fields["cpu_seconds"])
+    return {**fields, "rate": events / seconds, "cpu_us": cpu / events * 1e6, "p50": float(fields["batch_p50_ms"]),
+            "p99": float(fields["batch_p99_ms"]), "windows": []}
 
 
 # What migration 0013 dropped, put back by `--installation-index` to measure what it cost.
@@ -139,12 +159,9 @@ def reference_round(workdir: Path, tool: Path, rows: Path, index: int, installat
     if installation_index:
         add_installation_index(database)
     output = subprocess.run([str(tool), str(database), str(rows)], check=True, capture_output=True, text=True).stdout
-    figures = dict(item.split("=") for item in output.split())
-    events, seconds, cpu = int(figures["events"]), float(figures["seconds"]), float(figures["cpu_seconds"])
     for suffix in ("", "-wal", "-shm"):
         Path(f"{database}{suffix}").unlink(missing_ok=True)
-    return {"rate": events / seconds, "cpu_us": cpu / events * 1e6, "p50": float(figures["batch_p50_ms"]),
-            "p99": float(figures["batch_p99_ms"]), "windows": []}
+    return reference_figures(output)
 
 
 def herald_round(workdir: Path, options, now: datetime, index: int, keep: bool) -> dict:
@@ -230,8 +247,7 @@ def main() -> None:
 
     ensure_binary()
     workdir = Path(tempfile.mkdtemp(prefix="herald-bench-"))
-    tool = workdir / "sqlite_ingest"
-    subprocess.run(["cc", "-O2", "-o", str(tool), str(ROOT / "bench" / "reference" / "sqlite_ingest.c"), "-lsqlite3"], check=True)
+    tool = compile_reference("sqlite_ingest", workdir, "-lsqlite3")
     now = datetime.now(timezone.utc)
     rows = workdir / "rows.tsv"
     write_reference_rows(rows, options.events, list(range(1, options.campaigns + 1)), now.timestamp(), options.days, options.random_ids,

@@ -8,11 +8,17 @@
   wrk's parser then waits for a body that a 304 never has);
 
 each on SQLite, on PostgreSQL with one instance, and on PostgreSQL with two instances sharing the database
-(the clients and wrk's connections split between them). PostgreSQL is Debian's, started here in a
-temporary folder on a free loopback port with its default durability (fsync and synchronous_commit on:
-a batch's 200 means it is on disk, as SQLite's synchronous=FULL), and 512 MB of shared buffers. CPU is
-reported per event and per request for Herald's processes and, apart, for PostgreSQL's (its backends do
-the storing that SQLite does inside Herald's process).
+(the clients and wrk's connections split between them); and, last in each round, the C reference
+(bench/reference/postgres_ingest.c, libpq): the events the one-instance configuration was sent, generated
+again the same way, written by one process over one connection into a fresh database made by `herald
+migrate`, in the statements Herald's PostgreSQL event store sends, one transaction per 1000 events. Its
+stored rows are then checked against Herald's: the same count in every table (but the bitmap chunks, which
+depend on the order devices were numbered in), the same rollups, the same devices on each campaign's day.
+PostgreSQL is Debian's, started here in a temporary folder on a free loopback port with its default
+durability (fsync and synchronous_commit on: a batch's 200 means it is on disk, as SQLite's
+synchronous=FULL), and 512 MB of shared buffers. CPU is reported per event and per request for Herald's
+processes (or the reference's) and, apart, for PostgreSQL's (its backends do the storing that SQLite does
+inside Herald's process).
 
     python3 bench/postgres.py --events 200000 --rounds 2
 """
@@ -23,6 +29,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import random
 import shutil
 import socket
 import sqlite3
@@ -33,7 +40,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from common import ROOT, Client, Server, cli, cpu_seconds, ensure_binary, ensure_wrk, percentile, wrk
-from events import BATCH, post_batches, shown_languages
+from events import BATCH, compile_reference, event_rows, post_batches, reference_figures, shown_languages, write_reference_batch
+
+# The ingestion load: client processes, the days the events' times span, the language versions shown.
+CLIENTS = 4
+DAYS = 1
+LANGUAGES = shown_languages(2)
 
 
 class Postgres:
@@ -103,7 +115,7 @@ def run_setup(workdir: Path, engine: str, instances: int, index: int, postgres: 
         campaign = json.loads(reply)["id"]
         api.request("POST", f"/api/v1/campaigns/{campaign}/publish", b"")
         campaigns.append(campaign)
-    return database, servers, key, campaigns
+    return database, servers, key, int(app), campaigns
 
 
 def stored_events(engine: str, database, postgres: Postgres | None) -> int:
@@ -113,20 +125,57 @@ def stored_events(engine: str, database, postgres: Postgres | None) -> int:
     return int(postgres.sql("SELECT count(*) FROM events", database.split("/")[-1].split("?")[0]))
 
 
+# What the reference's database must hold as Herald's does for the same events: each table's rows, but the
+# bitmap chunks' (how many a day has depends on the order its devices were numbered in, which the clients'
+# interleaving decides), and digests of the rollups and of each campaign day's devices (the bitmaps' set bits).
+TABLES = ("events", "event_ids", "event_rollups", "event_language_rollups", "device_numbers", "device_number_counters",
+          "device_bitmaps", "device_sketches")
+DIGESTS = {
+    "rollups": "SELECT md5(string_agg(r::text, ',' ORDER BY r::text)) FROM event_rollups r",
+    "language rollups": "SELECT md5(string_agg(r::text, ',' ORDER BY r::text)) FROM event_language_rollups r",
+    "devices a day": "SELECT md5(string_agg(d::text, ',' ORDER BY d::text)) FROM "
+                     "(SELECT campaign_id, test, day, sum(bit_count(bits)) FROM device_bitmaps GROUP BY 1, 2, 3) d",
+}
+NUMBERING_DEPENDENT = {"device_bitmaps"}
+REFERENCE = "C reference (libpq)"
+
+
+def stored_rows(postgres: Postgres, name: str) -> dict:
+    """Rows in each ingestion table of database `name`, and the digests that must equal Herald's for the same events."""
+    counts = postgres.sql("SELECT " + ", ".join(f"(SELECT count(*) FROM {table})" for table in TABLES), name).split("|")
+    return {**dict(zip(TABLES, map(int, counts))), **{label: postgres.sql(query, name) for label, query in DIGESTS.items()}}
+
+
+def client_shares(batches: int) -> list[range]:
+    """Each client process's batches: every CLIENTS-th, so they interleave in batch order."""
+    return [range(client, batches, CLIENTS) for client in range(CLIENTS)]
+
+
+def write_sent_events(path: Path, events: int, sent: dict) -> None:
+    """The events a configuration's clients sent (`sent`: their clock, app and campaigns), made again as post_batches
+    makes them, each client's from its own generator, batch after batch in the order the clients interleave; ids
+    are made again too (time-ordered, the same random bits), the rest is the same."""
+    batches = events // BATCH
+    generators = [random.Random(share.start) for share in client_shares(batches)]
+    with open(path, "w") as out:
+        for batch in range(batches):
+            rows = event_rows(batch, batches, sent["campaigns"], sent["now"], DAYS, generators[batch % CLIENTS], False, LANGUAGES)
+            write_reference_batch(out, rows, sent["app"])
+
+
 def measure(workdir: Path, engine: str, instances: int, index: int, options, postgres: Postgres | None) -> dict:
-    database, servers, key, campaigns = run_setup(workdir, engine, instances, index, postgres)
+    database, servers, key, app, campaigns = run_setup(workdir, engine, instances, index, postgres)
     try:
         def cpu() -> tuple[float, float]:
             return sum(cpu_seconds(server.pid) for server in servers), postgres.cpu() if postgres and engine == "postgres" else 0.0
 
         batches = options.events // BATCH
-        clients = 4
-        shares = [range(client, batches, clients) for client in range(clients)]
+        now = time.time()
         herald_before, postgres_before = cpu()
         started = time.perf_counter()
-        with multiprocessing.Pool(clients) as pool:
-            results = pool.starmap(post_batches, [(servers[number % instances].base, key, campaigns, share, batches, time.time(), 1, False,
-                                                   shown_languages(2)) for number, share in enumerate(shares)])
+        with multiprocessing.Pool(CLIENTS) as pool:
+            results = pool.starmap(post_batches, [(servers[number % instances].base, key, campaigns, share, batches, now, DAYS, False,
+                                                   LANGUAGES) for number, share in enumerate(client_shares(batches))])
         duration = time.perf_counter() - started
         herald_after, postgres_after = cpu()
         accepted = sum(result[0] for result in results)
@@ -134,8 +183,11 @@ def measure(workdir: Path, engine: str, instances: int, index: int, options, pos
         if stored != accepted:
             raise SystemExit(f"{engine}: {stored:,} events stored for {accepted:,} accepted")
         latencies = [latency for result in results for _, _, latency in result[1]]
-        figures = {"events": accepted / duration, "herald_us": (herald_after - herald_before) / accepted * 1e6,
-                   "postgres_us": (postgres_after - postgres_before) / accepted * 1e6, "batch_p99": percentile(latencies, 0.99)}
+        figures = {"events": accepted / duration, "writer_us": (herald_after - herald_before) / accepted * 1e6,
+                   "postgres_us": (postgres_after - postgres_before) / accepted * 1e6, "batch_p99": percentile(latencies, 0.99),
+                   "sent": {"now": now, "app": app, "campaigns": campaigns}}
+        if engine == "postgres":
+            figures["rows"] = stored_rows(postgres, database.split("/")[-1].split("?")[0])
 
         # The feed: each instance gets its share of 64 connections, all at once.
         for label, headers in (("plain", {}), ("gzip", {"Accept-Encoding": "gzip"})):
@@ -159,6 +211,56 @@ def measure(workdir: Path, engine: str, instances: int, index: int, options, pos
             postgres.sql(f"DROP DATABASE IF EXISTS bench_{index} WITH (FORCE)")
 
 
+def reference_round(workdir: Path, tool: Path, index: int, options, postgres: Postgres, sent: dict) -> dict:
+    """The C reference into a fresh database made by `herald migrate`, with the events `sent` describes; PostgreSQL's
+    CPU is read while the reference waits before and after its batches (its backend still alive)."""
+    name = f"bench_{index}"
+    postgres.sql(f"CREATE DATABASE {name}")
+    rows = workdir / f"rows-{index}.tsv"
+    try:
+        cli("migrate", database=postgres.url(name))
+        write_sent_events(rows, options.events, sent)
+        process = subprocess.Popen([str(tool), postgres.url(name), str(rows)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            ready = process.stdout.readline()
+            before = postgres.cpu()
+            process.stdin.write("\n")
+            process.stdin.flush()
+            line = process.stdout.readline()
+            after = postgres.cpu()
+        finally:
+            try:
+                process.stdin.close()
+            except BrokenPipeError:
+                pass
+            process.wait()
+        if process.returncode != 0 or ready.strip() != "ready" or not line.startswith("events="):
+            raise SystemExit(f"postgres_ingest failed ({process.returncode}): {ready!r} {line!r}")
+        figures = reference_figures(line)
+        if (figures["synchronous_commit"], figures["fsync"]) != ("on", "on"):
+            raise SystemExit(f"the reference ran without PostgreSQL's default durability: {line}")
+        events = int(figures["events"])
+        stored = stored_rows(postgres, name)
+        if stored["events"] != events or int(figures["stored"]) != events:
+            raise SystemExit(f"C reference: {stored['events']:,} events stored ({figures['stored']} said new) for {events:,} written")
+        return {"events": figures["rate"], "writer_us": figures["cpu_us"], "postgres_us": (after - before) / events * 1e6,
+                "batch_p99": figures["p99"], "rows": stored}
+    finally:
+        rows.unlink(missing_ok=True)
+        postgres.sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def compare_rows(reference: dict, herald: dict) -> str:
+    """The reference's stored rows beside Herald's for the same events; a difference where there must be none ends the run."""
+    different = [label for label in reference if label not in NUMBERING_DEPENDENT and reference[label] != herald[label]]
+    if different:
+        raise SystemExit(f"the C reference stored other rows than Herald for the same events ({', '.join(different)}): "
+                         f"reference {reference}, Herald {herald}")
+    counts = ", ".join(f"{table} {reference[table]:,}" + (f" (Herald {herald[table]:,})" if table in NUMBERING_DEPENDENT else "")
+                       for table in TABLES)
+    return f"rows as Herald's for the same events: {counts}; rollups and devices a day identical"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=200_000)
@@ -169,9 +271,12 @@ def main() -> None:
     ensure_wrk()
     configurations = [("sqlite", 1), ("postgres", 1), ("postgres", 2)]
     results: dict[str, list[dict]] = {f"{engine} ×{instances}": [] for engine, instances in configurations}
+    results[REFERENCE] = []
     with tempfile.TemporaryDirectory(prefix="herald-bench-postgres-") as temporary:
         workdir = Path(temporary)
         os.chmod(workdir, 0o755)
+        tool = compile_reference("postgres_ingest", workdir, "-I" + subprocess.run(
+            ["pg_config", "--includedir"], check=True, capture_output=True, text=True).stdout.strip(), "-lpq")
         postgres = Postgres(workdir / "postgres")
         try:
             index = 0
@@ -181,25 +286,37 @@ def main() -> None:
                     figures = measure(workdir, engine, instances, index, options, postgres)
                     results[f"{engine} ×{instances}"].append(figures)
                     print(f"round {round_number} {engine} ×{instances}: {figures['events']:,.0f} events/s "
-                          f"(Herald {figures['herald_us']:.1f} µs + PostgreSQL {figures['postgres_us']:.1f} µs CPU/event, batch p99 "
+                          f"(Herald {figures['writer_us']:.1f} µs + PostgreSQL {figures['postgres_us']:.1f} µs CPU/event, batch p99 "
                           f"{figures['batch_p99']:.0f} ms); feed 200 {figures['feed_plain']:,.0f} req/s ({figures['feed_plain_us']:.1f} µs), "
                           f"gzip 200 {figures['feed_gzip']:,.0f} req/s ({figures['feed_gzip_us']:.1f} µs)", flush=True)
+                index += 1
+                herald = results["postgres ×1"][-1]
+                figures = reference_round(workdir, tool, index, options, postgres, herald["sent"])
+                results[REFERENCE].append(figures)
+                print(f"round {round_number} {REFERENCE}: {figures['events']:,.0f} events/s (C {figures['writer_us']:.1f} µs + PostgreSQL "
+                      f"{figures['postgres_us']:.1f} µs CPU/event, batch p99 {figures['batch_p99']:.0f} ms); "
+                      f"{compare_rows(figures['rows'], herald['rows'])}", flush=True)
         finally:
             postgres.stop()
-    print("\n| configuration | events/s | CPU µs/event, Herald + PostgreSQL | batch p99 | feed 200 req/s (µs) | feed gzip 200 req/s (µs) |")
+    print("\n| configuration | events/s | CPU µs/event, Herald (or C) + PostgreSQL | batch p99 | feed 200 req/s (µs) | feed gzip 200 req/s (µs) |")
     print("|---|---|---|---|---|---|")
     def joined(runs: list[dict], form) -> str:
         return " / ".join(form(run) for run in runs)
 
     for label, runs in results.items():
+        feed = label != REFERENCE
         cells = [
             joined(runs, lambda r: format(r["events"], ",.0f")),
-            joined(runs, lambda r: "%.1f + %.1f" % (r["herald_us"], r["postgres_us"])),
+            joined(runs, lambda r: "%.1f + %.1f" % (r["writer_us"], r["postgres_us"])),
             joined(runs, lambda r: "%.0f ms" % r["batch_p99"]),
-            joined(runs, lambda r: "%s (%.1f)" % (format(r["feed_plain"], ",.0f"), r["feed_plain_us"])),
-            joined(runs, lambda r: "%s (%.1f)" % (format(r["feed_gzip"], ",.0f"), r["feed_gzip_us"])),
+            joined(runs, lambda r: "%s (%.1f)" % (format(r["feed_plain"], ",.0f"), r["feed_plain_us"])) if feed else "—",
+            joined(runs, lambda r: "%s (%.1f)" % (format(r["feed_gzip"], ",.0f"), r["feed_gzip_us"])) if feed else "—",
         ]
         print("| " + " | ".join([label, *cells]) + " |")
+    pairs = list(zip(results["postgres ×1"], results[REFERENCE]))
+    print("\nPostgreSQL ×1 / C reference, each round: events/s " + " / ".join(f"{h['events'] / c['events']:.2f}" for h, c in pairs)
+          + "; CPU per event, PostgreSQL's included " + " / ".join(
+              f"{(h['writer_us'] + h['postgres_us']) / (c['writer_us'] + c['postgres_us']):.2f}" for h, c in pairs))
 
 if __name__ == "__main__":
     main()
