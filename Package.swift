@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "HeraldHTTP", targets: ["HeraldHTTP"]),
         .library(name: "HeraldDomain", targets: ["HeraldDomain"]),
         .library(name: "HeraldConsole", targets: ["HeraldConsole"]),
+        .library(name: "HeraldStorage", targets: ["HeraldStorage"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),

@@ -9,6 +9,8 @@ let package = Package(
     name: "HeraldFuzz",
     dependencies: [
         .package(name: "Herald", path: ".."),
+        // The encoder the PostgreSQL array target compares with, at the version Herald resolves.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         /// libFuzzer's driver entry point, declared for Swift.
@@ -21,6 +23,8 @@ let package = Package(
                 .product(name: "HeraldHTTP", package: "Herald"),
                 .product(name: "HeraldDomain", package: "Herald"),
                 .product(name: "HeraldConsole", package: "Herald"),
+                .product(name: "HeraldStorage", package: "Herald"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
     ]

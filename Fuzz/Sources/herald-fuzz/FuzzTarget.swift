@@ -14,6 +14,7 @@ enum FuzzTarget: String, CaseIterable {
     case webOrigin = "web-origin"
     case installationBody = "installation-body"
     case acceptEncoding = "accept-encoding"
+    case postgresArray = "postgres-array"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -30,6 +31,7 @@ enum FuzzTarget: String, CaseIterable {
         case .webOrigin: WebOriginTarget.run(bytes)
         case .installationBody: InstallationBodyTarget.run(bytes)
         case .acceptEncoding: AcceptEncodingTarget.run(bytes)
+        case .postgresArray: PostgresArrayTarget.run(bytes)
         }
     }
 }

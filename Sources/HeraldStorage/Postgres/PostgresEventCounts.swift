@@ -136,8 +136,8 @@ enum PostgresEventCounts {
     ) throws -> EventCounts {
         let cells = row.makeRandomAccess()
         func cell(_ name: String) -> PostgresCell { cells.preparedCell(name) }
-        func array<T: PostgresArrayDecodable>(_ name: String, of type: T.Type) throws -> [T] where T._DecodableType == T {
-            try cell(name).decode([T]?.self) ?? []
+        func array<T: PostgresBinaryArray.Element>(_ name: String, of type: T.Type) throws -> [T] {
+            try PostgresBinaryArray.read(cell(name), as: T.self)
         }
         func sameCount(_ counts: Int...) throws {
             guard Set(counts).count <= 1 else { throw PackedBlobs.Mismatch() }
@@ -160,7 +160,7 @@ enum PostgresEventCounts {
         }
         // In the order SQLite answers them (its text compares by bytes); the statement leaves them in the
         // order it read them.
-        func precedes(_ x: String, _ y: String) -> Bool { x.utf8.lexicographicallyPrecedes(y.utf8) }
+        func precedes(_ x: String, _ y: String) -> Bool { bytesPrecede(x, y) }
         rows.sort { a, b in
             if a.campaignID != b.campaignID { return a.campaignID < b.campaignID }
             if a.day != b.day { return precedes(a.day, b.day) }
@@ -204,5 +204,22 @@ enum PostgresEventCounts {
             (counts.topLanguages, counts.otherLanguages) = EventCounts.languages(shown)
         }
         return counts
+    }
+
+    /// Whether `x` orders before `y` by their UTF-8 bytes, as SQLite compares text. (Swift's `<` compares
+    /// Unicode scalars after normalizing, which differs past ASCII; comparing the bytes one at a time through
+    /// the UTF-8 view made sorting a 90-day report's rows a fifth of the stats endpoint's CPU.)
+    static func bytesPrecede(_ x: String, _ y: String) -> Bool {
+        var (x, y) = (x, y)
+        return x.withUTF8 { a in
+            y.withUTF8 { b in
+                let common = min(a.count, b.count)
+                if common > 0, let first = a.baseAddress, let second = b.baseAddress {
+                    let order = memcmp(first, second, common)
+                    if order != 0 { return order < 0 }
+                }
+                return a.count < b.count
+            }
+        }
     }
 }
