@@ -58,9 +58,9 @@ struct DayRange: Sendable, Equatable {
     }
 }
 
-/// What happened to one campaign (or all) over a range: the stats endpoint's body, and the report's data.
-struct CampaignStats: Encodable, Sendable, Equatable {
-    struct Totals: Encodable, Sendable, Equatable {
+/// What happened to one campaign (or all) over a range: the stats endpoint's body (`json`), and the report's data.
+struct CampaignStats: Sendable, Equatable {
+    struct Totals: Sendable, Equatable {
         var impressions = 0
         var clicks = 0
         var dismissals = 0
@@ -88,7 +88,7 @@ struct CampaignStats: Encodable, Sendable, Equatable {
     }
 
     /// Real traffic for one language version shown.
-    struct LanguageTotals: Encodable, Sendable, Equatable {
+    struct LanguageTotals: Sendable, Equatable {
         /// The version's tag; absent for the default version (and in `otherLanguages`).
         var language: String?
         /// Written beside `language`, without `uniqueDevices`: devices are not counted per language.
@@ -98,23 +98,9 @@ struct CampaignStats: Encodable, Sendable, Equatable {
             self.language = language
             for (type, count) in counts { totals.add(type, count) }
         }
-
-        private enum CodingKeys: String, CodingKey {
-            case language, impressions, clicks, dismissals, errors, conversions, ctr
-        }
-
-        func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeIfPresent(language, forKey: .language)
-            for (key, count) in [(CodingKeys.impressions, totals.impressions), (.clicks, totals.clicks), (.dismissals, totals.dismissals),
-                                 (.errors, totals.errors), (.conversions, totals.conversions)] {
-                try container.encode(count, forKey: key)
-            }
-            try container.encode(totals.ctr, forKey: .ctr)
-        }
     }
 
-    struct Day: Encodable, Sendable, Equatable {
+    struct Day: Sendable, Equatable {
         let date: String
         var impressions = 0
         var clicks = 0
@@ -176,6 +162,96 @@ struct CampaignStats: Encodable, Sendable, Equatable {
                        errors: day.errors, conversions: day.conversions, ctr: day.ctr)
         }
     }
+
+    /// The stats endpoint's body (docs/openapi.yaml, `CampaignStats`), each object's members in the order of
+    /// their names' bytes.
+    var json: [UInt8] {
+        var json = JSONWriter()
+        json.open()
+        json.key("byLanguage")
+        json.openArray()
+        for version in byLanguage {
+            json.element()
+            Self.write(version, into: &json)
+        }
+        json.closeArray()
+        json.key("byPlatform")
+        Self.write(byPlatform, into: &json) { totals, json in Self.write(totals, into: &json) }
+        json.key("clicksByAction")
+        Self.write(clicksByAction, into: &json)
+        json.key("conversionsByEvent")
+        Self.write(conversionsByEvent, into: &json)
+        json.key("daily")
+        json.openArray()
+        for day in daily {
+            json.element()
+            json.open()
+            json.member("clicks", day.clicks)
+            json.member("conversions", day.conversions)
+            json.member("ctr", day.ctr)
+            json.member("date", day.date)
+            json.member("dismissals", day.dismissals)
+            json.member("errors", day.errors)
+            json.member("impressions", day.impressions)
+            json.close()
+        }
+        json.closeArray()
+        json.key("dismissalsByType")
+        Self.write(dismissalsByType, into: &json)
+        json.key("errorsByCode")
+        Self.write(errorsByCode, into: &json)
+        json.member("from", from)
+        json.member("otherConversions", otherConversions)
+        json.key("otherLanguages")
+        Self.write(otherLanguages, into: &json)
+        json.key("test")
+        Self.write(test, into: &json)
+        json.member("to", to)
+        json.key("totals")
+        Self.write(totals, into: &json)
+        json.close()
+        return json.bytes
+    }
+
+    private static func write(_ totals: Totals, into json: inout JSONWriter) {
+        json.open()
+        writeFigures(totals, into: &json)
+        json.member("uniqueDevices", totals.uniqueDevices)
+        json.member("uniqueDevicesEstimated", totals.uniqueDevicesEstimated)
+        json.close()
+    }
+
+    /// A language version's figures, without `uniqueDevices` (devices are not counted per language).
+    private static func write(_ version: LanguageTotals, into json: inout JSONWriter) {
+        json.open()
+        writeFigures(version.totals, into: &json)
+        json.member("language", version.language)
+        json.close()
+    }
+
+    /// The members every set of figures has, which come first in the order of names.
+    private static func writeFigures(_ totals: Totals, into json: inout JSONWriter) {
+        json.member("clicks", totals.clicks)
+        json.member("conversions", totals.conversions)
+        json.member("ctr", totals.ctr)
+        json.member("dismissals", totals.dismissals)
+        json.member("errors", totals.errors)
+        json.member("impressions", totals.impressions)
+    }
+
+    private static func write(_ counts: [String: Int], into json: inout JSONWriter) {
+        write(counts, into: &json) { count, json in json.integer(count) }
+    }
+
+    /// An object of `values` by name, in the order of the names' bytes.
+    private static func write<Value>(_ values: [String: Value], into json: inout JSONWriter, _ value: (Value, inout JSONWriter) -> Void) {
+        json.open()
+        for (name, item) in values.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            json.key(name)
+            value(item, &json)
+        }
+        json.close()
+    }
 }
 
 /// `GET /api/v1/campaigns/{id}/stats?from=&to=`.
@@ -195,6 +271,6 @@ struct StatsAPI: Sendable {
             throw HTTPError(400, error.message)
         }
         let stats = CampaignStats(counts: try services.database.events.counts(campaignID: id, from: range.from, to: range.to), range: range)
-        return .json(Array(try CampaignJSON.encoder().encode(stats)))
+        return .json(stats.json)
     }
 }
