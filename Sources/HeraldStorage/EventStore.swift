@@ -153,7 +153,8 @@ public protocol EventStore: Sendable {
     func ingest(_ events: [Event], now: Date) throws -> EventIngestCounts
 
     /// Rollup rows for `campaignID` (or every campaign when nil) from `from` to `to`, inclusive UTC days,
-    /// ordered by campaign, day, platform, test flag, type and detail. `devices: false` skips the
+    /// one per campaign, day, platform, test flag, type and detail, in no promised order: every reader
+    /// sums them by key, and ordering them cost PostgreSQL's path a sort. `devices: false` skips the
     /// distinct-installation counts, which read the device bitmaps of the range.
     func counts(campaignID: Int64?, from: String, to: String, devices: Bool) throws -> EventCounts
 

@@ -32,7 +32,7 @@ enum PostgresEventCounts {
             campaign ? ("campaign_id = $1::int8 AND ", "$2::text", "$3::text", "$4::int8") : ("", "$1::text", "$2::text", "$3::int8")
         var common = [
             // Rows other than conversions are unique by the table's key, so only conversions are grouped (their
-            // names left out, see `EventCounts.rows`); the rows are ordered by `decode`. Grouping and ordering
+            // names left out, see `EventCounts.rows`), and nothing is ordered. Grouping and ordering
             // every row made this part of a 90-day report 2.1 ms instead of 1.0-1.2 (pgbench).
             """
             rollups AS (
@@ -149,21 +149,9 @@ enum PostgresEventCounts {
         )
         let (types, details, totals) = (try array("types", of: String.self), try array("details", of: String.self), try array("counts", of: Int64.self))
         try sameCount(campaigns.count, days.count, platforms.count, tests.count, types.count, details.count, totals.count)
-        // In the order SQLite answers them (its text compares by bytes); the statement leaves them in the
-        // order it read them. Positions are sorted by the columns as read: sorting rows copied two rows'
-        // strings for each comparison (a fifth of the stats endpoint's CPU).
-        let order = campaigns.indices.sorted { a, b in
-            if campaigns[a] != campaigns[b] { return campaigns[a] < campaigns[b] }
-            var comparison = byteOrder(days[a], days[b])
-            if comparison == 0 { comparison = byteOrder(platforms[a], platforms[b]) }
-            if comparison == 0 && tests[a] != tests[b] { return !tests[a] }
-            if comparison == 0 { comparison = byteOrder(types[a], types[b]) }
-            if comparison == 0 { comparison = byteOrder(details[a], details[b]) }
-            return comparison < 0
-        }
         var rows: [EventCounts.Row] = []
-        rows.reserveCapacity(order.count)
-        for index in order {
+        rows.reserveCapacity(campaigns.count)
+        for index in campaigns.indices {
             guard let type = EventType(rawValue: types[index]) else { continue }
             rows.append(
                 EventCounts.Row(
@@ -205,21 +193,5 @@ enum PostgresEventCounts {
             (counts.topLanguages, counts.otherLanguages) = EventCounts.languages(shown)
         }
         return counts
-    }
-
-    /// How `x` and `y` order by their UTF-8 bytes, as SQLite compares text: negative, zero or positive. (Swift's
-    /// `<` compares Unicode scalars after normalizing, which differs past ASCII.)
-    static func byteOrder(_ x: String, _ y: String) -> Int {
-        var (x, y) = (x, y)
-        return x.withUTF8 { a in
-            y.withUTF8 { b in
-                let common = min(a.count, b.count)
-                if common > 0, let first = a.baseAddress, let second = b.baseAddress {
-                    let order = memcmp(first, second, common)
-                    if order != 0 { return Int(order) }
-                }
-                return a.count - b.count
-            }
-        }
     }
 }
