@@ -73,8 +73,10 @@ struct DeviceSketch: Equatable {
 /// ingestion beside the bitmaps; a range's unique devices are estimated from them when counting its
 /// chunks exactly would read more than `exactChunkLimit` of them.
 enum DeviceSketches {
-    /// Chunk rows a range may have and still be counted exactly: 2 MB of bitmaps, a few milliseconds.
-    static let exactChunkLimit = 4096
+    /// Chunk rows a range may have and still be counted exactly: 512 KB of bitmaps, about what the
+    /// sketches of a 90-day range weigh (368 KB). At 4096 (2 MB) a 30-day report of 100,000 devices a day
+    /// read 2,940 chunks, 1.5 MB through PostgreSQL's connection, and took 3 ms longer than 90 days of sketches.
+    static let exactChunkLimit = 1024
 
     struct Day: Hashable {
         let campaignID: Int64, test: Bool, day: String
