@@ -5,10 +5,12 @@ import HeraldDomain
 /// The geometry is computed here and `reports/chart` only places the shapes, because the CSP allows neither
 /// inline styles nor inline scripts: the chart is plain SVG with presentation attributes and CSS classes.
 struct DailyChart: Sendable {
-    struct Tick: Sendable {
+    struct Tick: Sendable, TemplateFields {
         /// The x (day ticks) or y (value ticks) position.
         let at: String
         let label: String
+
+        var templateFields: [(String, Any)] { [("at", at), ("label", label)] }
     }
 
     static let width = 960.0

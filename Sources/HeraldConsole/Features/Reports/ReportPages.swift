@@ -44,7 +44,7 @@ struct ReportPages: Sendable {
     }
 
     /// One line of figures, formatted.
-    struct Figures: Sendable {
+    struct Figures: Sendable, TemplateFields {
         let impressions: String
         let clicks: String
         let ctr: String
@@ -59,6 +59,11 @@ struct ReportPages: Sendable {
             dismissals = localizer.number(totals.dismissals)
             errors = localizer.number(totals.errors)
             conversions = localizer.number(totals.conversions)
+        }
+
+        var templateFields: [(String, Any)] {
+            [("impressions", impressions), ("clicks", clicks), ("ctr", ctr), ("dismissals", dismissals), ("errors", errors),
+             ("conversions", conversions)]
         }
     }
 
@@ -234,14 +239,16 @@ struct ReportPages: Sendable {
 
     // MARK: One campaign
 
-    struct Metric: Sendable {
+    struct Metric: Sendable, TemplateFields {
         let label: String
         let value: String
         let note: String?
+
+        var templateFields: [(String, Any)] { [("label", label), ("value", value), ("note", note as Any)] }
     }
 
     /// One line of a breakdown: a button, a dismissal type, an error code, a conversion event.
-    struct Share: Sendable {
+    struct Share: Sendable, TemplateFields {
         let label: String
         let code: String
         /// Conversion events are their own label; buttons, types and codes show their code beside a readable label.
@@ -250,9 +257,13 @@ struct ReportPages: Sendable {
         let share: String
         /// The share as a width out of 100, for the small bar beside it.
         let barWidth: String
+
+        var templateFields: [(String, Any)] {
+            [("label", label), ("code", code), ("showsCode", showsCode), ("count", count), ("share", share), ("barWidth", barWidth)]
+        }
     }
 
-    struct Breakdown: Sendable {
+    struct Breakdown: Sendable, TemplateFields {
         let id: String
         let heading: String
         let itemHeading: String
@@ -260,21 +271,30 @@ struct ReportPages: Sendable {
         let total: String
         let hasRows: Bool
         let emptyText: String
+
+        var templateFields: [(String, Any)] {
+            [("id", id), ("heading", heading), ("itemHeading", itemHeading), ("rows", rows), ("total", total), ("hasRows", hasRows),
+             ("emptyText", emptyText)]
+        }
     }
 
-    struct PlatformRow: Sendable {
+    struct PlatformRow: Sendable, TemplateFields {
         let name: String
         let share: String
         let figures: Figures
+
+        var templateFields: [(String, Any)] { [("name", name), ("share", share), ("figures", figures)] }
     }
 
     /// A language version shown: its tag, or a label for the default version and for all other languages together.
-    struct LanguageRow: Sendable {
+    struct LanguageRow: Sendable, TemplateFields {
         let label: String
         let tag: String
         let hasTag: Bool
         let share: String
         let figures: Figures
+
+        var templateFields: [(String, Any)] { [("label", label), ("tag", tag), ("hasTag", hasTag), ("share", share), ("figures", figures)] }
     }
 
     /// A day of the report as the language writes it, made once for the chart's titles and the table.
@@ -528,10 +548,12 @@ struct ReportRange: Sendable {
 
 /// The date-range picker both report pages show (`reports/range`).
 struct RangeView: Sendable {
-    struct Preset: Sendable {
+    struct Preset: Sendable, TemplateFields {
         let label: String
         let href: String
         let current: Bool
+
+        var templateFields: [(String, Any)] { [("label", label), ("href", href), ("current", current)] }
     }
 
     struct Hidden: Sendable {
