@@ -35,11 +35,14 @@ struct DeviceSketch: Equatable {
         return true
     }
 
-    /// The union with stored registers, read in place: each register the larger of the two.
+    /// The union with stored registers, read in place: each register the larger of the two. Written without a
+    /// branch so that it compiles to vector maxima: a 90-day estimate merges 368 KB, and the compare-and-store
+    /// loop was 5 % of a report's CPU.
     mutating func formUnion(_ stored: UnsafeRawBufferPointer) {
+        let stored = stored.assumingMemoryBound(to: UInt8.self).prefix(Self.registerCount)
         registers.withUnsafeMutableBufferPointer { registers in
-            for index in 0..<min(stored.count, Self.registerCount) where stored[index] > registers[index] {
-                registers[index] = stored[index]
+            for index in stored.indices {
+                registers[index] = max(registers[index], stored[index])
             }
         }
     }
