@@ -67,12 +67,13 @@ def percentile(values: list[float], fraction: float) -> float:
 class Server:
     """`herald serve` on a free loopback port, with `extra` arguments; stderr (the request log) goes to `log_path`."""
 
-    def __init__(self, database: Path, log_path: Path, log_level: str = "info", extra: list[str] | tuple[str, ...] = ()):
+    def __init__(self, database: Path, log_path: Path, log_level: str = "info", extra: list[str] | tuple[str, ...] = (),
+                 binary: Path | None = None):
         self.log_path = log_path
         self.log = open(log_path, "w")
         self.spawned = time.perf_counter()
         self.process = subprocess.Popen(
-            [str(BINARY), "serve", "--db", str(database), "--port", "0", "--log-level", log_level, "--resources", str(ROOT), *extra],
+            [str(binary or BINARY), "serve", "--db", str(database), "--port", "0", "--log-level", log_level, "--resources", str(ROOT), *extra],
             stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.process.stdout.readline()
         self.announced = time.perf_counter() - self.spawned  # seconds from spawn to the printed URL

@@ -51,7 +51,11 @@ Run from the repository root (needs the release binary, `make build`):
 
 On PostgreSQL 100 M events take about 42 GB of disk, with sort files and WAL about 55 GB at the peak
 (checked before each step against the free space, from the previous step's bytes per event); `--keep`
-keeps the temporary folder."""
+keeps the temporary folder.
+
+`--against OTHER_BINARY` serves that binary beside the built one, on the same database, and sends every
+measured request to both in turn (which one first alternates by round): a before and after on which the
+machine's drift falls alike. Its figures are the rows marked with the binary's file name."""
 
 from __future__ import annotations
 
@@ -279,8 +283,8 @@ class PostgresEngine:
                 "events": self.number("SELECT sum(pg_total_relation_size(relid))::int8 FROM pg_partition_tree('events')"),
                 "event_ids": self.number("SELECT pg_total_relation_size('event_ids')"), "WAL": wal}
 
-    def server(self, log: Path) -> Server:
-        return Server(self.postgres.url("herald"), log, extra=["--secret-key", str(self.secret_key)])
+    def server(self, log: Path, binary: Path | None = None) -> Server:
+        return Server(self.postgres.url("herald"), log, extra=["--secret-key", str(self.secret_key)], binary=binary)
 
     def stop(self) -> None:
         self.postgres.stop()
@@ -369,8 +373,8 @@ class SQLiteEngine:
         wal = Path(f"{self.file}-wal")
         return {"database": self.file.stat().st_size, "WAL": wal.stat().st_size if wal.exists() else 0}
 
-    def server(self, log: Path) -> Server:
-        return Server(self.file, log)
+    def server(self, log: Path, binary: Path | None = None) -> Server:
+        return Server(self.file, log, binary=binary)
 
     def stop(self) -> None:
         pass
@@ -470,62 +474,82 @@ def setup(workdir: Path, options, days: list[str]) -> tuple[Path, dict]:
 # ---- measuring ----
 
 def measure(workdir: Path, engine, context: dict, days: list[str], step: int, options) -> list[dict]:
-    """Herald on the database, as shipped: the pages' server and client times; the answers checked."""
+    """Herald on the database, as shipped: the pages' server and client times; the answers checked. With
+    `--against`, a second server runs that binary on the same database and every request goes to both, in
+    turn (which goes first alternating by round), so both see the same machine."""
     measured, exact = context["campaigns"][0], context["campaigns"][1]
     every = f"from={days[0]}&to={days[-1]}"
     wait_for_binary()
-    server = engine.server(workdir / f"server-{step}.log")
+    binaries = [(None, "")] + ([(options.against, f" [{options.against.name}]")] if options.against else [])
+    servers = []
     try:
-        server.wait_ready(60)
-        api = Client(server.base, key=context["key"])
-        console = sign_in(server.base, EMAIL, PASSWORD)
+        for number, (binary, _) in enumerate(binaries):
+            servers.append(engine.server(workdir / f"server-{step}-{number}.log", binary=binary))
+            servers[-1].wait_ready(60)
+        clients = [(Client(server.base, key=context["key"]), sign_in(server.base, EMAIL, PASSWORD)) for server in servers]
         pages = [
-            (f"stats endpoint, {len(days)} days", api, f"/api/v1/campaigns/{measured}/stats?{every}"),
-            (f"stats endpoint, {len(days)} days, campaign of {max(1, options.devices // 100):,} devices a day", api,
+            (f"stats endpoint, {len(days)} days", 0, f"/api/v1/campaigns/{measured}/stats?{every}"),
+            (f"stats endpoint, {len(days)} days, campaign of {max(1, options.devices // 100):,} devices a day", 0,
              f"/api/v1/campaigns/{exact}/stats?{every}"),
-            (f"campaign report, {len(days)} days", console, f"/campaigns/{measured}/report?{every}"),
-            ("campaign report, 30 days (default)", console, f"/campaigns/{measured}/report"),
-            (f"/reports, {len(days)} days", console, f"/reports?{every}"),
+            (f"campaign report, {len(days)} days", 1, f"/campaigns/{measured}/report?{every}"),
+            ("campaign report, 30 days (default)", 1, f"/campaigns/{measured}/report"),
+            (f"/reports, {len(days)} days", 1, f"/reports?{every}"),
         ]
         for _ in range(options.warmup):
-            for _, client, path in pages:
-                client.request("GET", path)
-        offset = server.log_offset()
-        sent: list[list[tuple[str, float]]] = [[] for _ in pages]  # per page: (request id, client ms)
-        answers: list[bytes] = [b""] * len(pages)
+            for _, kind, path in pages:
+                for pair in clients:
+                    pair[kind].request("GET", path)
+        offsets = [server.log_offset() for server in servers]
+        # Per server and page: (request id, client ms); the answers, per server and page.
+        sent: list[list[list[tuple[str, float]]]] = [[[] for _ in pages] for _ in servers]
+        answers: list[list[bytes]] = [[b""] * len(pages) for _ in servers]
         # Interleaved request by request, so whatever else the machine does falls on every page alike.
-        for _ in range(options.repeat):
-            for index, (_, client, path) in enumerate(pages):
-                started = time.perf_counter()
-                _, headers, reply = client.request("GET", path)
-                elapsed = (time.perf_counter() - started) * 1000
-                request_id = headers.get("X-Request-Id")
-                if not request_id:
-                    raise BenchError(f"{path} answered without X-Request-Id")
-                sent[index].append((request_id, elapsed))
-                answers[index] = reply
-        for client in (api, console):
-            client.close()
-        logged: dict[str, float] = {}
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:  # the request log is written by a thread of its own
-            with open(server.log_path, "rb") as log:
-                log.seek(offset)
-                logged = {m.group("id"): float(m.group("ms")) for m in LOG_LINE.finditer(log.read().decode("utf-8", "replace"))
-                          if m.group("status") == "200"}
-            if all(request_id in logged for requests in sent for request_id, _ in requests):
-                break
-            time.sleep(0.2)
-        else:
-            raise BenchError(f"the request log {server.log_path} lacks some of the measured requests")
+        for round_number in range(options.repeat):
+            for index, (_, kind, path) in enumerate(pages):
+                order = list(range(len(servers)))
+                for number in order if round_number % 2 == 0 else order[::-1]:
+                    started = time.perf_counter()
+                    _, headers, reply = clients[number][kind].request("GET", path)
+                    elapsed = (time.perf_counter() - started) * 1000
+                    request_id = headers.get("X-Request-Id")
+                    if not request_id:
+                        raise BenchError(f"{path} answered without X-Request-Id")
+                    sent[number][index].append((request_id, elapsed))
+                    answers[number][index] = reply
+        for pair in clients:
+            for client in pair:
+                client.close()
+        logged: list[dict[str, float]] = []
+        for server, offset, requests in zip(servers, offsets, sent):
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # the request log is written by a thread of its own
+                with open(server.log_path, "rb") as log:
+                    log.seek(offset)
+                    found = {m.group("id"): float(m.group("ms")) for m in LOG_LINE.finditer(log.read().decode("utf-8", "replace"))
+                             if m.group("status") == "200"}
+                if all(request_id in found for page in requests for request_id, _ in page):
+                    break
+                time.sleep(0.2)
+            else:
+                raise BenchError(f"the request log {server.log_path} lacks some of the measured requests")
+            logged.append(found)
     finally:
-        server.stop()
+        for server in servers:
+            server.stop()
 
     # The stats' impressions against the raw rows themselves, not the rollups they were derived from (one
     # scan for both campaigns: at 100 M events a scan takes minutes).
     raw_impressions = dict(zip((measured, exact), engine.numbers(
         f"SELECT count(*) FILTER (WHERE campaign_id = {measured}), count(*) FILTER (WHERE campaign_id = {exact}) FROM events "
         f"WHERE type = 'impression' AND campaign_id IN ({measured}, {exact}) AND day BETWEEN '{days[0]}' AND '{days[-1]}'")))
+    results = []
+    for (_, suffix), server_sent, server_answers, server_logged in zip(binaries, sent, answers, logged):
+        results += page_results(pages, suffix, server_sent, server_answers, server_logged, raw_impressions, context)
+    return results
+
+
+def page_results(pages, suffix: str, sent, answers, logged: dict[str, float], raw_impressions: dict, context: dict) -> list[dict]:
+    """One server's figures per page, its stats answers checked against the raw rows and the bitmaps."""
     results = []
     for (label, _, path), requests, answer in zip(pages, sent, answers):
         note = ""
@@ -539,7 +563,7 @@ def measure(workdir: Path, engine, context: dict, days: list[str], step: int, op
             counted, estimated, error = check_devices(totals, rows, distinct)
             note = (f"{totals['impressions']:,} impressions = raw rows; {counted:,} devices "
                     + (f"estimated for {distinct:,} ({error:+.2%})" if estimated else "counted") + f" from {rows:,} chunk rows")
-        results.append({"page": label, "server": [logged[request_id] for request_id, _ in requests],
+        results.append({"page": label + suffix, "server": [logged[request_id] for request_id, _ in requests],
                         "client": [elapsed for _, elapsed in requests], "note": note or f"{len(answer):,} bytes"})
     return results
 
@@ -555,11 +579,17 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=2, help="PostgreSQL sessions loading at once")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (databases, logs)")
+    parser.add_argument("--against", type=Path, help="another herald binary, served beside the built one on the same database, "
+                        "every request sent to both in turn: a before and after that the machine's drift falls on alike")
     options = parser.parse_args()
     if options.events != sorted(set(options.events)) or options.events[0] <= 0:
         parser.error("--events: positive totals, ascending")
     if options.campaigns < 2:
         parser.error("--campaigns: at least 2 (one estimated, one counted)")
+    if options.against and not os.access(options.against, os.X_OK):
+        parser.error(f"--against: {options.against} is not an executable file")
+    if options.against:
+        options.against = options.against.resolve()
 
     today = datetime.now(timezone.utc).date()
     days = [(today - timedelta(days=offset)).isoformat() for offset in range(options.days - 1, -1, -1)]
