@@ -140,6 +140,8 @@ public protocol InstallationStore: Sendable {
     /// The app's installations holding a live token of `provider` (nil: of either), in the order they
     /// were first registered, from just after the installation whose `rowID` is `after` (nil: from the
     /// first); at most `pageSize` (1…`Installation.maxPageSize`) of them. Each page is one indexed range read.
+    /// An installation registered while a page is read is in that page or after it, never before its last
+    /// (the push planner pages by `rowID` and would pass over it for good).
     func withTokens(appID: Int64, provider: PushProvider?, after: Int64?, pageSize: Int) throws -> InstallationPage
     /// How many installations the app has, how many can be sent to by each provider, allow
     /// notifications, and lost their token to a provider.

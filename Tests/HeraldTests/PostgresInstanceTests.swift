@@ -2,6 +2,7 @@ import Foundation
 import HeraldConsole
 import HeraldDomain
 @testable import HeraldStorage
+import Synchronization
 import Testing
 
 /// What several instances on one PostgreSQL get beyond the storage contract: each hears the others'
@@ -16,6 +17,54 @@ struct PostgresInstanceTests {
             Thread.sleep(forTimeInterval: 0.005)
         }
         return nil
+    }
+
+    /// Ids come from a sequence in the order registrations take them, not the order they commit. The push
+    /// planner pages through installations by id, so a page read while an earlier id was still uncommitted
+    /// would have been passed over for good: that page must wait for the registration instead.
+    @Test func aPageOfInstallationsWaitsForARegistrationInFlight() throws {
+        let database = try EngineDatabase(.postgres)
+        let postgres = try #require(database.stores as? PostgresAppDatabase)
+        let shop = try postgres.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: Date())
+        let (firstDevice, secondDevice) = (StorageContractTests.registration(token: "tok-1"), StorageContractTests.registration(token: "tok-2"))
+
+        // The first registration takes its id and stays uncommitted until told to go on.
+        let (registered, release, finished) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let failure = Mutex<String?>(nil)
+        Thread.detachNewThread {
+            do {
+                try postgres.write { session in
+                    _ = try PostgresInstallationStore.upsert(
+                        appID: shop.id, installationID: "first", registration: firstDevice, now: Date(), in: session)
+                    registered.signal()
+                    release.wait()
+                }
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+                registered.signal()
+            }
+            finished.signal()
+        }
+        registered.wait()
+        // A second one, with a later id, commits meanwhile (registrations do not wait for each other).
+        let second = try postgres.installations.upsert(appID: shop.id, installationID: "second", registration: secondDevice, now: Date())
+
+        let page = Mutex<InstallationPage?>(nil)
+        let read = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            page.withLock { $0 = try? postgres.installations.withTokens(appID: shop.id, pageSize: 10) }
+            read.signal()
+        }
+        let readWithoutWaiting = read.wait(timeout: .now() + 0.5) == .success
+        release.signal()
+        finished.wait()
+        if !readWithoutWaiting { read.wait() }
+
+        #expect(failure.withLock { $0 } == nil)
+        #expect(!readWithoutWaiting, "the page was read while a registration with an earlier id was in flight")
+        let listed = page.withLock { $0 }?.installations ?? []
+        #expect(listed.map(\.installationID) == ["first", "second"])
+        #expect(listed.first.map { $0.rowID < second.installation.rowID } == true)
     }
 
     @Test func anotherInstancesChangesAreHeardWithinASecond() throws {

@@ -217,8 +217,13 @@ struct PostgresSession {
     }
 
     /// Waits for the transaction lock named by `key`, held until commit or rollback: what SQLite's single
-    /// writer gives for free, given to a read-modify-write that several processes may race on.
-    func lock(_ key: String) throws {
-        try execute("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))")
+    /// writer gives for free, given to a read-modify-write that several processes may race on. A shared
+    /// lock is held by any number of transactions at once and keeps out only the exclusive one.
+    func lock(_ key: String, shared: Bool = false) throws {
+        if shared {
+            try execute("SELECT pg_advisory_xact_lock_shared(hashtextextended(\(key), 0))")
+        } else {
+            try execute("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))")
+        }
     }
 }

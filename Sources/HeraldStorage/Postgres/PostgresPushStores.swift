@@ -22,47 +22,60 @@ struct PostgresInstallationStore: InstallationStore {
     }
 
     func upsert(appID: Int64, installationID: String, registration: InstallationRegistration, now: Date) throws -> (installation: Installation, created: Bool) {
+        try database.write { try Self.upsert(appID: appID, installationID: installationID, registration: registration, now: now, in: $0) }
+    }
+
+    /// What `withTokens` waits for, per app: a registration holds it shared from before its row takes an id
+    /// until it commits, and a page of installations is read under it alone. Ids come from a sequence in
+    /// the order they are taken, not the order they commit, so without it a page read while a registration
+    /// was in flight could list a later id, and the push planner, paging by id, would pass over the
+    /// earlier one for good once it committed.
+    static func numberingLock(appID: Int64) -> String { "installations numbering \(appID)" }
+
+    /// `upsert` inside the caller's transaction.
+    static func upsert(
+        appID: Int64, installationID: String, registration: InstallationRegistration, now: Date, in session: PostgresSession
+    ) throws -> (installation: Installation, created: Bool) {
         try registration.refuseNUL(installationID: installationID)
         let stamp = now.storedPrecision
-        return try database.write { session in
-            if let provider = registration.pushProvider, let token = registration.pushToken {
-                // Two installations registering one token at once, on two instances: the second waits, then takes it over.
-                try session.lock("installations token \(appID) \(provider.rawValue) \(token)")
-                try session.execute(
-                    """
-                    UPDATE installations SET push_token = NULL, push_provider = NULL, updated_at = \(stamp)
-                    WHERE app_id = \(appID) AND push_provider = \(provider.rawValue) AND push_token = \(token)
-                    AND installation_id <> \(installationID)
-                    """)
-            }
-            // A new token is live whatever happened to the last one; without one, a pruned token's record stays.
-            let hasToken = registration.pushToken != nil
-            guard let row = try session.rows(
+        try session.lock(numberingLock(appID: appID), shared: true)
+        if let provider = registration.pushProvider, let token = registration.pushToken {
+            // Two installations registering one token at once, on two instances: the second waits, then takes it over.
+            try session.lock("installations token \(appID) \(provider.rawValue) \(token)")
+            try session.execute(
                 """
-                INSERT INTO installations AS i
-                    (app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
-                     notifications_allowed, created_at, updated_at)
-                VALUES (\(appID), \(installationID), \(registration.platform.rawValue), \(registration.pushProvider?.rawValue),
-                        \(registration.pushToken), \(registration.appVersion), \(registration.language), \(registration.country),
-                        \(registration.timeZone), \(registration.notificationsAllowed), \(stamp), \(stamp))
-                ON CONFLICT (app_id, installation_id) DO UPDATE SET
-                    platform = excluded.platform,
-                    push_provider = CASE WHEN excluded.push_token IS NOT NULL OR i.token_removed_at IS NULL
-                        THEN excluded.push_provider ELSE i.push_provider END,
-                    push_token = excluded.push_token, app_version = excluded.app_version, language = excluded.language,
-                    country = excluded.country, time_zone = excluded.time_zone, notifications_allowed = excluded.notifications_allowed,
-                    token_removed_at = CASE WHEN \(hasToken) THEN NULL ELSE i.token_removed_at END,
-                    token_removed_reason = CASE WHEN \(hasToken) THEN NULL ELSE i.token_removed_reason END,
-                    updated_at = excluded.updated_at
-                RETURNING \(unescaped: Self.columns), (xmax = 0) AS created
-                """
-            ).first else {
-                throw InstallationStoreError.unreadable("installation \(installationID) of app \(appID) after saving it")
-            }
-            let created = try row.decode((Int64, Int64, String, String, String?, String?, String?, String?, String?, String?, Bool, Date?, String?,
-                                          Date, Date, Bool).self).15
-            return (try Self.installation(row), created)
+                UPDATE installations SET push_token = NULL, push_provider = NULL, updated_at = \(stamp)
+                WHERE app_id = \(appID) AND push_provider = \(provider.rawValue) AND push_token = \(token)
+                AND installation_id <> \(installationID)
+                """)
         }
+        // A new token is live whatever happened to the last one; without one, a pruned token's record stays.
+        let hasToken = registration.pushToken != nil
+        guard let row = try session.rows(
+            """
+            INSERT INTO installations AS i
+                (app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
+                 notifications_allowed, created_at, updated_at)
+            VALUES (\(appID), \(installationID), \(registration.platform.rawValue), \(registration.pushProvider?.rawValue),
+                    \(registration.pushToken), \(registration.appVersion), \(registration.language), \(registration.country),
+                    \(registration.timeZone), \(registration.notificationsAllowed), \(stamp), \(stamp))
+            ON CONFLICT (app_id, installation_id) DO UPDATE SET
+                platform = excluded.platform,
+                push_provider = CASE WHEN excluded.push_token IS NOT NULL OR i.token_removed_at IS NULL
+                    THEN excluded.push_provider ELSE i.push_provider END,
+                push_token = excluded.push_token, app_version = excluded.app_version, language = excluded.language,
+                country = excluded.country, time_zone = excluded.time_zone, notifications_allowed = excluded.notifications_allowed,
+                token_removed_at = CASE WHEN \(hasToken) THEN NULL ELSE i.token_removed_at END,
+                token_removed_reason = CASE WHEN \(hasToken) THEN NULL ELSE i.token_removed_reason END,
+                updated_at = excluded.updated_at
+            RETURNING \(unescaped: Self.columns), (xmax = 0) AS created
+            """
+        ).first else {
+            throw InstallationStoreError.unreadable("installation \(installationID) of app \(appID) after saving it")
+        }
+        let created = try row.decode((Int64, Int64, String, String, String?, String?, String?, String?, String?, String?, Bool, Date?, String?,
+                                      Date, Date, Bool).self).15
+        return (try Self.installation(row), created)
     }
 
     func installation(appID: Int64, id: String) throws -> Installation? {
@@ -94,7 +107,8 @@ struct PostgresInstallationStore: InstallationStore {
 
     func withTokens(appID: Int64, provider: PushProvider?, after: Int64?, pageSize: Int) throws -> InstallationPage {
         let limit = InstallationPage.limit(pageSize)
-        let installations = try database.read { session in
+        let installations = try database.write { session in
+            try session.lock(Self.numberingLock(appID: appID))
             let query: PostgresQuery = if let provider {
                 """
                 SELECT \(unescaped: Self.columns) FROM installations
