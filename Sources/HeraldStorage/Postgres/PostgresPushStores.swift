@@ -192,14 +192,24 @@ struct PostgresPushOutboxStore: PushOutboxStore {
                 INSERT INTO push_sends (campaign_id, app_id, started_at) VALUES (\(campaignID), \(appID), \(now.storedPrecision))
                 ON CONFLICT (campaign_id) DO NOTHING
                 """)
-            for (installation, due) in entries {
-                guard let provider = installation.pushProvider, let token = installation.pushToken else { continue }
+            let sendable = entries.compactMap { installation, due in
+                installation.pushProvider.flatMap { provider in installation.pushToken.map { (installation, provider, $0, due) } }
+            }
+            // A page's rows as arrays in one statement: a statement a row was a round trip a row (a
+            // 10,000-device fan-out, pages read and planned, took 6.3-7.9 s in a debug build; 2.3 s so).
+            for part in sendable.chunked(PostgresEventStore.rowsPerStatement) {
+                let (ids, providers, tokens) = (part.map(\.0.installationID), part.map(\.1.rawValue), part.map(\.2))
+                let (platforms, languages, hasLanguage) = (part.map(\.0.platform.rawValue), part.map { $0.0.language ?? "" }, part.map { $0.0.language != nil })
+                let dues = part.map(\.3.storedPrecision)
                 // The unique (campaign, installation) decides: two instances planning one page add each row once.
                 try session.execute(
                     """
                     INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at, state)
-                    VALUES (\(appID), \(campaignID), \(installation.installationID), \(provider.rawValue), \(token),
-                            \(installation.platform.rawValue), \(installation.language), \(due.storedPrecision), 'pending')
+                    SELECT \(appID), \(campaignID), t.installation_id, t.provider, t.token, t.platform,
+                        CASE WHEN t.has_language THEN t.language END, t.due_at, 'pending'
+                    FROM unnest(\(ids)::text[], \(providers)::text[], \(tokens)::text[], \(platforms)::text[], \(languages)::text[],
+                                \(hasLanguage)::bool[], \(dues)::timestamptz[])
+                        AS t(installation_id, provider, token, platform, language, has_language, due_at)
                     ON CONFLICT (campaign_id, installation_id) DO NOTHING
                     """)
             }
