@@ -7,8 +7,8 @@ Setup through Herald as shipped: `herald user create`, `app create`, `key create
 published campaigns made through the API of a server on a temporary SQLite file. Each campaign's device
 bitmaps for `--days` UTC days ending today are written into that file as bench/devices.py writes them
 (each device of a population of 4 × `--devices` seen on a day with probability 1/4; the second campaign
-gets a hundredth of that, so its range stays under 4096 chunk rows and is counted exactly, the others
-past 4096 are estimated from sketches), and Herald's migration 0017 is undone and applied again to make
+gets a hundredth of that, so its range stays under 1024 chunk rows and is counted exactly, the others
+past 1024 are estimated from sketches), and Herald's migration 0017 is undone and applied again to make
 the days' device sketches (its HyperLogLog, its hash: not reimplemented here). The app's device numbers
 (`d-<n>` is number n) are written beside. On PostgreSQL, `herald copy` then moves the whole installation
 into an empty database of Debian's PostgreSQL, started in a temporary folder by bench/postgres.py's
@@ -440,7 +440,7 @@ def setup(workdir: Path, options, days: list[str]) -> tuple[Path, dict]:
     finally:
         server.stop()
 
-    # The first campaign is the measured one (estimated past 4096 chunk rows), the second has few devices
+    # The first campaign is the measured one (estimated past 1024 chunk rows), the second has few devices
     # (counted exactly), the rest have as many as the first so the tables hold more than one campaign's rows.
     exact_devices = max(1, options.devices // 100)
     audiences = [(campaign, exact_devices if index == 1 else options.devices) for index, campaign in enumerate(campaigns)]
