@@ -31,11 +31,18 @@ public struct ProblemText: Sendable, Equatable {
 
     /// Fills `{name}` with `arguments[name]`; a name without a value stays as written.
     public static func fill(_ template: String, _ arguments: [String: String]) -> String {
+        arguments.isEmpty ? template : fill(template) { arguments[$0] }
+    }
+
+    /// Fills `{name}` with `value(name)`; a name it answers nil for stays as written. For one text filled
+    /// many times on a page (a chart's day titles), where a dictionary of arguments for each costs more
+    /// than the filling.
+    public static func fill(_ template: String, _ value: (String) -> String?) -> String {
         // Over the UTF-8 bytes, copying the text between names whole: braces are ASCII, so every index
         // found is a character boundary, and a page fills hundreds of strings.
         let bytes = template.utf8
         let (openBrace, closeBrace) = (UInt8(ascii: "{"), UInt8(ascii: "}"))
-        guard !arguments.isEmpty, var open = bytes.firstIndex(of: openBrace) else { return template }
+        guard var open = bytes.firstIndex(of: openBrace) else { return template }
         var result = ""
         result.reserveCapacity(bytes.count + 32)
         var copied = bytes.startIndex
@@ -49,7 +56,7 @@ public struct ProblemText: Sendable, Equatable {
             }
             let afterEnd = bytes.index(after: end)
             // A name with no argument stays as written.
-            if let value = arguments[String(template[nameStart..<end])] {
+            if let value = value(String(template[nameStart..<end])) {
                 result += template[copied..<open]
                 result += value
                 copied = afterEnd

@@ -70,14 +70,28 @@ public struct Localizer: Sendable {
     /// The plural string `key` in the form its language uses for `count`, with `{count}` written in the
     /// language's digits.
     public func plural(_ key: String, count: Int, _ arguments: [String: String] = [:]) -> String {
-        var arguments = arguments
-        arguments["count"] = number(count)
-        switch catalog.entries[key] ?? english.entries[key] {
-        case .plural(let forms):
-            let form = forms[PluralCategory.of(count, in: language)] ?? forms[.other] ?? key
-            return Self.fill(form, arguments)
-        case .text(let text): return Self.fill(text, arguments)
-        case nil: return key
+        plural(key)(count, arguments)
+    }
+
+    /// The plural string `key`, looked up once for text written many times on a page (a chart's day titles).
+    func plural(_ key: String) -> PluralForms {
+        PluralForms(key: key, entry: catalog.entries[key] ?? english.entries[key], localizer: self)
+    }
+
+    struct PluralForms {
+        let key: String
+        let entry: StringCatalog.Entry?
+        let localizer: Localizer
+
+        func callAsFunction(_ count: Int, _ arguments: [String: String] = [:]) -> String {
+            let text: String
+            switch entry {
+            case .plural(let forms): text = forms[PluralCategory.of(count, in: localizer.language)] ?? forms[.other] ?? key
+            case .text(let single): text = single
+            case nil: return key
+            }
+            let number = localizer.number(count)
+            return ProblemText.fill(text) { $0 == "count" ? number : arguments[$0] }
         }
     }
 

@@ -74,13 +74,14 @@ struct DailyChart: Sendable {
         var dayMarks = "", pointMarks = ""
         dayMarks.reserveCapacity(daily.count * 400)
         var points: [String] = []
+        let titles = DayTitles(localizer)
         for (index, text) in days.enumerated() {
             let day = text.day
             let center = left + slot * (Double(index) + 0.5)
             let barY = y(Double(day.impressions), of: valueTop)
             let clickY = y(Double(day.clicks), of: valueTop)
             let pointY = y(rates[index], of: rateTop)
-            let title = Markup.escape(Self.title(text, localizer))
+            let title = Markup.escape(titles(text))
             points.append("\(Self.number(center)),\(Self.number(pointY))")
             dayMarks += "<g class=\"chart-day\"><title>\(title)</title>"
             dayMarks += "<rect class=\"chart-slot\" x=\"\(Self.number(left + slot * Double(index)))\" y=\"\(Self.number(top))\" "
@@ -124,14 +125,33 @@ struct DailyChart: Sendable {
         whole == 0 ? 0 : Double(part) / Double(whole)
     }
 
-    static func title(_ text: ReportPages.DayText, _ localizer: Localizer) -> String {
-        localizer("reports.chart.day", [
-            "day": text.date,
-            "impressions": localizer.plural("reports.chart.impressions", count: text.day.impressions),
-            "clicks": localizer.plural("reports.chart.clicks", count: text.day.clicks),
-            "ctr": text.figures.ctr,
-            "conversions": localizer.plural("reports.chart.conversions", count: text.day.conversions),
-        ])
+    /// Each day's title ("21 Nov 2026: 1,204 impressions, …"), from strings looked up once for the chart:
+    /// a dictionary of arguments for each of a 90-day chart's 360 fills was a tenth of the page's time.
+    struct DayTitles {
+        let sentence: String
+        let impressions: Localizer.PluralForms
+        let clicks: Localizer.PluralForms
+        let conversions: Localizer.PluralForms
+
+        init(_ localizer: Localizer) {
+            sentence = localizer("reports.chart.day")
+            impressions = localizer.plural("reports.chart.impressions")
+            clicks = localizer.plural("reports.chart.clicks")
+            conversions = localizer.plural("reports.chart.conversions")
+        }
+
+        func callAsFunction(_ text: ReportPages.DayText) -> String {
+            ProblemText.fill(sentence) { name in
+                switch name {
+                case "day": text.date
+                case "impressions": impressions(text.day.impressions)
+                case "clicks": clicks(text.day.clicks)
+                case "ctr": text.figures.ctr
+                case "conversions": conversions(text.day.conversions)
+                default: nil
+                }
+            }
+        }
     }
 
     /// 1, 2, 2.5 or 5 times a power of ten, at least `raw`.
