@@ -65,6 +65,13 @@ struct ReportPages: Sendable {
             [("impressions", impressions), ("clicks", clicks), ("ctr", ctr), ("dismissals", dismissals), ("errors", errors),
              ("conversions", conversions)]
         }
+
+        /// The six figures as a table's cells, in the columns' order.
+        func writeCells(into html: inout String) {
+            for cell in [impressions, clicks, ctr, dismissals, errors, conversions] {
+                html += "<td class=\"numeric\">\(Markup.escape(cell))</td>"
+            }
+        }
     }
 
     struct IndexView: Sendable {
@@ -248,7 +255,7 @@ struct ReportPages: Sendable {
     }
 
     /// One line of a breakdown: a button, a dismissal type, an error code, a conversion event.
-    struct Share: Sendable, TemplateFields {
+    struct Share: Sendable {
         let label: String
         let code: String
         /// Conversion events are their own label; buttons, types and codes show their code beside a readable label.
@@ -258,8 +265,13 @@ struct ReportPages: Sendable {
         /// The share as a width out of 100, for the small bar beside it.
         let barWidth: String
 
-        var templateFields: [(String, Any)] {
-            [("label", label), ("code", code), ("showsCode", showsCode), ("count", count), ("share", share), ("barWidth", barWidth)]
+        /// The row as HTML (escaped), written here as the day-by-day table's rows are.
+        var row: String {
+            let code = showsCode ? " <code dir=\"ltr\">\(Markup.escape(code))</code>" : ""
+            return "<tr><th scope=\"row\" dir=\"auto\">\(Markup.escape(label))\(code)</th><td class=\"numeric\">\(Markup.escape(count))</td>"
+                + "<td class=\"numeric share\"><svg class=\"share-bar\" width=\"60\" height=\"8\" viewBox=\"0 0 100 8\" preserveAspectRatio=\"none\" "
+                + "aria-hidden=\"true\" focusable=\"false\"><rect class=\"share-track\" width=\"100\" height=\"8\"/>"
+                + "<rect class=\"share-fill\" width=\"\(Markup.escape(barWidth))\" height=\"8\"/></svg> \(Markup.escape(share))</td></tr>\n"
         }
     }
 
@@ -267,7 +279,8 @@ struct ReportPages: Sendable {
         let id: String
         let heading: String
         let itemHeading: String
-        let rows: [Share]
+        /// The rows as HTML (`Share.row`).
+        let rows: String
         let total: String
         let hasRows: Bool
         let emptyText: String
@@ -278,23 +291,19 @@ struct ReportPages: Sendable {
         }
     }
 
-    struct PlatformRow: Sendable, TemplateFields {
-        let name: String
+    /// A row of the platform or language table: what it counts (HTML, escaped), its share of impressions
+    /// and its figures.
+    struct FigureRow {
+        let heading: String
         let share: String
         let figures: Figures
 
-        var templateFields: [(String, Any)] { [("name", name), ("share", share), ("figures", figures)] }
-    }
-
-    /// A language version shown: its tag, or a label for the default version and for all other languages together.
-    struct LanguageRow: Sendable, TemplateFields {
-        let label: String
-        let tag: String
-        let hasTag: Bool
-        let share: String
-        let figures: Figures
-
-        var templateFields: [(String, Any)] { [("label", label), ("tag", tag), ("hasTag", hasTag), ("share", share), ("figures", figures)] }
+        /// The row as HTML, written here as the day-by-day table's rows are.
+        var row: String {
+            var row = "<tr><th scope=\"row\">\(heading)</th><td class=\"numeric\">\(Markup.escape(share))</td>"
+            figures.writeCells(into: &row)
+            return row + "</tr>\n"
+        }
     }
 
     /// A day of the report as the language writes it, made once for the chart's titles and the table.
@@ -322,11 +331,8 @@ struct ReportPages: Sendable {
         var rows = ""
         rows.reserveCapacity(days.count * 260)
         for day in days {
-            let figures = day.figures
             rows += "<tr><th scope=\"row\"><time datetime=\"\(Markup.escape(day.day.date))\">\(Markup.escape(day.date))</time></th>"
-            for cell in [figures.impressions, figures.clicks, figures.ctr, figures.dismissals, figures.errors, figures.conversions] {
-                rows += "<td class=\"numeric\">\(Markup.escape(cell))</td>"
-            }
+            day.figures.writeCells(into: &rows)
             rows += "</tr>\n"
         }
         return rows
@@ -338,9 +344,10 @@ struct ReportPages: Sendable {
         let chart: DailyChart
         let dailyRows: String
         let breakdowns: [Breakdown]
-        let platforms: [PlatformRow]
+        /// The platform and language tables' rows as HTML (`FigureRow.row`).
+        let platforms: String
         let hasPlatforms: Bool
-        let languages: [LanguageRow]
+        let languages: String
         let hasLanguages: Bool
         let test: [Metric]
         let hasTest: Bool
@@ -436,20 +443,20 @@ struct ReportPages: Sendable {
             devices("test_devices", test),
         ]
         let platforms = stats.byPlatform.sorted { ($0.value.impressions, $1.key) > ($1.value.impressions, $0.key) }.map { name, figures in
-            PlatformRow(
-                name: l.platformTitle(name), share: ReportFormat.percent(figures.impressions, of: totals.impressions, l),
+            FigureRow(
+                heading: Markup.escape(l.platformTitle(name)), share: ReportFormat.percent(figures.impressions, of: totals.impressions, l),
                 figures: Figures(figures, l))
         }
         var languages = stats.byLanguage.map { version in
-            LanguageRow(
-                label: version.language == nil ? l("reports.languages.default_version") : "", tag: version.language ?? "",
-                hasTag: version.language != nil,
+            FigureRow(
+                heading: version.language.map { "<code dir=\"ltr\">\(Markup.escape($0))</code>" }
+                    ?? Markup.escape(l("reports.languages.default_version")),
                 share: ReportFormat.percent(version.totals.impressions, of: totals.impressions, l), figures: Figures(version.totals, l))
         }
         let other = stats.otherLanguages.totals
         if other != CampaignStats.Totals() {
-            languages.append(LanguageRow(
-                label: l("reports.languages.other_languages"), tag: "", hasTag: false,
+            languages.append(FigureRow(
+                heading: Markup.escape(l("reports.languages.other_languages")),
                 share: ReportFormat.percent(other.impressions, of: totals.impressions, l), figures: Figures(other, l)))
         }
         let conversions = stats.conversionsByEvent.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.key) }
@@ -466,7 +473,8 @@ struct ReportPages: Sendable {
             delivered: totals.impressions + totals.clicks + totals.dismissals + totals.errors + totals.conversions > 0,
             metrics: metrics, chart: DailyChart(days: days, localizer: l),
             dailyRows: Self.dailyRows(days),
-            breakdowns: breakdowns, platforms: platforms, hasPlatforms: !platforms.isEmpty, languages: languages, hasLanguages: !languages.isEmpty,
+            breakdowns: breakdowns, platforms: platforms.map(\.row).joined(), hasPlatforms: !platforms.isEmpty,
+            languages: languages.map(\.row).joined(), hasLanguages: !languages.isEmpty,
             test: testMetrics, hasTest: test.impressions + test.clicks + test.dismissals + test.errors + test.conversions > 0)
     }
 
@@ -488,7 +496,7 @@ struct ReportPages: Sendable {
         var rows = (known + others).map { code, label in share(label: label, code: code, count: counts[code] ?? 0) }
         if other > 0 { rows.append(share(label: localizer("reports.breakdown.other_events"), code: "", count: other)) }
         return Breakdown(
-            id: id, heading: localizer("reports.breakdown." + id), itemHeading: localizer("reports.breakdown." + item), rows: rows,
+            id: id, heading: localizer("reports.breakdown." + id), itemHeading: localizer("reports.breakdown." + item), rows: rows.map(\.row).joined(),
             total: localizer.number(total), hasRows: !rows.isEmpty, emptyText: empty)
     }
 
