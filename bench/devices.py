@@ -98,11 +98,13 @@ def main() -> None:
         finally:
             server.stop()
         rows, distinct = fill(database, campaign, devices, days)
-        # The days' sketches are made by Herald's own code: migration 0017 is undone and applied again,
-        # and its data step builds each day's sketch and chunk count from the bitmaps just written.
+        # The days' and weeks' sketches are made by Herald's own code: migrations 0017 and 0018 are undone and
+        # applied again, and their data steps build each day's sketch and chunk count from the bitmaps just
+        # written, then each week's from its days.
         with sqlite3.connect(database) as connection:
+            connection.execute("DROP TABLE device_week_sketches")
             connection.execute("DROP TABLE device_sketches")
-            connection.execute("DELETE FROM grdb_migrations WHERE identifier = '0017_device_sketches'")
+            connection.execute("DELETE FROM grdb_migrations WHERE identifier IN ('0017_device_sketches', '0018_device_week_sketches')")
         started = time.perf_counter()
         cli("migrate", database=database)
         sketched = time.perf_counter() - started

@@ -127,14 +127,17 @@ def stored_events(engine: str, database, postgres: Postgres | None) -> int:
 
 # What the reference's database must hold as Herald's does for the same events: each table's rows, but the
 # bitmap chunks' (how many a day has depends on the order its devices were numbered in, which the clients'
-# interleaving decides), and digests of the rollups and of each campaign day's devices (the bitmaps' set bits).
+# interleaving decides), and digests of the rollups, of each campaign day's devices (the bitmaps' set bits), and of
+# which weeks have a sketch (their registers and chunk counts depend on the numbering too).
 TABLES = ("events", "event_ids", "event_rollups", "event_language_rollups", "device_numbers", "device_number_counters",
-          "device_bitmaps", "device_sketches")
+          "device_bitmaps", "device_sketches", "device_week_sketches")
 DIGESTS = {
     "rollups": "SELECT md5(string_agg(r::text, ',' ORDER BY r::text)) FROM event_rollups r",
     "language rollups": "SELECT md5(string_agg(r::text, ',' ORDER BY r::text)) FROM event_language_rollups r",
     "devices a day": "SELECT md5(string_agg(d::text, ',' ORDER BY d::text)) FROM "
                      "(SELECT campaign_id, test, day, sum(bit_count(bits)) FROM device_bitmaps GROUP BY 1, 2, 3) d",
+    "sketched weeks": "SELECT md5(string_agg(campaign_id || '/' || test || '/' || week, ',' ORDER BY campaign_id, test, week)) "
+                      "FROM device_week_sketches",
 }
 NUMBERING_DEPENDENT = {"device_bitmaps"}
 REFERENCE = "C reference (libpq)"

@@ -69,7 +69,7 @@ import sqlite3
 import subprocess
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from common import BINARY, ROOT, BenchError, Client, Server, cli, percentile, sign_in
@@ -447,27 +447,33 @@ def setup(workdir: Path, options, days: list[str]) -> tuple[Path, dict]:
     started = time.perf_counter()
     bitmaps = fill_bitmaps(database, audiences, days)
     say(f"bitmaps: {sum(rows for rows, _ in bitmaps.values()):,} chunk rows for {len(campaigns)} campaigns in {time.perf_counter() - started:.1f} s")
-    # The days' sketches are made by Herald's own code, as bench/devices.py makes them: migration 0017 is
-    # undone and applied again, and its data step builds each day's sketch and chunk count from the bitmaps.
+    # The days' and weeks' sketches are made by Herald's own code, as bench/devices.py makes them: migrations
+    # 0017 and 0018 are undone and applied again, and their data steps build each day's sketch and chunk count
+    # from the bitmaps, then each week's from its days.
     population = options.devices * 4
     with sqlite3.connect(database) as connection:
+        connection.execute("DROP TABLE device_week_sketches")
         connection.execute("DROP TABLE device_sketches")
-        deleted = connection.execute("DELETE FROM grdb_migrations WHERE identifier = '0017_device_sketches'").rowcount
+        deleted = connection.execute(
+            "DELETE FROM grdb_migrations WHERE identifier IN ('0017_device_sketches', '0018_device_week_sketches')").rowcount
         # Device numbers for the population (installation `d-<n>` is number n), as ingestion would have left
         # them, so the database stays coherent for a later ingestion; reports do not read them.
         connection.execute(f"""INSERT INTO device_numbers (app_id, installation_id, number)
             WITH RECURSIVE series(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM series WHERE n < {population - 1})
             SELECT {app}, 'd-' || n, n FROM series""")
         connection.execute("INSERT INTO device_number_counters (app_id, next_number) VALUES (?, ?)", (app, population))
-    if deleted != 1:
-        raise BenchError("migration 0017 was not recorded in grdb_migrations: has its identifier changed?")
+    if deleted != 2:
+        raise BenchError("migrations 0017 and 0018 were not both recorded in grdb_migrations: has an identifier changed?")
     started = time.perf_counter()
     cli("migrate", database=database)
     with sqlite3.connect(database) as connection:
         sketches = connection.execute("SELECT count(*) FROM device_sketches").fetchone()[0]
+        weeks = connection.execute("SELECT count(*) FROM device_week_sketches").fetchone()[0]
     if sketches != len(campaigns) * len(days):
         raise BenchError(f"migration 0017 made {sketches:,} sketches, not {len(campaigns) * len(days):,}")
-    say(f"sketches: {sketches:,} made by migration 0017 in {time.perf_counter() - started:.1f} s")
+    if weeks != len(campaigns) * len({date.fromisoformat(day).isocalendar()[:2] for day in days}):
+        raise BenchError(f"migration 0018 made {weeks:,} week sketches, not one a campaign and week")
+    say(f"sketches: {sketches:,} days and {weeks:,} weeks made by migrations 0017 and 0018 in {time.perf_counter() - started:.1f} s")
     return database, {"app": app, "key": key, "campaigns": campaigns, "bitmaps": bitmaps, "population": population}
 
 

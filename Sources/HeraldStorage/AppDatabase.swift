@@ -241,6 +241,7 @@ public final class AppDatabase: HeraldDatabase, Sendable {
     private static let dataSteps: [String: @Sendable (Database) throws -> Void] = [
         "0015_device_bitmaps": DeviceBitmaps.fillFromDeviceRows,
         "0017_device_sketches": DeviceSketches.fillFromBitmaps,
+        "0018_device_week_sketches": DeviceSketches.fillWeeks,
     ]
 }
 

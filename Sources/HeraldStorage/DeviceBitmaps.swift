@@ -101,8 +101,9 @@ struct DeviceRange: Hashable {
 /// Where one engine keeps device numbers, bitmap chunks and sketches: the reads and writes that
 /// `DeviceBitmaps` and `DeviceSketches` make, so that their algorithms are written once for every engine.
 protocol DeviceRows {
-    /// Makes other writers of these apps' device numbers and these days' bitmaps and sketches wait until
-    /// this transaction ends; called before they are read. Nothing where the engine has one writer.
+    /// Makes other writers of these apps' device numbers and these days' bitmaps and sketches (and their
+    /// weeks' sketches) wait until this transaction ends; called before they are read. Nothing where the
+    /// engine has one writer.
     func lock(apps: Set<Int64>, days: Set<DeviceSketches.Day>) throws
     func numbers(of installations: [DeviceInstallation]) throws -> [DeviceInstallation: Int64]
     /// The number the app gives out next (0 before its first).
@@ -116,16 +117,16 @@ protocol DeviceRows {
     func deleteChunks(_ keys: [DeviceChunkKey]) throws
     /// The stored chunks numbered `chunk` of every campaign of the app.
     func chunks(appID: Int64, chunk: Int64) throws -> [(DeviceChunkKey, Data)]
-    func sketches(_ days: [DeviceSketches.Day]) throws -> [DeviceSketches.Day: (chunks: Int, registers: Data)]
-    /// Inserts or replaces each day's chunk count and registers.
-    func writeSketches(_ sketches: [(DeviceSketches.Day, chunks: Int, registers: Data)]) throws
+    func sketches(_ keys: [DeviceSketches.Day], of period: DeviceSketches.Period) throws -> [DeviceSketches.Day: (chunks: Int, registers: Data)]
+    /// Inserts or replaces each day's (or week's) chunk count and registers.
+    func writeSketches(_ sketches: [(DeviceSketches.Day, chunks: Int, registers: Data)], of period: DeviceSketches.Period) throws
     /// Each campaign's app, for one campaign or for all (nil).
     func campaignApps(campaignID: Int64?) throws -> [Int64: Int64]
     /// Calls `body` with each chunk row of the range, its bits read in place.
     func forEachChunk(_ range: DeviceRange, _ body: (_ campaignID: Int64, _ chunk: Int64, _ bits: UnsafeRawBufferPointer) -> Void) throws
-    /// The chunk rows the range holds, summed from its sketch rows.
+    /// The chunk rows the range holds, summed from its sketch rows (`DeviceSketches.Split`).
     func chunkCount(_ range: DeviceRange) throws -> Int
-    /// Calls `body` with each sketch row's registers of the range.
+    /// Calls `body` with the registers of each sketch row that covers the range (`DeviceSketches.Split`).
     func forEachSketch(_ range: DeviceRange, _ body: (UnsafeRawBufferPointer) -> Void) throws
 }
 

@@ -71,19 +71,21 @@ struct SQLiteDeviceRows: DeviceRows {
         ).map { (DeviceChunkKey(campaignID: $0[0], test: $0[1], day: $0[2], chunk: $0[3]), $0[4]) }
     }
 
-    func sketches(_ days: [DeviceSketches.Day]) throws -> [DeviceSketches.Day: (chunks: Int, registers: Data)] {
-        let read = try db.cachedStatement(sql: "SELECT chunks, registers FROM device_sketches WHERE campaign_id = ? AND test = ? AND day = ?")
+    func sketches(_ keys: [DeviceSketches.Day], of period: DeviceSketches.Period) throws -> [DeviceSketches.Day: (chunks: Int, registers: Data)] {
+        let read = try db.cachedStatement(
+            sql: "SELECT chunks, registers FROM \(period.table) WHERE campaign_id = ? AND test = ? AND \(period.keyColumn) = ?")
         var sketches: [DeviceSketches.Day: (chunks: Int, registers: Data)] = [:]
-        for day in days {
-            if let row = try Row.fetchOne(read, arguments: [day.campaignID, day.test, day.day]) { sketches[day] = (row[0], row[1]) }
+        for key in keys {
+            if let row = try Row.fetchOne(read, arguments: [key.campaignID, key.test, key.day]) { sketches[key] = (row[0], row[1]) }
         }
         return sketches
     }
 
-    func writeSketches(_ sketches: [(DeviceSketches.Day, chunks: Int, registers: Data)]) throws {
+    func writeSketches(_ sketches: [(DeviceSketches.Day, chunks: Int, registers: Data)], of period: DeviceSketches.Period) throws {
+        let key = period.keyColumn
         let write = try db.cachedStatement(sql: """
-            INSERT INTO device_sketches (campaign_id, test, day, chunks, registers) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (campaign_id, test, day) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers
+            INSERT INTO \(period.table) (campaign_id, test, \(key), chunks, registers) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (campaign_id, test, \(key)) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers
             """)
         for (day, chunks, registers) in sketches { try write.execute(arguments: [day.campaignID, day.test, day.day, chunks, registers]) }
     }
@@ -95,11 +97,20 @@ struct SQLiteDeviceRows: DeviceRows {
             uniquingKeysWith: { first, _ in first })
     }
 
-    /// The WHERE clause and arguments that pick a range's rows of `device_bitmaps` or `device_sketches`.
-    private static func filter(_ range: DeviceRange) -> (sql: String, arguments: StatementArguments) {
+    /// The WHERE clause and arguments that pick a range's rows of `device_bitmaps`, or (with `key`) one
+    /// part of its sketch rows (`DeviceSketches.Split`).
+    private static func filter(_ range: DeviceRange, key: (DeviceSketches.Period, String, String)? = nil) -> (sql: String, arguments: StatementArguments) {
         var arguments: StatementArguments = range.campaignID.map { [$0] } ?? []
-        _ = arguments.append(contentsOf: [range.test, range.from, range.to])
-        return ("WHERE \(range.campaignID == nil ? "" : "campaign_id = ? AND ")test = ? AND day BETWEEN ? AND ?", arguments)
+        _ = arguments.append(contentsOf: [range.test, key?.1 ?? range.from, key?.2 ?? range.to])
+        let column = key?.0.keyColumn ?? "day"
+        return ("WHERE \(range.campaignID == nil ? "" : "campaign_id = ? AND ")test = ? AND \(column) BETWEEN ? AND ?", arguments)
+    }
+
+    /// Each part of the sketch rows that cover the range, as its table and filter.
+    private static func sketchParts(_ range: DeviceRange) -> [(table: String, filter: (sql: String, arguments: StatementArguments))] {
+        DeviceSketches.split(from: range.from, to: range.to).parts(from: range.from, to: range.to).map { part in
+            (part.0.table, filter(range, key: part))
+        }
     }
 
     func forEachChunk(_ range: DeviceRange, _ body: (Int64, Int64, UnsafeRawBufferPointer) -> Void) throws {
@@ -114,15 +125,18 @@ struct SQLiteDeviceRows: DeviceRows {
     }
 
     func chunkCount(_ range: DeviceRange) throws -> Int {
-        let filter = Self.filter(range)
-        return try Int.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(SUM(chunks), 0) FROM device_sketches \(filter.sql)"), arguments: filter.arguments) ?? 0
+        try Self.sketchParts(range).reduce(0) { total, part in
+            total + (try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT COALESCE(SUM(chunks), 0) FROM \(part.table) \(part.filter.sql)"), arguments: part.filter.arguments) ?? 0)
+        }
     }
 
     func forEachSketch(_ range: DeviceRange, _ body: (UnsafeRawBufferPointer) -> Void) throws {
-        let filter = Self.filter(range)
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT registers FROM device_sketches \(filter.sql)"), arguments: filter.arguments)
-        while let row = try rows.next() {
-            try row.withUnsafeData(atIndex: 0) { registers in registers?.withUnsafeBytes { body($0) } }
+        for part in Self.sketchParts(range) {
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT registers FROM \(part.table) \(part.filter.sql)"), arguments: part.filter.arguments)
+            while let row = try rows.next() {
+                try row.withUnsafeData(atIndex: 0) { registers in registers?.withUnsafeBytes { body($0) } }
+            }
         }
     }
 }

@@ -45,6 +45,36 @@ struct DeviceSketchTests {
         odd.insert(app: 1, number: 1)
     }
 
+    @Test("Generated ranges from 2000 to 9999 split into whole Monday-to-Sunday weeks and the days around them: each day read once, no whole week read as days")
+    func rangesSplitIntoWeeksAndDays() {
+        func day(_ days: Int) -> String { UTCTime.day(Date(timeIntervalSince1970: Double(days) * 86_400)) }
+        // 1970-01-01 (day 0) was a Thursday: weekday 0 is Monday.
+        func weekday(_ days: Int) -> Int { ((days % 7) + 7 + 3) % 7 }
+        var run = GeneratedRun("ranges split into weeks and days", cases: 1500)
+        run.run(Generated.cases { draw -> (first: Int, length: Int) in
+            (draw.pick([draw.int(10_957...10_990), draw.int(10_957...2_932_500), draw.int(20_400...20_800)]), draw.pick([draw.int(0...15), draw.int(0...400)]))
+        }) { value, run in
+            let last = value.first + value.length
+            let split = DeviceSketches.split(from: day(value.first), to: day(last))
+            let parts = split.parts(from: day(value.first), to: day(last))
+            for days in value.first...last {
+                let text = day(days), monday = day(days - weekday(days))
+                let readAsDay = parts.filter { $0.0 == .day && $0.1 <= text && text <= $0.2 }.count
+                let readInWeek = parts.filter { $0.0 == .week && $0.1 <= monday && monday <= $0.2 }.count
+                run.expect(readAsDay + readInWeek == 1, "\(text) is read \(readAsDay) times as a day and \(readInWeek) in its week", input: value)
+                let weekInside = days - weekday(days) >= value.first && days - weekday(days) + 6 <= last
+                run.expect((readInWeek == 1) == weekInside, "\(text): read in its week exactly when the whole week is in the range", input: value)
+                run.expect(DeviceSketches.monday(of: text) == monday, "the Monday of \(text)", input: value)
+            }
+            run.note(split.firstWeek <= split.lastWeek ? "with weeks" : "days only")
+        }
+        // 2026-11-27 is a Friday: its 90 days are Sunday 2026-08-30, 12 weeks, and the 5 days from Monday the 23rd.
+        #expect(DeviceSketches.split(from: "2026-08-30", to: "2026-11-27")
+            == DeviceSketches.Split(beforeTo: "2026-08-30", firstWeek: "2026-08-31", lastWeek: "2026-11-16", afterFrom: "2026-11-23"))
+        #expect(DeviceSketches.split(from: "2026-11-23", to: "2026-11-28").firstWeek == DeviceSketches.Split.none)
+        #expect(DeviceSketches.monday(of: "2026-02-30") == nil && DeviceSketches.split(from: "0000-01-01", to: "9999-12-31").beforeTo == "9999-12-31")
+    }
+
     @Test("Ingestion keeps each day's sketch and chunk count equal to what its bitmaps give; past the chunk limit the counts are estimates, close to the exact ones, and say so")
     func ingestionAndEstimates() throws {
         let folder = try TemporaryFolder()

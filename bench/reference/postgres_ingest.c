@@ -12,7 +12,8 @@
  *     counter under the app's transaction lock (looked up again under it, as Herald does);
  *   - under a transaction lock per campaign, test flag and day: the bitmap chunks the batch touches read,
  *     their bits set here, the changed ones written; then each of those days' sketch (4096 HyperLogLog
- *     registers, and its chunk count) read, raised, written.
+ *     registers, and its chunk count) read, raised, written; then each of those days' week's (Monday to
+ *     Sunday, device_week_sketches) likewise, under a lock per campaign, test flag and week.
  *
  * What differs, each in the reference's favour: an absent installation or language is a NULL element of
  * its array (Herald sends '' with a flag array and a CASE); each kind of lock is one statement
@@ -178,6 +179,13 @@ static const Statement WRITE_SKETCHES = {"write_sketches", 5, {INT8_ARRAY, BOOL_
     "INSERT INTO device_sketches (campaign_id, test, day, chunks, registers)"
     " SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::int8[], $5::bytea[])"
     " ON CONFLICT (campaign_id, test, day) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers"};
+static const Statement READ_WEEK_SKETCHES = {"read_week_sketches", 3, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY},
+    "SELECT campaign_id, test, week, chunks, registers FROM device_week_sketches"
+    " WHERE (campaign_id, test, week) IN (SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[]))"};
+static const Statement WRITE_WEEK_SKETCHES = {"write_week_sketches", 5, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, INT8_ARRAY, BYTEA_ARRAY},
+    "INSERT INTO device_week_sketches (campaign_id, test, week, chunks, registers)"
+    " SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::int8[], $5::bytea[])"
+    " ON CONFLICT (campaign_id, test, week) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers"};
 
 static void prepare(PGconn *db, const Statement *statement) {
     PGresult *result = PQprepare(db, statement->name, statement->sql, statement->count, statement->types);
@@ -312,13 +320,46 @@ typedef struct {
     unsigned char bits[CHUNK_BYTES];
 } Chunk;
 
+/* A sketch row, a day's or a week's (its key's day the Monday): what is stored, and the chunk rows the batch adds. */
 typedef struct {
-    Key key;
-    int first, count; /* its devices new to its bitmaps, in `added` */
-    int new_chunks, stored;
+    Key key; /* first, so a Key finds it (and what it begins) with bsearch */
+    int stored, new_chunks;
     long long chunks;
     unsigned char registers[REGISTERS];
+} Sketch;
+
+typedef struct {
+    Sketch sketch;
+    int first, count; /* its devices new to its bitmaps, in `added` */
+    char monday[11]; /* its week's */
 } Day;
+
+/* A campaign's week: its days in `days`, from `first`, `count` of them. */
+typedef struct {
+    Sketch sketch;
+    int first, count;
+} Week;
+
+/* The Monday of a YYYY-MM-DD day, into `monday` (DeviceSketches.monday, with Howard Hinnant's days_from_civil
+ * and civil_from_days). */
+static void monday_of(const char *day, char monday[11]) {
+    int year = atoi(day), month = atoi(day + 5), date = atoi(day + 8);
+    int shifted = month <= 2 ? year - 1 : year;
+    int era = (shifted >= 0 ? shifted : shifted - 399) / 400, year_of_era = shifted - era * 400;
+    int day_of_year = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + date - 1;
+    long long days = era * 146097LL + year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year - 719468;
+    days -= ((days % 7) + 7 + 3) % 7; /* 1970-01-01, day 0, was a Thursday */
+    long long shifted_days = days + 719468;
+    long long day_era = (shifted_days >= 0 ? shifted_days : shifted_days - 146096) / 146097;
+    long long day_of_era = shifted_days - day_era * 146097;
+    long long era_year = (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+    long long year_day = day_of_era - (365 * era_year + era_year / 4 - era_year / 100);
+    long long month_index = (5 * year_day + 2) / 153;
+    int result_day = (int)(year_day - (153 * month_index + 2) / 5 + 1), result_month = (int)(month_index < 10 ? month_index + 3 : month_index - 9);
+    char text[40]; /* room for any year, though stored days have four digits */
+    snprintf(text, sizeof text, "%04lld-%02d-%02d", era_year + day_era * 400 + (result_month <= 2), result_month, result_day);
+    snprintf(monday, 11, "%.10s", text);
+}
 
 /* SplitMix64's finalizer over the app and the device number (DeviceSketch.hash). */
 static uint64_t sketch_hash(long long app, long long number) {
@@ -339,6 +380,46 @@ static int sketch_insert(unsigned char *registers, long long app, long long numb
 }
 
 static Array arrays[12];
+
+/* Reads the stored rows of `count` sketches (in key order, each `size` bytes from the last) with `statement`. */
+static void read_sketches(PGconn *db, const Statement *statement, char *sketches, int count, size_t size) {
+    start(&arrays[0], INT8);
+    start(&arrays[1], BOOL);
+    start(&arrays[2], TEXT);
+    for (int index = 0; index < count; index++) {
+        Sketch *sketch = (Sketch *)(sketches + index * size);
+        add_int8(&arrays[0], sketch->key.campaign);
+        add_bool(&arrays[1], sketch->key.test);
+        add_text(&arrays[2], sketch->key.day);
+        memset(sketch->registers, 0, REGISTERS);
+    }
+    PGresult *result = run_arrays(db, statement, arrays);
+    for (int row = 0; row < PQntuples(result); row++) {
+        Key key = {int8_at(result, row, 0), *PQgetvalue(result, row, 1) != 0, PQgetvalue(result, row, 2), 0};
+        Sketch *found = bsearch(&key, sketches, count, size, by_day_key);
+        if (!found) continue;
+        int length = PQgetlength(result, row, 4);
+        memcpy(found->registers, PQgetvalue(result, row, 4), length < REGISTERS ? length : REGISTERS);
+        found->chunks = int8_at(result, row, 3);
+        found->stored = 1;
+    }
+    PQclear(result);
+    start(&arrays[0], INT8);
+    start(&arrays[1], BOOL);
+    start(&arrays[2], TEXT);
+    start(&arrays[3], INT8);
+    start(&arrays[4], BYTEA);
+}
+
+/* Adds a changed sketch to the rows its write statement sends (read_sketches starts them). */
+static void add_sketch_row(const Sketch *sketch) {
+    long long total = sketch->chunks + sketch->new_chunks;
+    add_int8(&arrays[0], sketch->key.campaign);
+    add_bool(&arrays[1], sketch->key.test);
+    add_text(&arrays[2], sketch->key.day);
+    add_int8(&arrays[3], total > 0 ? total : 0);
+    add(&arrays[4], sketch->registers, REGISTERS);
+}
 
 /* Takes each lock named in `keys` until the transaction ends: one statement for all of them. */
 static void lock(PGconn *db, char keys[][96], int count) {
@@ -452,8 +533,9 @@ static void record_devices(PGconn *db, Row **seen, int count) {
     static Sighting sightings[BATCH];
     static Chunk chunks[BATCH];
     static Day days[BATCH];
+    static Week weeks[BATCH];
     static long long added_apps[BATCH], added_numbers[BATCH];
-    static char keys[BATCH][96];
+    static char keys[2 * BATCH][96];
     number_installations(db, seen, count);
     for (int index = 0; index < count; index++) {
         Row *row = seen[index];
@@ -467,13 +549,22 @@ static void record_devices(PGconn *db, Row **seen, int count) {
             continue;
         }
         chunks[chunk_count++] = (Chunk){.key = sightings[index].key, .first = index, .count = 1};
-        if (day_count && by_day(&days[day_count - 1].key, &sightings[index].key) == 0) continue;
-        days[day_count] = (Day){.key = sightings[index].key};
-        days[day_count].key.chunk = 0;
+        if (day_count && by_day(&days[day_count - 1].sketch.key, &sightings[index].key) == 0) continue;
+        days[day_count] = (Day){.sketch.key = sightings[index].key};
+        days[day_count].sketch.key.chunk = 0;
+        monday_of(sightings[index].key.day, days[day_count].monday);
         snprintf(keys[day_count++], sizeof keys[0], "herald.devices.%lld.%s.%s", sightings[index].key.campaign,
                  sightings[index].key.test ? "true" : "false", sightings[index].key.day);
     }
-    lock(db, keys, day_count);
+    /* Then the days' weeks, in key order: the days are in key order, so a campaign's weeks follow each other. */
+    int lock_count = day_count, week_count = 0;
+    for (int index = 0; index < day_count; index++) {
+        Key week = {days[index].sketch.key.campaign, days[index].sketch.key.test, days[index].monday, 0};
+        if (week_count && by_day(&weeks[week_count - 1].sketch.key, &week) == 0) continue;
+        weeks[week_count++].sketch.key = week;
+        snprintf(keys[lock_count++], sizeof keys[0], "herald.device_weeks.%lld.%s.%s", week.campaign, week.test ? "true" : "false", week.day);
+    }
+    lock(db, keys, lock_count);
 
     start(&arrays[0], INT8);
     start(&arrays[1], BOOL);
@@ -505,7 +596,7 @@ static void record_devices(PGconn *db, Row **seen, int count) {
     int added = 0, day = 0;
     for (int index = 0; index < chunk_count; index++) {
         Chunk *chunk = &chunks[index];
-        while (by_day(&days[day].key, &chunk->key) != 0) days[++day].first = added;
+        while (by_day(&days[day].sketch.key, &chunk->key) != 0) days[++day].first = added;
         int before = added;
         for (int at = chunk->first; at < chunk->first + chunk->count; at++) {
             int offset = sightings[at].offset;
@@ -517,7 +608,7 @@ static void record_devices(PGconn *db, Row **seen, int count) {
         }
         if (added == before) continue;
         days[day].count += added - before;
-        if (!chunk->stored) days[day].new_chunks++;
+        if (!chunk->stored) days[day].sketch.new_chunks++;
         add_int8(&arrays[0], chunk->key.campaign);
         add_bool(&arrays[1], chunk->key.test);
         add_text(&arrays[2], chunk->key.day);
@@ -530,46 +621,40 @@ static void record_devices(PGconn *db, Row **seen, int count) {
     int sketched = 0;
     for (int index = 0; index < day_count; index++) if (days[index].count) days[sketched++] = days[index];
     if (!sketched) return;
-    start(&arrays[0], INT8);
-    start(&arrays[1], BOOL);
-    start(&arrays[2], TEXT);
-    for (int index = 0; index < sketched; index++) {
-        add_int8(&arrays[0], days[index].key.campaign);
-        add_bool(&arrays[1], days[index].key.test);
-        add_text(&arrays[2], days[index].key.day);
-    }
-    result = run_arrays(db, &READ_SKETCHES, arrays);
-    for (int index = 0; index < sketched; index++) memset(days[index].registers, 0, REGISTERS);
-    for (int row = 0; row < PQntuples(result); row++) {
-        Key key = {int8_at(result, row, 0), *PQgetvalue(result, row, 1) != 0, PQgetvalue(result, row, 2), 0};
-        Day *found = bsearch(&key, days, sketched, sizeof *days, by_day_key);
-        if (!found) continue;
-        int length = PQgetlength(result, row, 4);
-        memcpy(found->registers, PQgetvalue(result, row, 4), length < REGISTERS ? length : REGISTERS);
-        found->chunks = int8_at(result, row, 3);
-        found->stored = 1;
-    }
-    PQclear(result);
-    start(&arrays[0], INT8);
-    start(&arrays[1], BOOL);
-    start(&arrays[2], TEXT);
-    start(&arrays[3], INT8);
-    start(&arrays[4], BYTEA);
+    read_sketches(db, &READ_SKETCHES, (char *)days, sketched, sizeof *days);
     for (int index = 0; index < sketched; index++) {
         Day *found = &days[index];
-        int changed = found->new_chunks != 0 || !found->stored;
+        int changed = found->sketch.new_chunks != 0 || !found->sketch.stored;
         for (int at = found->first; at < found->first + found->count; at++) {
-            changed |= sketch_insert(found->registers, added_apps[at], added_numbers[at]);
+            changed |= sketch_insert(found->sketch.registers, added_apps[at], added_numbers[at]);
         }
-        if (!changed) continue;
-        long long total = found->chunks + found->new_chunks;
-        add_int8(&arrays[0], found->key.campaign);
-        add_bool(&arrays[1], found->key.test);
-        add_text(&arrays[2], found->key.day);
-        add_int8(&arrays[3], total > 0 ? total : 0);
-        add(&arrays[4], found->registers, REGISTERS);
+        if (changed) add_sketch_row(&found->sketch);
     }
     if (arrays[0].count) PQclear(run_arrays(db, &WRITE_SKETCHES, arrays));
+
+    /* Their weeks get what they got: the same devices raise the week's registers, its chunk count adds theirs. */
+    week_count = 0;
+    for (int index = 0; index < sketched; index++) {
+        Key week = {days[index].sketch.key.campaign, days[index].sketch.key.test, days[index].monday, 0};
+        if (week_count && by_day(&weeks[week_count - 1].sketch.key, &week) == 0) {
+            weeks[week_count - 1].count++;
+            continue;
+        }
+        weeks[week_count++] = (Week){.sketch.key = week, .first = index, .count = 1};
+    }
+    read_sketches(db, &READ_WEEK_SKETCHES, (char *)weeks, week_count, sizeof *weeks);
+    for (int index = 0; index < week_count; index++) {
+        Week *found = &weeks[index];
+        for (int day = found->first; day < found->first + found->count; day++) found->sketch.new_chunks += days[day].sketch.new_chunks;
+        int changed = found->sketch.new_chunks != 0 || !found->sketch.stored;
+        for (int day = found->first; day < found->first + found->count; day++) {
+            for (int at = days[day].first; at < days[day].first + days[day].count; at++) {
+                changed |= sketch_insert(found->sketch.registers, added_apps[at], added_numbers[at]);
+            }
+        }
+        if (changed) add_sketch_row(&found->sketch);
+    }
+    if (arrays[0].count) PQclear(run_arrays(db, &WRITE_WEEK_SKETCHES, arrays));
 }
 
 /* One upsert of the rollup counts of `rows` (sorted by `order`), one element per distinct key. */
@@ -710,7 +795,8 @@ int main(int argc, char **argv) {
     char *synchronous_commit = setting(db, "synchronous_commit"), *fsync = setting(db, "fsync");
     execute(db, "SET plan_cache_mode = force_custom_plan");
     const Statement *statements[] = {&PARTITION, &EVENTS, &ROLLUPS, &LANGUAGE_ROLLUPS, &LOCKS, &NUMBERS, &NEXT_NUMBER, &ADD_NUMBERS,
-                                     &SET_NEXT_NUMBER, &READ_CHUNKS, &WRITE_CHUNKS, &READ_SKETCHES, &WRITE_SKETCHES};
+                                     &SET_NEXT_NUMBER, &READ_CHUNKS, &WRITE_CHUNKS, &READ_SKETCHES, &WRITE_SKETCHES,
+                                     &READ_WEEK_SKETCHES, &WRITE_WEEK_SKETCHES};
     for (size_t index = 0; index < sizeof statements / sizeof *statements; index++) prepare(db, statements[index]);
     printf("ready\n");
     fflush(stdout);

@@ -107,6 +107,7 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
                     for statement in SQLScript.statements(migration.sql) {
                         try session.execute(PostgresQuery(unsafeSQL: statement))
                     }
+                    try Self.dataSteps[migration.identifier]?(session)
                     try session.execute("INSERT INTO herald_migrations (identifier) VALUES (\(migration.identifier))")
                     try session.execute("COMMIT")
                 } catch {
@@ -115,6 +116,11 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
             }
         }
     }
+
+    /// What a migration's SQL cannot do itself, run after it in the same transaction.
+    private static let dataSteps: [String: @Sendable (PostgresSession) throws -> Void] = [
+        "0007_week_sketches": PostgresDeviceRows.fillWeeks
+    ]
 
     /// The advisory lock migrations run under (any number that no other lock in the database uses).
     private static let migrationLock: Int64 = 0x4845_5241_4C44  // "HERALD"

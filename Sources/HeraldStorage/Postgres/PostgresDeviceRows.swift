@@ -23,10 +23,13 @@ struct PostgresDeviceRows: DeviceRows {
     }
 
     func lock(apps: Set<Int64>, days: Set<DeviceSketches.Day>) throws {
-        for app in apps.sorted() { try db.lock("herald.device_numbers.\(app)") }
-        for day in days.sorted(by: { ($0.campaignID, $0.test ? 1 : 0, $0.day) < ($1.campaignID, $1.test ? 1 : 0, $1.day) }) {
-            try db.lock("herald.devices.\(day.campaignID).\(day.test).\(day.day)")
+        func ordered(_ keys: Set<DeviceSketches.Day>) -> [DeviceSketches.Day] {
+            keys.sorted { ($0.campaignID, $0.test ? 1 : 0, $0.day) < ($1.campaignID, $1.test ? 1 : 0, $1.day) }
         }
+        for app in apps.sorted() { try db.lock("herald.device_numbers.\(app)") }
+        for day in ordered(days) { try db.lock("herald.devices.\(day.campaignID).\(day.test).\(day.day)") }
+        // Two days of one week each hold their own lock, and both write the week's row: it has a lock of its own.
+        for week in ordered(Set(days.compactMap(\.week))) { try db.lock("herald.device_weeks.\(week.campaignID).\(week.test).\(week.day)") }
     }
 
     func numbers(of installations: [DeviceInstallation]) throws -> [DeviceInstallation: Int64] {
@@ -123,14 +126,14 @@ struct PostgresDeviceRows: DeviceRows {
         ).map(Self.key)
     }
 
-    func sketches(_ days: [DeviceSketches.Day]) throws -> [DeviceSketches.Day: (chunks: Int, registers: Data)] {
+    func sketches(_ keys: [DeviceSketches.Day], of period: DeviceSketches.Period) throws -> [DeviceSketches.Day: (chunks: Int, registers: Data)] {
         var sketches: [DeviceSketches.Day: (chunks: Int, registers: Data)] = [:]
-        for part in days.chunked(PostgresEventStore.rowsPerStatement) {
+        for part in keys.chunked(PostgresEventStore.rowsPerStatement) {
             let (campaigns, tests, dayTexts) = (part.map(\.campaignID), part.map(\.test), part.map(\.day))
             for row in try db.rows(
                 """
-                SELECT campaign_id, test, day, chunks, registers FROM device_sketches
-                WHERE (campaign_id, test, day) IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(dayTexts)::text[]))
+                SELECT campaign_id, test, \(unescaped: period.keyColumn), chunks, registers FROM \(unescaped: period.table)
+                WHERE (campaign_id, test, \(unescaped: period.keyColumn)) IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(dayTexts)::text[]))
                 """) {
                 let (campaign, test, day, chunks, registers) = try row.decode((Int64, Bool, String, Int64, ByteBuffer).self)
                 sketches[DeviceSketches.Day(campaignID: campaign, test: test, day: day)] = (Int(clamping: chunks), Data(buffer: registers))
@@ -139,15 +142,15 @@ struct PostgresDeviceRows: DeviceRows {
         return sketches
     }
 
-    func writeSketches(_ sketches: [(DeviceSketches.Day, chunks: Int, registers: Data)]) throws {
+    func writeSketches(_ sketches: [(DeviceSketches.Day, chunks: Int, registers: Data)], of period: DeviceSketches.Period) throws {
         for part in sketches.chunked(PostgresEventStore.rowsPerStatement) {
             let (campaigns, tests, days) = (part.map(\.0.campaignID), part.map(\.0.test), part.map(\.0.day))
             let (chunks, registers) = (part.map { Int64($0.chunks) }, part.map { ByteBuffer(data: $0.registers) })
             try db.execute(
                 """
-                INSERT INTO device_sketches (campaign_id, test, day, chunks, registers)
+                INSERT INTO \(unescaped: period.table) (campaign_id, test, \(unescaped: period.keyColumn), chunks, registers)
                 SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(days)::text[], \(chunks)::int8[], \(registers)::bytea[])
-                ON CONFLICT (campaign_id, test, day) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers
+                ON CONFLICT (campaign_id, test, \(unescaped: period.keyColumn)) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers
                 """)
         }
     }
@@ -163,22 +166,48 @@ struct PostgresDeviceRows: DeviceRows {
         return apps
     }
 
-    /// A range's rows of `device_bitmaps` or `device_sketches` (`table`, a constant), `columns` of them.
-    private static func range(_ columns: String, from table: String, _ range: DeviceRange) -> PostgresQuery {
+    /// Migration 0007's second half, as SQLite's 0018: a week row for every week the days' sketches hold,
+    /// a campaign at a time, so memory holds one campaign's sketches.
+    static func fillWeeks(_ session: PostgresSession) throws {
+        for campaign in try session.all("SELECT DISTINCT campaign_id FROM device_sketches ORDER BY 1", as: Int64.self) {
+            var weeks: [(DeviceSketches.Day, chunks: Int, registers: Data)] = []
+            var folder = DeviceSketches.WeekFolder { week, chunks, sketch in weeks.append((week, chunks, sketch.blob)) }
+            for row in try session.rows(
+                "SELECT test, day, chunks, registers FROM device_sketches WHERE campaign_id = \(campaign) ORDER BY test, day") {
+                let (test, day, chunks, registers) = try row.decode((Bool, String, Int64, ByteBuffer).self)
+                try registers.withUnsafeReadableBytes {
+                    try folder.add(DeviceSketches.Day(campaignID: campaign, test: test, day: day), chunks: Int(clamping: chunks), registers: $0)
+                }
+            }
+            try folder.finish()
+            try PostgresDeviceRows(db: session).writeSketches(weeks, of: .week)
+        }
+    }
+
+    /// A range's rows of `device_bitmaps`, or (with `key`) one part of its sketch rows (`DeviceSketches.Split`),
+    /// `columns` of them.
+    private static func range(_ columns: String, _ range: DeviceRange, key: (DeviceSketches.Period, String, String)? = nil) -> PostgresQuery {
+        let table = key?.0.table ?? "device_bitmaps", column = key?.0.keyColumn ?? "day"
+        let (first, last) = (key?.1 ?? range.from, key?.2 ?? range.to)
         if let campaignID = range.campaignID {
             return """
                 SELECT \(unescaped: columns) FROM \(unescaped: table)
-                WHERE campaign_id = \(campaignID) AND test = \(range.test) AND day BETWEEN \(range.from) AND \(range.to)
+                WHERE campaign_id = \(campaignID) AND test = \(range.test) AND \(unescaped: column) BETWEEN \(first) AND \(last)
                 """
         }
-        return "SELECT \(unescaped: columns) FROM \(unescaped: table) WHERE test = \(range.test) AND day BETWEEN \(range.from) AND \(range.to)"
+        return "SELECT \(unescaped: columns) FROM \(unescaped: table) WHERE test = \(range.test) AND \(unescaped: column) BETWEEN \(first) AND \(last)"
+    }
+
+    /// Each part of the sketch rows that cover the range, `columns` of them.
+    private static func sketchParts(_ columns: String, _ range: DeviceRange) -> [PostgresQuery] {
+        DeviceSketches.split(from: range.from, to: range.to).parts(from: range.from, to: range.to).map { Self.range(columns, range, key: $0) }
     }
 
     func forEachChunk(_ range: DeviceRange, _ body: (Int64, Int64, UnsafeRawBufferPointer) -> Void) throws {
         if let known = readAhead[range]?.chunks {
             return try known.forEach(body)
         }
-        for row in try db.execute(Self.range("campaign_id, chunk, bits", from: "device_bitmaps", range)).rows {
+        for row in try db.execute(Self.range("campaign_id, chunk, bits", range)).rows {
             let (campaign, chunk, bits) = try row.decode((Int64, Int64, ByteBuffer).self)
             bits.withUnsafeReadableBytes { body(campaign, chunk, $0) }
         }
@@ -186,16 +215,19 @@ struct PostgresDeviceRows: DeviceRows {
 
     func chunkCount(_ range: DeviceRange) throws -> Int {
         if let known = readAhead[range] { return known.chunkCount }
-        let count = try db.one(Self.range("COALESCE(SUM(chunks), 0)::int8", from: "device_sketches", range), as: Int64.self)
-        return Int(clamping: count ?? 0)
+        return try Self.sketchParts("COALESCE(SUM(chunks), 0)::int8", range).reduce(0) { total, part in
+            total + Int(clamping: try db.one(part, as: Int64.self) ?? 0)
+        }
     }
 
     func forEachSketch(_ range: DeviceRange, _ body: (UnsafeRawBufferPointer) -> Void) throws {
         if let known = readAhead[range]?.sketches {
             return try known.forEach { _, _, registers in body(registers) }
         }
-        for row in try db.execute(Self.range("registers", from: "device_sketches", range)).rows {
-            try row.decode(ByteBuffer.self).withUnsafeReadableBytes { body($0) }
+        for part in Self.sketchParts("registers", range) {
+            for row in try db.execute(part).rows {
+                try row.decode(ByteBuffer.self).withUnsafeReadableBytes { body($0) }
+            }
         }
     }
 }

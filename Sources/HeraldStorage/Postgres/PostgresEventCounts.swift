@@ -14,13 +14,17 @@ import PostgresNIO
 enum PostgresEventCounts {
     /// The statement for one campaign (`$1`) or all, over days `first` to `last`, with the rows of unique
     /// devices when `devices`: bitmap chunks when a range holds at least one and at most `exact` (the exact
-    /// limit), sketches when it holds more and the range is one campaign's (bounded by its days; across
-    /// every campaign they are read apart, row by row, as they may be many). Four texts in all, each
-    /// prepared once per connection; the values are bound.
+    /// limit), sketches when it holds more and the range is one campaign's (its whole weeks' and the days'
+    /// around them, `DeviceSketches.Split`; across every campaign they are read apart, row by row, as they
+    /// may be many). Four texts in all, each prepared once per connection; the values are bound.
     static func statement(campaignID: Int64?, from: String, to: String, devices: Bool, exactChunkLimit: Int) -> (sql: String, binds: [PostgresData]) {
         var binds = [PostgresData(string: from), PostgresData(string: to)]
         if let campaignID { binds.insert(PostgresData(int64: campaignID), at: 0) }
-        if devices { binds.append(PostgresData(int64: Int64(exactChunkLimit))) }
+        if devices {
+            binds.append(PostgresData(int64: Int64(exactChunkLimit)))
+            let split = DeviceSketches.split(from: from, to: to)
+            binds += [split.beforeTo, split.firstWeek, split.lastWeek, split.afterFrom].map { PostgresData(string: $0) }
+        }
         return (statement(campaign: campaignID != nil, devices: devices), binds)
     }
 
@@ -30,6 +34,15 @@ enum PostgresEventCounts {
         // bound at all.
         let (scope, first, last, exact) =
             campaign ? ("campaign_id = $1::int8 AND ", "$2::text", "$3::text", "$4::int8") : ("", "$1::text", "$2::text", "$3::int8")
+        // The parts of the sketch rows that cover the range (`DeviceSketches.Split`), bound after the limit.
+        let split = (campaign ? 5...8 : 4...7).map { "$\($0)::text" }
+        func sketchRows(_ columns: String, where condition: String) -> String {
+            """
+            SELECT \(columns) FROM device_sketches WHERE \(scope)\(condition)day BETWEEN \(first) AND \(split[0])
+            UNION ALL SELECT \(columns) FROM device_week_sketches WHERE \(scope)\(condition)week BETWEEN \(split[1]) AND \(split[2])
+            UNION ALL SELECT \(columns) FROM device_sketches WHERE \(scope)\(condition)day BETWEEN \(split[3]) AND \(last)
+            """
+        }
         var common = [
             // Rows other than conversions are unique by the table's key, so only conversions are grouped (their
             // names left out, see `EventCounts.rows`), and nothing is ordered. Grouping and ordering
@@ -62,7 +75,7 @@ enum PostgresEventCounts {
                 sketched AS MATERIALIZED (
                     SELECT COALESCE(SUM(chunks) FILTER (WHERE NOT test), 0)::int8 AS real_chunks,
                         COALESCE(SUM(chunks) FILTER (WHERE test), 0)::int8 AS test_chunks
-                    FROM device_sketches WHERE \(scope)day BETWEEN \(first) AND \(last))
+                    FROM (\(sketchRows("test, chunks", where: ""))) AS sketch_chunks)
                 """)
             from.append("sketched")
             columns.append("sketched.*")
@@ -86,8 +99,8 @@ enum PostgresEventCounts {
                     from.append(
                         """
                         (SELECT array_agg(length(registers)) AS \(name)_sketch_lengths, string_agg(registers, ''::bytea) AS \(name)_sketches
-                         FROM device_sketches WHERE \(scope)test = \(test) AND day BETWEEN \(first) AND \(last)
-                            AND (SELECT \(name)_chunks FROM sketched) > \(exact)) AS \(name)_sketch_rows
+                         FROM (\(sketchRows("registers", where: "test = \(test) AND (SELECT \(name)_chunks FROM sketched) > \(exact) AND "))) AS sketch_rows
+                        ) AS \(name)_sketch_rows
                         """)
                     columns.append("\(name)_sketch_rows.*")
                 }

@@ -1,0 +1,152 @@
+import Foundation
+import GRDB
+import HeraldDomain
+@testable import HeraldStorage
+import PostgresNIO
+import Testing
+
+/// The storage contract for the weeks' sketches (migrations 0018 and PostgreSQL's 0007), on every engine.
+extension StorageContractTests {
+    /// `body` with the engine's own device rows, in one read.
+    static func withDeviceRows<T>(_ database: EngineDatabase, _ body: (any DeviceRows) throws -> T) throws -> T {
+        switch database.stores {
+        case let sqlite as AppDatabase: try sqlite.pool.read { try body(SQLiteDeviceRows(db: $0)) }
+        case let postgres as PostgresAppDatabase: try postgres.read { try body(PostgresDeviceRows(db: $0)) }
+        default: throw PostgresUnavailable()
+        }
+    }
+
+    /// Day `offset` after `start`, as stored.
+    static func day(_ offset: Int) -> String {
+        UTCTime.day(start.addingTimeInterval(Double(offset) * 86_400))
+    }
+
+    /// Days -3 to 39 of three campaigns: events drawn at random, late ones (days long past when received)
+    /// included, as clients send them.
+    static func ingestAcrossWeeks(_ database: EngineDatabase) throws -> [Int64] {
+        let ids = try eventWorld(database)
+        let campaigns = [(ids.shop, ids.sale), (ids.shop, ids.winter), (ids.news, ids.digest)]
+        for batch in 0..<8 {
+            let events = (0..<300).map { index in
+                let (app, campaign) = campaigns.randomElement()!
+                return event(
+                    "w-\(batch)-\(index)", app: app, campaign: campaign, day: Int.random(in: -3..<40),
+                    installation: "device-\(Int.random(in: 0..<5_000))", test: Int.random(in: 0..<8) == 0)
+            }
+            #expect(try database.stores.events.ingest(events, now: start.addingTimeInterval(40 * 86_400)).accepted == 300)
+        }
+        return [ids.sale, ids.winter, ids.digest]
+    }
+
+    /// The union of the days' own rows from `from` to `to` (inclusive offsets), and their chunk counts summed.
+    static func daysUnion(_ rows: any DeviceRows, campaigns: [Int64], test: Bool, from: Int, to: Int) throws -> (DeviceSketch, Int) {
+        let keys = campaigns.flatMap { campaign in (from...to).map { DeviceSketches.Day(campaignID: campaign, test: test, day: day($0)) } }
+        var union = DeviceSketch()
+        var chunks = 0
+        for (_, row) in try rows.sketches(keys, of: .day) {
+            row.registers.withUnsafeBytes { union.formUnion($0) }
+            chunks += row.chunks
+        }
+        return (union, chunks)
+    }
+
+    @Test("A week's sketch is the union of its days' and its chunk count their sum; generated ranges read the same registers and chunks through their weeks as through their days, and a report estimates from them",
+          arguments: StorageEngine.available)
+    func weeksHoldTheUnionOfTheirDays(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let campaigns = try Self.ingestAcrossWeeks(database)
+        try Self.withDeviceRows(database) { rows in
+            var weeks = 0
+            for campaign in campaigns {
+                for test in [false, true] {
+                    let days = (-3..<40).map { DeviceSketches.Day(campaignID: campaign, test: test, day: Self.day($0)) }
+                    let stored = try rows.sketches(days, of: .day)
+                    let byWeek = Dictionary(grouping: stored, by: { $0.key.week })
+                    let weekRows = try rows.sketches(Array(Set(days.compactMap(\.week))), of: .week)
+                    #expect(weekRows.count == byWeek.count, "campaign \(campaign), test \(test): a week row for each week with days")
+                    for (week, dayRows) in byWeek {
+                        var union = DeviceSketch()
+                        for row in dayRows { row.value.registers.withUnsafeBytes { union.formUnion($0) } }
+                        let row = try #require(week.flatMap { weekRows[$0] })
+                        #expect(DeviceSketch(blob: row.registers) == union, "the registers of \(week as Any)")
+                        #expect(row.chunks == dayRows.map(\.value.chunks).reduce(0, +), "the chunks of \(week as Any)")
+                        weeks += 1
+                    }
+                }
+            }
+            #expect(weeks >= 30)
+            for _ in 0..<60 {
+                let from = Int.random(in: -6..<44), to = from + Int.random(in: 0..<50)
+                for campaign in [nil] + campaigns.map(Optional.some) {
+                    for test in [false, true] {
+                        let range = DeviceRange(campaignID: campaign, from: Self.day(from), to: Self.day(to), test: test)
+                        var read = DeviceSketch()
+                        try rows.forEachSketch(range) { read.formUnion($0) }
+                        let (expected, chunks) = try Self.daysUnion(rows, campaigns: campaign.map { [$0] } ?? campaigns, test: test, from: from, to: to)
+                        #expect(read == expected, "the registers of \(range)")
+                        #expect(try rows.chunkCount(range) == chunks, "the chunks of \(range)")
+                    }
+                }
+            }
+        }
+        // The report's own reading: on PostgreSQL one statement reads the weeks and days ahead.
+        var estimating = database.stores.events
+        estimating.exactDeviceChunkLimit = 0
+        for (from, to) in [(-3, 39), (0, 6), (1, 13), (-1, 30), (5, 5), (2, 20)] {
+            for campaign in [nil] + campaigns.map(Optional.some) {
+                let counts = try estimating.counts(campaignID: campaign, from: Self.day(from), to: Self.day(to))
+                let (real, _) = try Self.withDeviceRows(database) {
+                    try Self.daysUnion($0, campaigns: campaign.map { [$0] } ?? campaigns, test: false, from: from, to: to)
+                }
+                let (test, _) = try Self.withDeviceRows(database) {
+                    try Self.daysUnion($0, campaigns: campaign.map { [$0] } ?? campaigns, test: true, from: from, to: to)
+                }
+                #expect(counts.uniqueDevices == real.estimate && counts.uniqueDevicesEstimated, "days \(from) to \(to) of \(campaign as Any)")
+                #expect(counts.uniqueTestDevices == test.estimate, "test devices, days \(from) to \(to) of \(campaign as Any)")
+            }
+        }
+    }
+
+    @Test("Migrating again to the weeks' sketches (SQLite 0018, PostgreSQL 0007) makes from the days exactly the weeks ingestion kept",
+          arguments: StorageEngine.available)
+    func theWeeksMigrationMakesWhatIngestionKeeps(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        _ = try Self.ingestAcrossWeeks(database)
+        func weeks(_ stores: any Stores) throws -> [[String]] {
+            let sql = "SELECT campaign_id, test, week, chunks, registers FROM device_week_sketches ORDER BY campaign_id, test, week"
+            switch stores {
+            case let sqlite as AppDatabase:
+                return try sqlite.pool.read { db in
+                    try Row.fetchAll(db, sql: sql).map { row in
+                        let registers: Data = row[4]
+                        return ["\(row[0] as Int64)", "\(row[1] as Bool)", row[2], "\(row[3] as Int)", registers.base64EncodedString()]
+                    }
+                }
+            case let postgres as PostgresAppDatabase:
+                return try postgres.read { db in
+                    try db.rows(PostgresQuery(unsafeSQL: sql)).map { row in
+                        let (campaign, test, week, chunks, registers) = try row.decode((Int64, Bool, String, Int64, ByteBuffer).self)
+                        return ["\(campaign)", "\(test)", week, "\(chunks)", Data(buffer: registers).base64EncodedString()]
+                    }
+                }
+            default: throw PostgresUnavailable()
+            }
+        }
+        let kept = try weeks(database.stores)
+        #expect(kept.count >= 30)
+        switch database.stores {
+        case let sqlite as AppDatabase:
+            try sqlite.pool.write { db in
+                try db.execute(sql: "DROP TABLE device_week_sketches")
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = '0018_device_week_sketches'")
+            }
+        case let postgres as PostgresAppDatabase:
+            try postgres.write { db in
+                try db.execute("DROP TABLE device_week_sketches")
+                try db.execute("DELETE FROM herald_migrations WHERE identifier = '0007_week_sketches'")
+            }
+        default: throw PostgresUnavailable()
+        }
+        #expect(try weeks(database.open()) == kept)
+    }
+}
