@@ -261,7 +261,7 @@ def compare_rows(reference: dict, herald: dict) -> str:
                          f"reference {reference}, Herald {herald}")
     counts = ", ".join(f"{table} {reference[table]:,}" + (f" (Herald {herald[table]:,})" if table in NUMBERING_DEPENDENT else "")
                        for table in TABLES)
-    return f"rows as Herald's for the same events: {counts}; rollups and devices a day identical"
+    return f"rows as Herald's for the same events: {counts}; {', '.join(DIGESTS)} identical"
 
 
 def main() -> None:
