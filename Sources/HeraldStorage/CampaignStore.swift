@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldDomain
+import Synchronization
 
 /// What people did with a campaign; the status shown also depends on the schedule (`status(at:)`).
 public enum CampaignState: String, Sendable, Codable, CaseIterable {
@@ -224,7 +225,33 @@ struct CampaignSave {
     }
 
     static func decode(_ document: String) throws -> Campaign {
-        try decoder.decode(Campaign.self, from: Data(document.utf8))
+        if let known = decoded.withLock({ $0.campaigns[document] }) { return known }
+        let campaign = try decoder.decode(Campaign.self, from: Data(document.utf8))
+        decoded.withLock { $0.keep(campaign, for: document) }
+        return campaign
+    }
+
+    /// Stored documents already decoded, by their text: a page about a campaign decoded its whole document
+    /// on every request, a tenth of a 90-day report's CPU. The text is the key, so a changed campaign is
+    /// another entry and databases opened side by side (tests, `herald copy`) cannot mix theirs up.
+    private static let decoded = Mutex(DecodedDocuments())
+
+    struct DecodedDocuments {
+        /// What the texts kept may weigh in all; past it the table starts again empty.
+        static let byteLimit = 16 << 20
+        private(set) var campaigns: [String: Campaign] = [:]
+        private var bytes = 0
+
+        mutating func keep(_ campaign: Campaign, for document: String) {
+            let size = document.utf8.count
+            guard campaigns[document] == nil, size <= Self.byteLimit / 4 else { return }
+            if bytes + size > Self.byteLimit {
+                campaigns.removeAll(keepingCapacity: true)
+                bytes = 0
+            }
+            campaigns[document] = campaign
+            bytes += size
+        }
     }
 }
 

@@ -295,4 +295,18 @@ extension StorageContractTests {
         }
         #expect(run.failures == 0)
     }
+
+    @Test("Decoded documents are kept by their text, at most 16 MB of it: past that the table starts again, and a text over a quarter of it is not kept")
+    func decodedDocumentsStayBounded() {
+        var kept = CampaignSave.DecodedDocuments()
+        let campaign = Campaign(app: 1, name: "Kept", message: Message(layout: .modal, title: .init(text: "Kept")))
+        let eighth = CampaignSave.DecodedDocuments.byteLimit / 8
+        for index in 0..<8 { kept.keep(campaign, for: String(repeating: "a", count: eighth - 1) + String(index)) }
+        kept.keep(campaign, for: String(repeating: "a", count: eighth - 1) + "0")
+        #expect(kept.campaigns.count == 8, "the same text again is one entry")
+        kept.keep(campaign, for: "b")
+        #expect(kept.campaigns.count == 1 && kept.campaigns["b"] == campaign)
+        kept.keep(campaign, for: String(repeating: "c", count: CampaignSave.DecodedDocuments.byteLimit / 4 + 1))
+        #expect(kept.campaigns.count == 1)
+    }
 }
