@@ -381,6 +381,16 @@ static int sketch_insert(unsigned char *registers, long long app, long long numb
 
 static Array arrays[12];
 
+/* Starts the five arrays a write of bitmap chunks or sketches sends: campaign, test flag, day, chunk or chunk
+ * count, bytes. */
+static void start_writes(void) {
+    start(&arrays[0], INT8);
+    start(&arrays[1], BOOL);
+    start(&arrays[2], TEXT);
+    start(&arrays[3], INT8);
+    start(&arrays[4], BYTEA);
+}
+
 /* Reads the stored rows of `count` sketches (in key order, each `size` bytes from the last) with `statement`. */
 static void read_sketches(PGconn *db, const Statement *statement, char *sketches, int count, size_t size) {
     start(&arrays[0], INT8);
@@ -404,14 +414,9 @@ static void read_sketches(PGconn *db, const Statement *statement, char *sketches
         found->stored = 1;
     }
     PQclear(result);
-    start(&arrays[0], INT8);
-    start(&arrays[1], BOOL);
-    start(&arrays[2], TEXT);
-    start(&arrays[3], INT8);
-    start(&arrays[4], BYTEA);
 }
 
-/* Adds a changed sketch to the rows its write statement sends (read_sketches starts them). */
+/* Adds a changed sketch to the rows its write statement sends (after start_writes). */
 static void add_sketch_row(const Sketch *sketch) {
     long long total = sketch->chunks + sketch->new_chunks;
     add_int8(&arrays[0], sketch->key.campaign);
@@ -588,11 +593,7 @@ static void record_devices(PGconn *db, Row **seen, int count) {
     PQclear(result);
 
     /* Set each chunk's bits; a device new to a day's bitmaps is new to its sketch. */
-    start(&arrays[0], INT8);
-    start(&arrays[1], BOOL);
-    start(&arrays[2], TEXT);
-    start(&arrays[3], INT8);
-    start(&arrays[4], BYTEA);
+    start_writes();
     int added = 0, day = 0;
     for (int index = 0; index < chunk_count; index++) {
         Chunk *chunk = &chunks[index];
@@ -622,6 +623,7 @@ static void record_devices(PGconn *db, Row **seen, int count) {
     for (int index = 0; index < day_count; index++) if (days[index].count) days[sketched++] = days[index];
     if (!sketched) return;
     read_sketches(db, &READ_SKETCHES, (char *)days, sketched, sizeof *days);
+    start_writes();
     for (int index = 0; index < sketched; index++) {
         Day *found = &days[index];
         int changed = found->sketch.new_chunks != 0 || !found->sketch.stored;
@@ -643,6 +645,7 @@ static void record_devices(PGconn *db, Row **seen, int count) {
         weeks[week_count++] = (Week){.sketch.key = week, .first = index, .count = 1};
     }
     read_sketches(db, &READ_WEEK_SKETCHES, (char *)weeks, week_count, sizeof *weeks);
+    start_writes();
     for (int index = 0; index < week_count; index++) {
         Week *found = &weeks[index];
         for (int day = found->first; day < found->first + found->count; day++) found->sketch.new_chunks += days[day].sketch.new_chunks;
