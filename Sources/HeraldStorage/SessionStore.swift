@@ -38,11 +38,18 @@ extension Session {
     }
 }
 
+/// A session with its user, read together: every signed-in page starts with both.
+public struct SessionWithUser: Sendable {
+    public var session: Session
+    public var user: User
+}
+
 /// Signed-in browser sessions: the `sessions` table on either engine.
 public protocol SessionStore: Sendable {
     /// Creates a session and returns its token (to put in the cookie) with the stored row; sweeps expired ones.
     func create(userID: Int64, now: Date, lifetime: TimeInterval) throws -> (token: String, session: Session)
-    func find(token: String) throws -> Session?
+    /// The session `token` names with its user (active or not), whatever its times; nil when there is none.
+    func find(token: String) throws -> SessionWithUser?
     func save(_ session: Session) throws
     func delete(tokenHash: String) throws
 }
@@ -62,8 +69,13 @@ public struct SQLiteSessionStore: SessionStore {
         return (token, session)
     }
 
-    public func find(token: String) throws -> Session? {
-        try pool.read { try Session.fetchOne($0, key: Secret.sha256(token)) }
+    public func find(token: String) throws -> SessionWithUser? {
+        try pool.read { db in
+            guard let session = try Session.fetchOne(db, key: Secret.sha256(token)), let user = try User.fetchOne(db, key: session.userID) else {
+                return nil
+            }
+            return SessionWithUser(session: session, user: user)
+        }
     }
 
     public func save(_ session: Session) throws {

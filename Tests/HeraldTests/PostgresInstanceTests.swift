@@ -212,7 +212,7 @@ struct PostgresCopyTests {
         #expect(report.tables.first { $0.name == "audit_log" }?.rows == auditLines)
 
         #expect(try target.users.all().asStored == source.users.all().asStored)
-        #expect(try target.sessions.find(token: session.token)?.asStored == session.session.asStored)
+        #expect(try target.sessions.find(token: session.token)?.session.asStored == session.session.asStored)
         #expect(try target.loginThrottles.update([LoginThrottleKey(.address, "192.0.2.1")], forgetBefore: .distantPast) { $0 }.asStored
             == source.loginThrottles.update([LoginThrottleKey(.address, "192.0.2.1")], forgetBefore: .distantPast) { $0 }.asStored)
         #expect(try target.apps.all().map(\.name) == source.apps.all().map(\.name))

@@ -89,7 +89,9 @@ struct StorageContractTests {
             actor: .user(id: admin.id!, email: admin.email), now: Self.start)
         #expect(try users.find(id: editor.id!)?.name == "Renamed ویرایشگر")
         #expect(try users.find(id: editor.id!)?.language == "ja")
-        #expect(try sessions.find(token: kept.token) != nil)
+        // A session is read with its user's row as it is now.
+        #expect(try sessions.find(token: kept.token)?.user.asStored == users.find(id: editor.id!)?.asStored)
+        #expect(try sessions.find(token: kept.token)?.user.name == "Renamed ویرایشگر")
         #expect(try sessions.find(token: ended.token) == nil)
 
         // The last admin demoted: refused, and nothing of it saved: not the role, not the audit line, not the sessions.
@@ -100,7 +102,7 @@ struct StorageContractTests {
             try users.update(demoted, ending: .all, action: "user.update", details: "role", actor: .commandLine, now: Self.start)
         }
         #expect(try users.find(id: admin.id!)?.role == .admin)
-        #expect(try sessions.find(token: adminSession.token) != nil)
+        #expect(try sessions.find(token: adminSession.token)?.user.role == .admin)
         #expect(try database.stores.auditLog.count() == auditBefore)
 
         var missing = editor
@@ -155,14 +157,15 @@ struct StorageContractTests {
         let sessions = database.stores.sessions
         let short = try sessions.create(userID: user.id!, now: Self.start, lifetime: 60)
         var long = try sessions.create(userID: user.id!, now: Self.start, lifetime: 86_400)
-        #expect(try sessions.find(token: long.token)?.asStored == long.session.asStored)
+        #expect(try sessions.find(token: long.token)?.session.asStored == long.session.asStored)
+        #expect(try sessions.find(token: long.token)?.user.asStored == user.asStored)
         #expect(try sessions.find(token: long.session.tokenHash) == nil, "the hash is not a token")
 
         long.session.flashKind = "notice"
         long.session.flashMessage = "Gespeichert ✓ «ذخیره شد»"
         long.session.lastSeenAt = Self.start.addingTimeInterval(30.0009)
         try sessions.save(long.session)
-        let saved = try #require(try sessions.find(token: long.token))
+        let saved = try #require(try sessions.find(token: long.token)?.session)
         #expect(saved.flashMessage == "Gespeichert ✓ «ذخیره شد»")
         #expect(saved.lastSeenAt.asStored == Self.start.addingTimeInterval(30.0009).storedPrecision.asStored)
 
@@ -185,7 +188,7 @@ struct StorageContractTests {
         let other = try database.open()
         let user = try #require(try database.stores.users.insertFirst(Self.user("a@example.com", role: .admin), now: Self.start))
         let made = try database.stores.sessions.create(userID: user.id!, now: Self.start, lifetime: 3600)
-        #expect(try other.sessions.find(token: made.token)?.asStored == made.session.asStored)
+        #expect(try other.sessions.find(token: made.token)?.session.asStored == made.session.asStored)
         #expect(try other.serverSecrets.signingKey(now: Self.start) == database.stores.serverSecrets.signingKey(now: Self.start))
         try other.sessions.delete(tokenHash: made.session.tokenHash)
         #expect(try database.stores.sessions.find(token: made.token) == nil)

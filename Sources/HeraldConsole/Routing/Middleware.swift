@@ -92,13 +92,13 @@ extension HeraldApplication {
         var visitorCookie: SetCookie?
         let configuration = services.configuration
 
-        if let session = try liveSession(of: context.request, now: context.now) {
-            if let user = try services.database.users.find(id: session.userID), user.active {
-                context.session = session
-                context.user = user
-                context.localizer = services.localization.localizer(for: context.request, user: user)
+        if let live = try liveSession(of: context.request, now: context.now) {
+            if live.user.active {
+                context.session = live.session
+                context.user = live.user
+                context.localizer = services.localization.localizer(for: context.request, user: live.user)
             } else {
-                try sessions.delete(tokenHash: session.tokenHash)
+                try sessions.delete(tokenHash: live.session.tokenHash)
             }
         }
 
@@ -188,13 +188,13 @@ extension HeraldApplication {
 }
 
 extension HeraldApplication {
-    /// The session the request's cookie names, unless it has expired or been idle too long.
-    func liveSession(of request: Request, now: Date) throws -> Session? {
-        guard let token = request.cookies[Services.sessionCookie], let session = try services.database.sessions.find(token: token),
-              session.expiresAt > now, now.timeIntervalSince(session.lastSeenAt) < services.configuration.sessionIdleTimeout else {
+    /// The session the request's cookie names with its user, unless it has expired or been idle too long.
+    func liveSession(of request: Request, now: Date) throws -> SessionWithUser? {
+        guard let token = request.cookies[Services.sessionCookie], let found = try services.database.sessions.find(token: token),
+              found.session.expiresAt > now, now.timeIntervalSince(found.session.lastSeenAt) < services.configuration.sessionIdleTimeout else {
             return nil
         }
-        return session
+        return found
     }
 
     /// The context an error page is drawn in: the signed-in user's (for their language, time zone and the
@@ -205,12 +205,11 @@ extension HeraldApplication {
         var context = RequestContext(request: request, now: services.configuration.clock())
         var user: User?
         if readingSession, request.path?.hasPrefix("/api/") == false,
-           let session = try? liveSession(of: request, now: context.now),
-           let found = try? services.database.users.find(id: session.userID), found.active {
-            user = found
-            context.session = session
-            context.user = found
-            context.csrfToken = session.csrfToken
+           let live = try? liveSession(of: request, now: context.now), live.user.active {
+            user = live.user
+            context.session = live.session
+            context.user = live.user
+            context.csrfToken = live.session.csrfToken
         }
         context.localizer = services.localization.localizer(for: request, user: user)
         return context

@@ -19,11 +19,20 @@ func sqlState(of error: any Error) -> String? {
 struct PostgresUserStore: UserStore {
     let database: PostgresAppDatabase
 
-    private static let columns = "id, email, name, role, password_hash, active, language, time_zone, created_at, updated_at"
+    /// What `user(_:from:)` reads, in its order.
+    static let columns = "id, email, name, role, password_hash, active, language, time_zone, created_at, updated_at"
 
     private static func user(_ row: PostgresRow) throws -> User {
-        let (id, email, name, role, passwordHash, active, language, timeZone, createdAt, updatedAt) = try row.decode(
-            (Int64, String, String, String, String, Bool, String?, String?, Date, Date).self)
+        try user(row.makeRandomAccess(), from: 0)
+    }
+
+    /// The user in the row's `columns` from cell `first` on.
+    static func user(_ cells: PostgresRandomAccessRow, from first: Int) throws -> User {
+        func cell<Value: PostgresDecodable>(_ offset: Int, _ type: Value.Type) throws -> Value { try cells[first + offset].decode(Value.self) }
+        let (id, email, name, role, passwordHash, active) = (
+            try cell(0, Int64.self), try cell(1, String.self), try cell(2, String.self), try cell(3, String.self), try cell(4, String.self),
+            try cell(5, Bool.self))
+        let (language, timeZone, createdAt, updatedAt) = (try cell(6, String?.self), try cell(7, String?.self), try cell(8, Date.self), try cell(9, Date.self))
         guard let known = Role(rawValue: role) else { throw UnreadableStoredValue(column: "users.role", value: role) }
         var user = User(
             id: id, email: email, name: name, role: known, passwordHash: passwordHash, active: active,
@@ -140,19 +149,23 @@ struct PostgresSessionStore: SessionStore {
         return (token, session)
     }
 
-    func find(token: String) throws -> Session? {
-        try database.read { db in
+    func find(token: String) throws -> SessionWithUser? {
+        // One statement for both: each is a round trip through postgres-nio, and every signed-in page reads both.
+        let userColumns = PostgresUserStore.columns.split(separator: ", ").map { "u." + $0 }.joined(separator: ", ")
+        return try database.read { db in
             try db.rows(
                 """
-                SELECT token_hash, user_id, csrf_token, flash_kind, flash_message, created_at, last_seen_at, expires_at
-                FROM sessions WHERE token_hash = \(Secret.sha256(token))
+                SELECT s.token_hash, s.user_id, s.csrf_token, s.flash_kind, s.flash_message, s.created_at, s.last_seen_at, s.expires_at,
+                    \(unescaped: userColumns)
+                FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = \(Secret.sha256(token))
                 """
             ).first.map { row in
                 let (tokenHash, userID, csrfToken, flashKind, flashMessage, createdAt, lastSeenAt, expiresAt) = try row.decode(
                     (String, Int64, String, String?, String?, Date, Date, Date).self)
-                return Session(
+                let session = Session(
                     tokenHash: tokenHash, userID: userID, csrfToken: csrfToken, flashKind: flashKind, flashMessage: flashMessage,
                     createdAt: createdAt, lastSeenAt: lastSeenAt, expiresAt: expiresAt)
+                return SessionWithUser(session: session, user: try PostgresUserStore.user(row.makeRandomAccess(), from: 8))
             }
         }
     }
