@@ -32,7 +32,8 @@ struct PostgresUserStore: UserStore {
         let (id, email, name, role, passwordHash, active) = (
             try cell(0, Int64.self), try cell(1, String.self), try cell(2, String.self), try cell(3, String.self), try cell(4, String.self),
             try cell(5, Bool.self))
-        let (language, timeZone, createdAt, updatedAt) = (try cell(6, String?.self), try cell(7, String?.self), try cell(8, Date.self), try cell(9, Date.self))
+        let (language, timeZone, createdAt, updatedAt) = (
+            try cell(6, String?.self), try cell(7, String?.self), try cell(8, Date.self), try cell(9, Date.self))
         guard let known = Role(rawValue: role) else { throw UnreadableStoredValue(column: "users.role", value: role) }
         var user = User(
             id: id, email: email, name: name, role: known, passwordHash: passwordHash, active: active,
@@ -149,14 +150,16 @@ struct PostgresSessionStore: SessionStore {
         return (token, session)
     }
 
+    /// The user's columns as `user(_:from:)` reads them, of the users table joined as `u`.
+    private static let userColumns = PostgresUserStore.columns.split(separator: ", ").map { "u." + $0 }.joined(separator: ", ")
+
     func find(token: String) throws -> SessionWithUser? {
         // One statement for both: each is a round trip through postgres-nio, and every signed-in page reads both.
-        let userColumns = PostgresUserStore.columns.split(separator: ", ").map { "u." + $0 }.joined(separator: ", ")
-        return try database.read { db in
+        try database.read { db in
             try db.rows(
                 """
                 SELECT s.token_hash, s.user_id, s.csrf_token, s.flash_kind, s.flash_message, s.created_at, s.last_seen_at, s.expires_at,
-                    \(unescaped: userColumns)
+                    \(unescaped: Self.userColumns)
                 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = \(Secret.sha256(token))
                 """
             ).first.map { row in
