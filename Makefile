@@ -12,8 +12,10 @@ SYSTEM_PACKAGES := pkg-config libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-
 BROWSER_PACKAGES := chromium chromium-driver fonts-noto-core fonts-noto-cjk
 # nginx, which the feed-cache test runs with packaging/nginx/herald.conf on a loopback port of its own;
 # PostgreSQL, which Tools/with-postgres.sh starts in a temporary folder for the storage contract suite;
-# wrk, whose rounds of a thousand keep-alive connections the slow-clients test sends (skipped without it).
-SERVICE_PACKAGES := nginx postgresql wrk
+# wrk, whose rounds of a thousand keep-alive connections the slow-clients test sends (skipped without it);
+# Prometheus, which Tests/operations/test_prometheus.py runs on a loopback port to scrape a running Herald and
+# evaluate every query of docs/grafana-dashboard.json.
+SERVICE_PACKAGES := nginx postgresql wrk prometheus
 # PyPI packages the Python tests use (browser, API contract and fuzz, reliability, metrics), installed when missing;
 # selenium-axe-python ships axe-core (axe.min.js) for the accessibility checks.
 PYTHON_PACKAGES := selenium pytest PyYAML jsonschema referencing openapi-spec-validator schemathesis selenium-axe-python prometheus-client
