@@ -26,10 +26,17 @@ run: build
 	.build/release/herald serve
 
 # The Swift runtime and Foundation are linked in, so the binary runs where no toolchain is installed.
+# Quietly (Tools/quietly.sh): a line saying what is built and how long it takes, then its progress; the
+# compiler's output is in .build/logs/ and shown when it fails (VERBOSE=1 shows it as it comes).
+# The first build compiles every dependency (SwiftNIO, swift-crypto, postgres-nio, GRDB, …).
+BUILD_LOGS := .build/logs
 build: system-deps
-	$(SWIFT) build -c release --product herald --static-swift-stdlib
+	@Tools/quietly.sh $(BUILD_LOGS)/release.log "Building Herald (release)" \
+		"$(if $(wildcard .build/release/herald),a minute or two after a change,about 10 to 15 minutes on 2 cores the first time, then a minute or two after a change)" \
+		$(SWIFT) build -c release --product herald --static-swift-stdlib
 
-# What `make install` puts under $(DESTDIR)$(PREFIX): the binary; its templates, static files, catalogs,
+# What `make install` puts under $(DESTDIR)$(PREFIX): the binary, stripped of its symbol table and debug
+# information (half its size; .build/release/herald keeps them, to read a backtrace by); its templates, static files, catalogs,
 # migrations and web client in share/herald (where it finds them from its own place, so `herald serve`
 # works from any folder); the manual; bash, zsh and fish completions; a hardened systemd unit.
 PREFIX ?= /usr/local
@@ -46,7 +53,7 @@ install: build $(MANUAL_TOOL)
 	@root="$(DESTDIR)$(PREFIX)"; set -e; \
 	install -d "$$root/bin" "$$root/share/herald" "$$root/share/man/man1" "$$root/share/bash-completion/completions" \
 		"$$root/share/zsh/site-functions" "$$root/share/fish/vendor_completions.d" "$$root/lib/systemd/system"; \
-	install -m 0755 $(RELEASE_BIN) "$$root/bin/herald"; \
+	install -m 0755 --strip $(RELEASE_BIN) "$$root/bin/herald"; \
 	for folder in $(RESOURCE_FOLDERS); do \
 		install -d "$$root/share/herald/$$folder"; cp -R "$$folder/." "$$root/share/herald/$$folder/"; \
 	done; \
@@ -86,7 +93,9 @@ deb:
 	echo "Built .build/herald_$${version}_$${arch}.deb"
 
 test: test-deps
-	$(SWIFT) build --build-tests
+	@Tools/quietly.sh $(BUILD_LOGS)/tests.log "Building Herald and its tests (debug)" \
+		"$(if $(wildcard .build/debug/herald),a minute or two after a change,about 10 to 15 minutes on 2 cores the first time)" \
+		$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory swift-test python-test fuzz-check
 
 # The storage contract runs on SQLite and on a PostgreSQL server of its own, started and stopped around the tests.
@@ -158,10 +167,10 @@ fuzz-run-%:
 define install_missing
 	@missing=""; for package in $(1); do dpkg -s $$package >/dev/null 2>&1 || missing="$$missing $$package"; done; \
 	if [ -n "$$missing" ]; then \
-		echo "Installing Debian packages:$$missing"; \
 		policy=/usr/sbin/policy-rc.d; made=""; \
 		if [ ! -e $$policy ]; then printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee $$policy >/dev/null && $(SUDO) chmod 755 $$policy && made=yes; fi; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+		Tools/quietly.sh $(BUILD_LOGS)/apt.log "Installing Debian packages:$$missing" "a minute or a few, depending on the network" \
+			$(SUDO) env DEBIAN_FRONTEND=noninteractive sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing"; \
 		status=$$?; if [ -n "$$made" ]; then $(SUDO) rm -f $$policy; fi; exit $$status; \
 	fi
 endef

@@ -67,9 +67,18 @@ def installed(tmp_path_factory) -> Path:
     return prefix
 
 
+def check_stripped(binary: Path) -> None:
+    sections = subprocess.run(["readelf", "--section-headers", "--wide", str(binary)], capture_output=True, text=True, check=True).stdout
+    for section in (".symtab", ".debug_info", ".debug_line"):
+        assert f" {section} " not in sections, f"{binary} still has {section}"
+    built = (REPO_ROOT / ".build" / "release" / "herald").stat().st_size
+    assert binary.stat().st_size < built * 0.75, (binary.stat().st_size, built)
+
+
 def test_the_installed_binary_serves_the_console_from_any_folder(installed, tmp_path):
     binary = installed / "bin" / "herald"
     check_version(binary)
+    check_stripped(binary)
     ldd = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
     assert "libswiftCore" not in ldd and "libFoundation" not in ldd, "the Swift runtime is linked in: " + ldd
     for folder in ("Templates", "Public", "Locales", "migrations", "Clients/web"):
@@ -131,6 +140,7 @@ def test_the_debian_package_holds_the_same_and_runs_unpacked(tmp_path):
     subprocess.run(["dpkg-deb", "-x", str(package), str(unpacked)], check=True)
     binary = unpacked / "usr" / "bin" / "herald"
     check_version(binary)
+    check_stripped(binary)
     # The shipped configuration file is all comments: it checks, and changes nothing.
     check = subprocess.run([str(binary), "config", "check", "--config", str(unpacked / "etc" / "herald" / "herald.conf")],
                            env=clean_environment(), cwd="/", capture_output=True, text=True)
@@ -139,3 +149,27 @@ def test_the_debian_package_holds_the_same_and_runs_unpacked(tmp_path):
     state = tmp_path / "state"
     state.mkdir()
     serves_console(binary, state)
+
+
+def test_the_build_says_what_it_does_and_keeps_the_compiler_quiet(installed):
+    """`make run`'s build on a built tree: a line saying what and how long, its end, no compiler output."""
+    result = subprocess.run(["make", "--no-print-directory", "build"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=3600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Building Herald (release) (a minute or two after a change; the output goes to .build/logs/release.log"), lines
+    assert re.fullmatch(r"  done in \d+( min \d+)? s", lines[-1]), lines
+    assert len(lines) <= 4, lines
+    assert "Compiling" not in result.stdout + result.stderr
+
+
+def test_a_failing_step_shows_its_errors_and_where_the_rest_is(tmp_path):
+    noisy = "for i in $(seq 1 400); do echo \"[$i/400] Compiling file$i.swift\"; done; " \
+            "echo 'Sources/A.swift:3:7: error: cannot find x in scope'; exit 3"
+    log = tmp_path / "build.log"
+    result = subprocess.run([str(REPO_ROOT / "Tools" / "quietly.sh"), str(log), "Building it", "a moment", "sh", "-c", noisy],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3
+    assert "error: cannot find x in scope" in result.stdout
+    assert f"The whole output: {log}" in result.stdout
+    assert result.stdout.count("Compiling") <= 2, result.stdout
+    assert len(log.read_text().splitlines()) == 401
