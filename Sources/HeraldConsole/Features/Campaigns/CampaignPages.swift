@@ -96,7 +96,12 @@ struct CampaignPages: Sendable {
             return .redirect(to: context.user?.role.includes(.admin) == true ? "/apps/new" : "/campaigns")
         }
         let channel = Channel(rawValue: context.request.query["channel"] ?? "") ?? .inApp
-        var form = FormData([(ComposerFields.channel.path, channel.rawValue), ("priority", "5"), ("frequency.type", "once")])
+        // A schedule is first written in the marketer's own zone (their settings, else the browser's at their
+        // first sign-in): a UTC default made every "9:00" a guess at an offset.
+        var form = FormData([
+            (ComposerFields.channel.path, channel.rawValue), ("priority", "5"), ("frequency.type", "once"),
+            (ComposerFields.timeZone.path, context.user?.timeZone ?? "UTC"),
+        ])
         if channel == .inApp { form.pairs.append((ComposerFields.layout.path, Message.Layout.card.rawValue)) }
         if let app = context.request.query["app"] { form.pairs.append(("app", app)) }
         return try renderComposer(context, form: form, problems: [], stored: nil)

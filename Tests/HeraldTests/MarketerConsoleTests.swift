@@ -1,0 +1,36 @@
+import Foundation
+import HeraldDomain
+import HeraldHTTP
+@testable import HeraldConsole
+import HeraldStorage
+import Testing
+
+/// A marketer's day in the console (issue 34): defaults that fit the person, forms that keep what was
+/// typed and say everything at once, and pages that show everything a campaign holds.
+@Suite("A marketer's day in the console")
+struct MarketerConsoleTests {
+    /// The `value` of the `<input>` named `name` in `html`, or nil when there is no such input.
+    static func inputValue(named name: String, in html: String) -> String? {
+        guard let input = html.firstMatch(of: try! Regex(#"<input[^>]*\bname=""# + NSRegularExpression.escapedPattern(for: name) + #""[^>]*>"#)),
+              let value = String(input.output[0].substring ?? "").firstMatch(of: /\bvalue="([^"]*)"/) else { return nil }
+        return String(value.output.1)
+    }
+
+    @Test("A new campaign's schedule starts in the marketer's own time zone, and a draft saved from the untouched form keeps it")
+    func newCampaignInTheUsersZone() async throws {
+        let (app, admin, shop) = try await ComposerTests.setUp()
+        #expect(Self.inputValue(named: "schedule.timeZone", in: admin.get("/campaigns/new").text) == "UTC", "no zone chosen yet")
+        #expect(try admin.submit("/account", from: "/account", ["language": "en", "time_zone": "Asia/Tehran"]).status == 303)
+        for channel in ["in_app", "push"] {
+            let page = admin.get("/campaigns/new?channel=\(channel)").text
+            let zone = try #require(Self.inputValue(named: "schedule.timeZone", in: page))
+            #expect(zone == "Asia/Tehran", "\(channel)")
+            let saved = try admin.submit("/campaigns", from: "/campaigns/new", pairs: [
+                ("app", String(shop)), ("name", "Nowruz \(channel)"), ("channel", channel), ("schedule.timeZone", zone), ("intent", "draft"),
+            ])
+            #expect(saved.status == 303)
+            let stored = try #require(try app.database.campaigns.find(id: try ComposerTests.campaignID(saved)))
+            #expect(stored.campaign.schedule.timeZone == "Asia/Tehran")
+        }
+    }
+}
