@@ -33,4 +33,19 @@ struct MarketerConsoleTests {
             #expect(stored.campaign.schedule.timeZone == "Asia/Tehran")
         }
     }
+
+    @Test("Import: the form's first submit of a valid file imports it; only checking is a box left unticked")
+    func importImportsAtOnce() async throws {
+        let (app, admin, shop) = try await ComposerTests.setUp()
+        let form = admin.get("/campaigns/import").text
+        let box = try #require(form.firstMatch(of: /<input[^>]*id="field-dryRun"[^>]*>/)?.output)
+        #expect(!box.contains("checked"), "“Only check” is an option, not the default")
+        let file = try CampaignJSON.encoder().encode(CampaignExport(
+            schemaVersion: CampaignJSON.schemaVersion, exportedAt: app.clock.now,
+            campaigns: [Campaign(app: shop, name: "Imported", message: Message(layout: .modal, title: .init(text: "Hi")))]))
+        // What the untouched form sends: the app and the file, no dryRun.
+        let imported = try admin.upload("/campaigns/import", from: "/campaigns/import", fields: [("app", String(shop))], file: Array(file))
+        #expect(imported.status == 303)
+        #expect(try app.database.campaigns.list(CampaignQuery(), now: app.clock.now).total == 1)
+    }
 }
