@@ -48,4 +48,35 @@ struct MarketerConsoleTests {
         #expect(imported.status == 303)
         #expect(try app.database.campaigns.list(CampaignQuery(), now: app.clock.now).total == 1)
     }
+
+    @Test("The campaign page shows every language version, each with the parts it sets")
+    func campaignPageShowsEveryVersion() async throws {
+        let (app, admin, shop) = try await ComposerTests.setUp()
+        var message = Message(
+            layout: .card, title: .init(text: "Spring sale", color: "#202124"), body: .init(text: "20% off"), imageUrl: "https://example.com/en.png",
+            backgroundColor: "#FFFFFF", primaryAction: .init(text: "Shop now", url: "https://example.com/shop"))
+        message.translations = [
+            "fa": MessageTranslation(title: .init(text: "حراج بهاره"), imageUrl: "https://example.com/fa.png", primaryAction: .init(text: "خرید")),
+            "de": MessageTranslation(body: .init(text: "20 % Rabatt")),
+            "ja": MessageTranslation(),
+        ]
+        let id = try app.database.campaigns.create(
+            Campaign(app: shop, name: "Spring", triggers: [Trigger(event: "app_launch")], message: message), state: .draft, actor: .commandLine,
+            now: app.clock.now)
+        let page = admin.get("/campaigns/\(id)").text
+        let headings = page.matches(of: /<h2>([^<]*)<\/h2>/).map { String($0.output.1) }
+        #expect(headings.contains("Version German (de)") && headings.contains("Version Persian (fa)") && headings.contains("Version Japanese (ja)"))
+        func section(_ heading: String) throws -> String {
+            String(page[try #require(page.range(of: heading)).upperBound...].split(separator: "</section>")[0])
+        }
+        let persianSection = try section("Version Persian (fa)")
+        #expect(persianSection.contains("<bdi>حراج بهاره</bdi>"))
+        #expect(persianSection.contains("https://example.com/fa.png"))
+        #expect(persianSection.contains("خرید"), "the version's own button text")
+        #expect(persianSection.contains("https://example.com/shop"), "with the default version's link, as devices get it")
+        #expect(!persianSection.contains("20% off"), "the default's body is not repeated: the version does not set one")
+        let german = try section("Version German (de)")
+        #expect(german.contains("20 % Rabatt") && !german.contains("Spring sale"))
+        #expect(try section("Version Japanese (ja)").contains("Everything as in the default version."))
+    }
 }
