@@ -79,4 +79,20 @@ struct MarketerConsoleTests {
         #expect(german.contains("20 % Rabatt") && !german.contains("Spring sale"))
         #expect(try section("Version Japanese (ja)").contains("Everything as in the default version."))
     }
+
+    @Test("The new-user form names every mistake at once: name, email, password, role and a taken email")
+    func newUserFormReportsEverything() async throws {
+        let (_, admin) = try await TestApp.withAdmin()
+        let all = try admin.submit("/users", from: "/users/new", ["name": "", "email": "not-an-email", "password": "short"])
+        #expect(all.status == 422)
+        for field in ["name", "email", "password", "role"] {
+            #expect(all.text.contains(##"href="#field-\##(field)""##), "the summary links to \(field)")
+        }
+        #expect(all.text.contains("Choose a role"))
+        let taken = try admin.submit("/users", from: "/users/new", ["name": "Ada", "email": "ADMIN@example.com", "password": "short"])
+        #expect(taken.status == 422)
+        #expect(taken.text.contains("A user with this email already exists."))
+        #expect(taken.text.contains(##"href="#field-password""##))
+        #expect(taken.text.contains(##"href="#field-role""##))
+    }
 }

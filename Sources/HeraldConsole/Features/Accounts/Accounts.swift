@@ -12,15 +12,26 @@ public struct Accounts: Sendable {
         self.hasher = hasher
     }
 
-    /// Validates and creates a user; the audit line commits with it.
-    public func create(email: String, name: String, role: Role, password: String, actor: AuditActor, now: Date) throws -> User {
+    /// Validates and creates a user; the audit line commits with it. Every problem is reported at once (a
+    /// missing role and a taken email with the rest), so a form is not sent back once per mistake.
+    public func create(email: String, name: String, role: Role?, password: String, actor: AuditActor, now: Date) throws -> User {
+        var errors = Self.problems(email: email, name: name, password: password)
+        if role == nil { errors.add("role", Self.chooseRole) }
+        if errors.message(for: "email") == nil, try database.users.find(email: email.trimmingCharacters(in: .whitespaces)) != nil {
+            errors.add("email", Self.emailTaken)
+        }
+        guard errors.isEmpty, let role else { throw errors }
         let user = try newUser(email: email, name: name, role: role, password: password, now: now)
         do {
             return try database.users.insert(user, actor: actor, now: now)
         } catch UserStoreError.emailTaken {
-            throw FormErrors("email", Phrase("accounts.errors.email_taken", english: "A user with this email already exists."))
+            // Taken between the check above and the insert.
+            throw FormErrors("email", Self.emailTaken)
         }
     }
+
+    static let emailTaken = Phrase("accounts.errors.email_taken", english: "A user with this email already exists.")
+    static let chooseRole = Phrase("users.errors.choose_role", english: "Choose a role: viewer, editor or admin.")
 
     /// Creates the first admin at setup, only if no user exists yet; the audit line names the new admin.
     func createFirstAdmin(email: String, name: String, password: String, timeZone: String? = nil, now: Date) throws -> User {

@@ -48,11 +48,8 @@ struct UserPages: Sendable {
     func create(_ context: RequestContext) throws -> Response {
         let form = context.form
         do {
-            guard let role = form["role"].flatMap(Role.init(rawValue:)) else {
-                throw FormErrors("role", Self.chooseRole)
-            }
             let user = try services.accounts.create(
-                email: form["email"] ?? "", name: form["name"] ?? "", role: role, password: form["password"] ?? "",
+                email: form["email"] ?? "", name: form["name"] ?? "", role: form["role"].flatMap(Role.init(rawValue:)), password: form["password"] ?? "",
                 actor: context.actor, now: context.now)
             try services.flash(context, .success, context.localizer(
                 "users.flash.created", ["name": Localizer.isolated(user.name), "email": Localizer.isolated(user.email)]))
@@ -101,7 +98,7 @@ struct UserPages: Sendable {
     func changeRole(_ context: RequestContext) throws -> Response {
         var user = try user(context)
         guard let role = context.form["role"].flatMap(Role.init(rawValue:)) else {
-            return try renderEdit(context, user: user, errors: FormErrors("role", Self.chooseRole), status: 422)
+            return try renderEdit(context, user: user, errors: FormErrors("role", Accounts.chooseRole), status: 422)
         }
         let previous = user.role
         user.role = role
@@ -173,7 +170,6 @@ struct UserPages: Sendable {
     static let resetYourOwnPassword = Phrase(
         "users.errors.reset_your_own_password",
         english: "Change your own password on the Change password page (in the menu at the top), which asks for your current password.")
-    static let chooseRole = Phrase("users.errors.choose_role", english: "Choose a role: viewer, editor or admin.")
 
     private func user(_ context: RequestContext) throws -> User {
         guard let user = try services.database.users.find(id: try context.id("id")) else { throw HTTPError.notFound }
