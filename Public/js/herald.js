@@ -537,13 +537,19 @@ function setUpVersions(form, { say, announce }) {
     const option = choice.selectedOptions[0];
     if (!option || !option.value) return;
     const values = { LANGTAG: option.value, LANGNAME: option.dataset.name || option.value, LANGDIR: option.dataset.dir || "ltr" };
+    const fill = (text) => text.replace(/LANGTAG|LANGNAME|LANGDIR/g, (word) => values[word]);
     const fragment = template.content.cloneNode(true);
     for (const element of fragment.querySelectorAll("*")) {
       for (const attribute of Array.from(element.attributes)) {
-        const filled = attribute.value.replace(/LANGTAG|LANGNAME|LANGDIR/g, (word) => values[word]);
+        const filled = fill(attribute.value);
         if (filled !== attribute.value) element.setAttribute(attribute.name, filled);
       }
-      if (element.hasAttribute("data-version-name")) element.textContent = values.LANGNAME;
+    }
+    // Words too, not only attributes: the panel's "Remove the … version" button names the language.
+    const words = document.createTreeWalker(fragment, NodeFilter.SHOW_TEXT);
+    for (let node = words.nextNode(); node; node = words.nextNode()) {
+      const filled = fill(node.nodeValue);
+      if (filled !== node.nodeValue) node.nodeValue = filled;
     }
     const [tab, panel] = Array.from(fragment.children);
     if (!tab || !panel) return;

@@ -95,4 +95,18 @@ struct MarketerConsoleTests {
         #expect(taken.text.contains(##"href="#field-password""##))
         #expect(taken.text.contains(##"href="#field-role""##))
     }
+
+    @Test("A language tag typed wrong is kept in its field, marked, with its error")
+    func badTypedTagIsKept() async throws {
+        let (_, admin, shop) = try await ComposerTests.setUp()
+        let response = try admin.submit("/campaigns", from: "/campaigns/new", pairs: [
+            ("app", String(shop)), ("name", "Tags"), ("message.layout", "modal"), ("composer.otherLanguage", "klingon!"), ("intent", "add-language"),
+        ])
+        #expect(response.status == 422)
+        let input = try #require(response.text.firstMatch(of: /<input id="field-composer-otherLanguage"[^>]*>/)?.output)
+        #expect(input.contains(#"value="klingon!""#))
+        #expect(input.contains(#"aria-invalid="true""#))
+        #expect(input.contains("field-composer-language-error"))
+        #expect(response.text.contains("\u{2068}klingon!\u{2069}"), "the error names it, isolated in its sentence")
+    }
 }
