@@ -122,4 +122,14 @@ struct MarketerConsoleTests {
         let visitor = admin.app.respond(Request(method: "GET", target: "/sdk/v1/demo", headers: HTTPHeaders([("Accept-Language", "de")])))
         #expect(visitor.text.contains(#"<html lang="de" dir="ltr">"#))
     }
+
+    @Test("The composer says that custom data and targeting reach every key holder, for in-app campaigns (push keeps them on the server)")
+    func composerSaysTheFeedIsPublic() async throws {
+        let (_, admin, _) = try await ComposerTests.setUp()
+        let inApp = admin.get("/campaigns/new").text
+        #expect(inApp.contains(#"id="data-public""#) && inApp.contains(#"id="targeting-public""#))
+        #expect(inApp.contains("for anyone to copy. Never put secrets"))
+        let push = admin.get("/campaigns/new?channel=push").text
+        #expect(!push.contains(#"id="data-public""#) && !push.contains(#"id="targeting-public""#))
+    }
 }
