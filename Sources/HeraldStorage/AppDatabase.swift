@@ -115,7 +115,7 @@ public final class AppDatabase: HeraldDatabase, Sendable {
         let changes = changes
         // Keys' last-use times change all the time and matter to no copy: only revocation is tracked there.
         let region = DatabaseRegionObservation(
-            tracking: Table("campaigns"), Table("apps"), Table("test_devices"), Table("app_origins"),
+            tracking: Table("campaigns"), Table("apps"), Table("test_devices"), Table("test_sends"), Table("app_origins"),
             Table("api_keys").select(Column("revoked_at")))
         let cancellable = region.start(in: pool, onError: { _ in changes.bump() }, onChange: { _ in changes.bump() })
         observation.withLock { $0 = cancellable }

@@ -106,9 +106,7 @@ public struct SQLiteAppStore: AppStore {
                 sql: "INSERT INTO apps (name, platforms, created_at) VALUES (?, ?, ?)",
                 arguments: [name, platforms.map(\.rawValue).joined(separator: ","), now])
             let app = App(id: db.lastInsertedRowID, name: name, platforms: platforms, minIntervalSeconds: 30, createdAt: now)
-            try SQLiteAuditLogStore.record(
-                actor, action: "app.create", subject: "app \(app.id) \(name)", details: platforms.map(\.rawValue).joined(separator: ", "),
-                at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .appCreated(id: app.id, name: name, platforms: platforms), at: now, in: db)
             return app
         }
     }
@@ -124,7 +122,7 @@ public struct SQLiteAppStore: AppStore {
     public func setMinInterval(appID: Int64, seconds: Int, actor: AuditActor, now: Date) throws {
         try pool.write { db in
             try db.execute(sql: "UPDATE apps SET min_interval_seconds = ? WHERE id = ?", arguments: [seconds, appID])
-            try SQLiteAuditLogStore.record(actor, action: "app.settings", subject: "app \(appID)", details: "minimum interval \(seconds) s", at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .appMinimumInterval(appID: appID, seconds: seconds), at: now, in: db)
         }
     }
 
@@ -143,7 +141,8 @@ public struct SQLiteAppStore: AppStore {
                 sql: "INSERT INTO test_devices (app_id, installation_id, name, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [appID, installationID, name, now])
             let device = TestDevice(id: db.lastInsertedRowID, appID: appID, installationID: installationID, name: name, createdAt: now)
-            try SQLiteAuditLogStore.record(actor, action: "device.add", subject: "test device \(name) of app \(appID)", details: installationID, at: now, in: db)
+            try SQLiteAuditLogStore.record(
+                actor, .testDevice(added: true, name: name, appID: appID, installationID: installationID), at: now, in: db)
             return device
         }
     }
@@ -153,7 +152,8 @@ public struct SQLiteAppStore: AppStore {
             guard let device = try TestDevice.fetchOne(
                 db, sql: "SELECT * FROM test_devices WHERE id = ? AND app_id = ?", arguments: [id, appID]) else { return }
             try db.execute(sql: "DELETE FROM test_devices WHERE id = ?", arguments: [id])
-            try SQLiteAuditLogStore.record(actor, action: "device.remove", subject: "test device \(device.name) of app \(appID)", details: device.installationID, at: now, in: db)
+            try SQLiteAuditLogStore.record(
+                actor, .testDevice(added: false, name: device.name, appID: appID, installationID: device.installationID), at: now, in: db)
         }
     }
 
@@ -181,7 +181,7 @@ public struct SQLiteAppStore: AppStore {
             try db.execute(
                 sql: "INSERT INTO app_origins (app_id, origin, created_at) VALUES (?, ?, ?)", arguments: [appID, origin, now])
             let added = AllowedOrigin(id: db.lastInsertedRowID, appID: appID, origin: origin, createdAt: now)
-            try SQLiteAuditLogStore.record(actor, action: "origin.add", subject: "web origin of app \(appID)", details: origin, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .origin(added: true, appID: appID, origin: origin), at: now, in: db)
             return added
         }
     }
@@ -193,7 +193,7 @@ public struct SQLiteAppStore: AppStore {
             guard let allowed = try AllowedOrigin.fetchOne(
                 db, sql: "SELECT * FROM app_origins WHERE id = ? AND app_id = ?", arguments: [id, appID]) else { return nil }
             try db.execute(sql: "DELETE FROM app_origins WHERE id = ?", arguments: [id])
-            try SQLiteAuditLogStore.record(actor, action: "origin.remove", subject: "web origin of app \(appID)", details: allowed.origin, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .origin(added: false, appID: appID, origin: allowed.origin), at: now, in: db)
             return allowed
         }
     }
@@ -236,9 +236,7 @@ extension SQLiteAppStore {
             try db.execute(
                 sql: "UPDATE apps SET push_daily_cap = ?, push_refresh_on_change = ? WHERE id = ?",
                 arguments: [settings.dailyCap, settings.refreshOnChange, appID])
-            try SQLiteAuditLogStore.record(
-                actor, action: "app.push.settings", subject: "app \(appID)",
-                details: "daily cap \(settings.dailyCap.map(String.init) ?? "none"), refresh on change \(settings.refreshOnChange)", at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .appPushSettings(appID: appID, settings), at: now, in: db)
         }
     }
 }

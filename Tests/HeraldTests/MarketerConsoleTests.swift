@@ -132,4 +132,38 @@ struct MarketerConsoleTests {
         let push = admin.get("/campaigns/new?channel=push").text
         #expect(!push.contains(#"id="data-public""#) && !push.contains(#"id="targeting-public""#))
     }
+
+    @Test("The audit page writes each line in its reader's language from the arguments it was stored with; lines stored before keep their text")
+    func auditLinesInTheReadersLanguage() async throws {
+        let (app, admin) = try await TestApp.withAdmin()
+        let now = app.clock.now
+        #expect(try admin.submit("/apps", from: "/apps/new", pairs: [("name", "Shop"), ("platforms", "ios"), ("platforms", "android")]).status == 303)
+        #expect(try admin.submit("/apps/1/devices", from: "/apps/1", ["deviceName": "Saras Pixel", "installationId": "iid-1"]).status == 303)
+        #expect(try admin.submit("/users", from: "/users/new", ["name": "Eddie", "email": "eddie@example.com", "password": "0123456789ab", "role": "editor"]).status == 303)
+        let eddie = try #require(try app.database.users.find(email: "eddie@example.com"))
+        #expect(try admin.submit("/users/\(eddie.id!)/role", from: "/users/\(eddie.id!)", ["role": "admin"]).status == 303)
+        let campaign = try admin.submit("/campaigns", from: "/campaigns/new", pairs: [("app", "1"), ("name", "Frühling"), ("intent", "draft")])
+        let id = try ComposerTests.campaignID(campaign)
+        try app.database.apps.setMinInterval(appID: 1, seconds: 1, actor: .commandLine, now: now)
+        // A line from before arguments were kept.
+        try app.database.auditLog.record(.commandLine, action: "app.create", subject: "app 9 Legacy", details: "ios", at: now)
+        #expect(try admin.submit("/account", from: "/account", ["language": "de", "time_zone": "UTC"]).status == 303)
+
+        let page = admin.get("/audit").text
+        let isolated = Localizer.isolated
+        for words in [
+            "App 1, \(isolated("Shop"))", "Plattformen: iOS, Android", "Testgerät \(isolated("Saras Pixel")) der App 1",
+            "Installation \(isolated("iid-1"))", "Benutzer \(isolated("eddie@example.com"))", "Rolle: Redakteur", "Redakteur → Admin",
+            "Kampagne \(id), \(isolated("Frühling"))", "Status: Entwurf", "Mindestabstand: 1 Sekunde",
+            "Sprache: \(isolated("de")); Zeitzone: \(isolated("UTC"))",
+        ] {
+            #expect(page.contains(">\(words)</td>"), "\(words)")
+        }
+        #expect(page.contains(#"<td dir="auto" translate="no">app 9 Legacy</td><td dir="auto" translate="no">ios</td>"#))
+        #expect(!page.contains("role editor"), "no English details left on new lines")
+
+        // Numbers in the reader's digits.
+        #expect(try admin.submit("/account", from: "/account", ["language": "fa", "time_zone": "UTC"]).status == 303)
+        #expect(admin.get("/audit").text.contains("کمترین فاصله: ۱ ثانیه"))
+    }
 }

@@ -104,8 +104,8 @@ struct UserPages: Sendable {
         user.role = role
         let message = context.localizer("users.flash.role_" + role.rawValue, ["name": Localizer.isolated(user.name)])
         return try save(context, message: message) {
-            try services.accounts.update(user, action: "user.role_change", details: "\(previous.rawValue) → \(role.rawValue)",
-                                actor: context.actor, now: context.now)
+            try services.accounts.update(
+                user, line: .userRoleChanged(email: user.email, from: previous, to: role), actor: context.actor, now: context.now)
             // An admin who stepped down can no longer see the users pages.
             return isYou(user, context) && role != .admin ? "/campaigns" : "/users/\(user.id ?? 0)"
         }
@@ -130,7 +130,7 @@ struct UserPages: Sendable {
         var user = try user(context)
         user.active = true
         return try save(context, message: context.localizer("users.flash.activated", ["name": Localizer.isolated(user.name)])) {
-            try services.accounts.update(user, action: "user.activate", details: "", actor: context.actor, now: context.now)
+            try services.accounts.update(user, line: .userChanged("user.activate", email: user.email), actor: context.actor, now: context.now)
             return "/users/\(user.id ?? 0)"
         }
     }
