@@ -18,10 +18,12 @@ CREATE TABLE test_sends (
 CREATE INDEX test_sends_live ON test_sends(app_id, expires_at);
 CREATE INDEX test_sends_by_campaign ON test_sends(campaign_id, id);
 
--- Each device a test went to, named as it was then, and what happened at once: `in_feed` (in-app),
--- `queued` (push: the push_outbox row says what followed), `no_token` (push: nothing to send to).
+-- Each device a test went to (in the order chosen), named as it was then, and what happened at once:
+-- `in_feed` (in-app), `queued` (push: the push_outbox row says what followed), `no_token` (push: nothing
+-- to send to).
 CREATE TABLE test_send_devices (
     test_send_id INTEGER NOT NULL REFERENCES test_sends(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
     installation_id TEXT NOT NULL,
     name TEXT NOT NULL,
     outcome TEXT NOT NULL CHECK (outcome IN ('in_feed', 'queued', 'no_token')),

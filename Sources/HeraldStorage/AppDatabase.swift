@@ -185,6 +185,7 @@ public final class AppDatabase: HeraldDatabase, Sendable {
     public var apiKeys: any APIKeyStore { SQLiteAPIKeyStore(pool: pool) }
     public var auditLog: any AuditLogStore { SQLiteAuditLogStore(pool: pool) }
     public var campaigns: any CampaignStore { SQLiteCampaignStore(pool: pool) }
+    public var testSends: any TestSendStore { SQLiteTestSendStore(pool: pool) }
     public var events: any EventStore { SQLiteEventStore(pool: pool, batches: eventBatches) }
     public var pushOutbox: any PushOutboxStore { SQLitePushOutboxStore(pool: pool) }
     public func pushCredentials(box: SecretBox) -> any PushCredentialStore { SQLitePushCredentialStore(pool: pool, box: box) }

@@ -12,13 +12,17 @@ public struct App: Sendable, Equatable, Identifiable {
     public var createdAt: Date
 }
 
-/// A named installation that sees the app's "test on device" campaigns at once.
+/// A named installation that sees the app's "test on device" campaigns and test sends at once.
 public struct TestDevice: Sendable, Equatable, Identifiable {
     public var id: Int64
     public var appID: Int64
     public var installationID: String
     public var name: String
     public var createdAt: Date
+
+    /// The most test devices one app has: a team's phones, not an audience. Each one with a test in its
+    /// feed has a feed of its own in memory, so this bounds them.
+    public static let maxPerApp = 100
 }
 
 extension TestDevice: FetchableRecord {
@@ -73,7 +77,8 @@ public protocol AppStore: Sendable {
     func setMinInterval(appID: Int64, seconds: Int, actor: AuditActor, now: Date) throws
     /// The app's test devices, by name with ASCII letters folded.
     func testDevices(appID: Int64) throws -> [TestDevice]
-    /// Adds a test device with its audit line; `.deviceTaken` when the app has that installation already.
+    /// Adds a test device with its audit line; `.deviceTaken` when the app has that installation already,
+    /// `.tooManyDevices` when it has `TestDevice.maxPerApp` (counted inside the transaction).
     func addTestDevice(appID: Int64, installationID: String, name: String, actor: AuditActor, now: Date) throws -> TestDevice
     /// Removes one of the app's test devices with its audit line; nothing when the app has no such device.
     func removeTestDevice(id: Int64, appID: Int64, actor: AuditActor, now: Date) throws
@@ -137,6 +142,8 @@ public struct SQLiteAppStore: AppStore {
             let taken = try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM test_devices WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID]) ?? 0
             if taken > 0 { throw AppStoreError.deviceTaken }
+            let devices = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM test_devices WHERE app_id = ?", arguments: [appID]) ?? 0
+            if devices >= TestDevice.maxPerApp { throw AppStoreError.tooManyDevices }
             try db.execute(
                 sql: "INSERT INTO test_devices (app_id, installation_id, name, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [appID, installationID, name, now])
@@ -202,6 +209,8 @@ public struct SQLiteAppStore: AppStore {
 public enum AppStoreError: Error, Equatable {
     case nameTaken
     case deviceTaken
+    /// The app has `TestDevice.maxPerApp` test devices already.
+    case tooManyDevices
     case originTaken
     case tooManyOrigins
 }

@@ -17,6 +17,7 @@ CREATE INDEX test_sends_by_campaign ON test_sends(campaign_id, id);
 
 CREATE TABLE test_send_devices (
     test_send_id bigint NOT NULL REFERENCES test_sends(id) ON DELETE CASCADE,
+    position bigint NOT NULL,
     installation_id text NOT NULL,
     name text NOT NULL,
     outcome text NOT NULL CHECK (outcome IN ('in_feed', 'queued', 'no_token')),

@@ -70,6 +70,13 @@ struct PostgresAppStore: AppStore {
 
     func addTestDevice(appID: Int64, installationID: String, name: String, actor: AuditActor, now: Date) throws -> TestDevice {
         try database.write { db in
+            // Two admins adding at once, on two instances: the second counts the first's device.
+            try db.lock("test_devices \(appID)")
+            let devices = try db.one("SELECT count(*) FROM test_devices WHERE app_id = \(appID)", as: Int64.self) ?? 0
+            let taken = try db.one(
+                "SELECT count(*) FROM test_devices WHERE app_id = \(appID) AND installation_id = \(installationID)", as: Int64.self) ?? 0
+            if taken > 0 { throw AppStoreError.deviceTaken }
+            if devices >= TestDevice.maxPerApp { throw AppStoreError.tooManyDevices }
             guard let row = try db.rows(
                 """
                 INSERT INTO test_devices (app_id, installation_id, name, created_at)

@@ -42,12 +42,15 @@ struct CampaignSummaryView: Sendable {
     let canArchive: Bool
     let canDelete: Bool
     let errors: [Problem]
+    /// What the problems stop: publishing, unless said otherwise (a test send).
+    let errorsTitle: String
     /// A push campaign's sending, once it has begun.
     let push: PushProgressView?
+    let testSends: TestSendPanel?
 
     init(
-        stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem], push: PushProgressView? = nil,
-        localizer: Localizer
+        stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem], errorsTitle: String? = nil,
+        push: PushProgressView? = nil, testSends: TestSendPanel? = nil, localizer: Localizer
     ) {
         let campaign = stored.campaign
         let status = stored.status(at: now)
@@ -69,7 +72,9 @@ struct CampaignSummaryView: Sendable {
         canArchive = stored.state != .archived
         canDelete = stored.state == .draft
         errors = problems.map { Problem(message: l.message(for: $0), path: $0.path) }
+        self.errorsTitle = errorsTitle ?? l("campaigns.show.errors_title")
         self.push = push
+        self.testSends = testSends
 
         /// A row whose label is a catalog key and whose value is HTML; nothing when there is no value.
         func row(_ key: String, _ value: String?) -> Row? {
