@@ -1607,9 +1607,15 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
     }
 
     eligible(campaign, now, state) {
-      return scheduled(campaign, now)
-        && targets(campaign, this.deviceNow(), this.targetingContext(now, state))
-        && frequencyAllows(campaign, state.impressions[campaign.id], now);
+      return this.ineligibility(campaign, now, state) === null;
+    }
+
+    /** Why the campaign cannot show now (`schedule`, `targeting` or `frequency`, the first that holds), or null. */
+    ineligibility(campaign, now, state) {
+      if (!scheduled(campaign, now)) return "schedule";
+      if (!targets(campaign, this.deviceNow(), this.targetingContext(now, state))) return "targeting";
+      if (!frequencyAllows(campaign, state.impressions[campaign.id], now)) return "frequency";
+      return null;
     }
 
     insideInterval(now, state) {
@@ -1628,10 +1634,14 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
     fire(name, properties, now) {
       if (this.suppressed) return { event: name, outcome: "suppressed" };
       const state = this.readState();
-      const chosen = choose(this.feed.campaigns.filter((campaign) => triggerFires(campaign, name, properties) && this.eligible(campaign, now, state)));
+      const fired = this.feed.campaigns.filter((campaign) => triggerFires(campaign, name, properties))
+        .map((campaign) => ({ campaign, reason: this.ineligibility(campaign, now, state) }));
+      const chosen = choose(fired.filter((each) => each.reason === null).map((each) => each.campaign));
       if (chosen === null) {
         callDelegate(this.delegate, "noMatchingTrigger", name);
-        return { event: name, outcome: "noMatch" };
+        // Campaigns whose trigger fired but which cannot show now, and why: what a "why not?" needs.
+        if (fired.length === 0) return { event: name, outcome: "noMatch" };
+        return { event: name, outcome: "noMatch", passedOver: fired.map((each) => ({ campaign: each.campaign.id, reason: each.reason })) };
       }
       const entry = { local: false, campaign: chosen, trigger: name };
       if (this.slot || !this.inForeground || !this.renderer) {

@@ -108,9 +108,48 @@ function setUpDemo(root) {
     say(fill(words.started, { app: checked.info.app.name }));
   }
 
+  // What the web client did with each event this page fires, newest first, in the page's words: shown,
+  // waiting, or why not. Campaigns are named by id: the feed carries no names (they are the marketers').
+  const outcomes = byId("demo-outcomes");
+  const outcomeWords = byId("demo-outcome-words").dataset;
+  const number = new Intl.NumberFormat(document.documentElement.lang || undefined, { useGrouping: false });
+  const WHY = { schedule: "whySchedule", targeting: "whyTargeting", frequency: "whyFrequency" };
+  const DISCARD = { orientation: "discardOrientation", image_fetch: "discardImageFetch", delegate: "discardDelegate" };
+  const OUTCOME = {
+    displayed: "displayed", pending: "pending", stacked: "stacked", throttled: "throttled", suppressed: "suppressed", stopped: "stopped",
+  };
+  function describe(result) {
+    const values = { event: result.event, campaign: typeof result.campaign === "number" ? number.format(result.campaign) : "" };
+    if (result.outcome in OUTCOME) return fill(outcomeWords[OUTCOME[result.outcome]], values);
+    if (result.outcome === "discarded") {
+      const why = result.reason in DISCARD ? outcomeWords[DISCARD[result.reason]] : String(result.reason);
+      return fill(outcomeWords.discarded, { ...values, why });
+    }
+    if (result.outcome === "noMatch" && Array.isArray(result.passedOver) && result.passedOver.length > 0) {
+      const reasons = result.passedOver.map((each) => fill(outcomeWords.reasonItem, {
+        campaign: number.format(each.campaign), why: each.reason in WHY ? outcomeWords[WHY[each.reason]] : String(each.reason),
+      }));
+      return fill(outcomeWords.passedOver, { ...values, reasons: reasons.join(outcomeWords.listSeparator) });
+    }
+    if (result.outcome === "noMatch") return fill(outcomeWords.noMatch, values);
+    return fill(outcomeWords.other, { ...values, outcome: String(result.outcome) });
+  }
+  function show(result) {
+    const item = document.createElement("li");
+    item.dataset.outcome = String(result.outcome);
+    item.textContent = describe(result);
+    outcomes.prepend(item);
+    // A long session keeps the newest fifty.
+    while (outcomes.children.length > 50) outcomes.lastElementChild.remove();
+    byId("demo-outcomes-empty").hidden = true;
+  }
+
   function fire(name, properties) {
     Promise.resolve(client.triggerEvent(name, properties))
-      .then(() => say(fill(words.fired, { event: name })))
+      .then((result) => {
+        say(fill(words.fired, { event: name }));
+        if (result && typeof result === "object") show(result);
+      })
       .catch((error) => say(fill(words.failed, { reason: error.message })));
   }
 

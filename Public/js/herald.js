@@ -62,41 +62,65 @@ document.addEventListener("DOMContentLoaded", () => {
 
   const pushProgress = document.querySelector("[data-push-progress]");
   if (pushProgress && pushProgress.dataset.done !== "true") followPushProgress(pushProgress);
+
+  const testSends = document.querySelector("[data-test-sends-pending]");
+  if (testSends) followTestSends(testSends);
 });
 
-// ---- A push campaign's sending ------------------------------------------------
-// The page shows the counts as of its render; while the send goes on, they are read again every two
-// seconds (only while the page is visible), in the page's digits. When the send is done the page
-// is loaded once more, so its summary and failures by reason come from the server.
-function followPushProgress(section) {
-  const format = new Intl.NumberFormat(document.documentElement.lang || undefined);
-  const bar = section.querySelector("progress");
+// ---- Pages that follow something on its way -------------------------------------
+// Calls `step` every two seconds while the page is visible, until it answers true (done). A failure
+// (offline for a moment) is tried again at the next turn.
+function pollWhileVisible(step) {
   async function poll() {
     if (document.visibilityState === "visible") {
       try {
-        const answer = await fetch(section.dataset.pushProgress, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-        if (answer.ok) {
-          const counts = await answer.json();
-          section.querySelectorAll("[data-push-count]").forEach((cell) => {
-            const value = counts[cell.dataset.pushCount];
-            if (typeof value === "number") cell.textContent = format.format(value);
-          });
-          if (bar && typeof counts.planned === "number") {
-            bar.max = Math.max(counts.planned, 1);
-            bar.value = counts.finished;
-          }
-          if (counts.done === true) {
-            window.location.reload();
-            return;
-          }
-        }
+        if (await step()) return;
       } catch (error) {
-        // Offline for a moment: the next poll tries again.
+        // The next turn tries again.
       }
     }
     window.setTimeout(poll, 2000);
   }
   window.setTimeout(poll, 2000);
+}
+
+// A push test on its way: while a device's notification is still in the outbox, the campaign page is
+// read again and its list of tests put in place, inside the same live region, so screen readers hear
+// each device's answer; it stops once every device has one.
+function followTestSends(section) {
+  const results = section.querySelector("[data-test-send-results]");
+  pollWhileVisible(async () => {
+    const answer = await fetch(window.location.pathname, { headers: { Accept: "text/html" }, credentials: "same-origin" });
+    if (!answer.ok) return false;
+    const page = new DOMParser().parseFromString(await answer.text(), "text/html");
+    const fresh = page.querySelector("#test-sends [data-test-send-results]");
+    if (fresh && results) results.replaceChildren(...Array.from(fresh.childNodes, (node) => document.importNode(node, true)));
+    return !page.querySelector("[data-test-sends-pending]");
+  });
+}
+
+// A push campaign's sending: the page shows the counts as of its render; while the send goes on, they
+// are read again, in the page's digits. When the send is done the page is loaded once more, so its
+// summary and failures by reason come from the server.
+function followPushProgress(section) {
+  const format = new Intl.NumberFormat(document.documentElement.lang || undefined);
+  const bar = section.querySelector("progress");
+  pollWhileVisible(async () => {
+    const answer = await fetch(section.dataset.pushProgress, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    if (!answer.ok) return false;
+    const counts = await answer.json();
+    section.querySelectorAll("[data-push-count]").forEach((cell) => {
+      const value = counts[cell.dataset.pushCount];
+      if (typeof value === "number") cell.textContent = format.format(value);
+    });
+    if (bar && typeof counts.planned === "number") {
+      bar.max = Math.max(counts.planned, 1);
+      bar.value = counts.finished;
+    }
+    if (counts.done !== true) return false;
+    window.location.reload();
+    return true;
+  });
 }
 
 // ---- A notification's bytes left, as the marketer types --------------------------
@@ -537,13 +561,19 @@ function setUpVersions(form, { say, announce }) {
     const option = choice.selectedOptions[0];
     if (!option || !option.value) return;
     const values = { LANGTAG: option.value, LANGNAME: option.dataset.name || option.value, LANGDIR: option.dataset.dir || "ltr" };
+    const fill = (text) => text.replace(/LANGTAG|LANGNAME|LANGDIR/g, (word) => values[word]);
     const fragment = template.content.cloneNode(true);
     for (const element of fragment.querySelectorAll("*")) {
       for (const attribute of Array.from(element.attributes)) {
-        const filled = attribute.value.replace(/LANGTAG|LANGNAME|LANGDIR/g, (word) => values[word]);
+        const filled = fill(attribute.value);
         if (filled !== attribute.value) element.setAttribute(attribute.name, filled);
       }
-      if (element.hasAttribute("data-version-name")) element.textContent = values.LANGNAME;
+    }
+    // Words too, not only attributes: the panel's "Remove the … version" button names the language.
+    const words = document.createTreeWalker(fragment, NodeFilter.SHOW_TEXT);
+    for (let node = words.nextNode(); node; node = words.nextNode()) {
+      const filled = fill(node.nodeValue);
+      if (filled !== node.nodeValue) node.nodeValue = filled;
     }
     const [tab, panel] = Array.from(fragment.children);
     if (!tab || !panel) return;

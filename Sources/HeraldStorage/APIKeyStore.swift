@@ -78,7 +78,7 @@ public struct SQLiteAPIKeyStore: APIKeyStore {
                     """,
                 arguments: [appID, name, prefix, Secret.sha256(secret), scopeList, now])
             let id = db.lastInsertedRowID
-            try SQLiteAuditLogStore.record(actor, action: "key.create", subject: "key \(prefix)… of app \(appID)", details: scopeList, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .keyCreated(prefix: prefix, appID: appID, scopes: scopes), at: now, in: db)
             return id
         }
         let key = APIKey(id: id, appID: appID, name: name, prefix: prefix, scopes: scopes, createdAt: now)
@@ -123,7 +123,7 @@ public struct SQLiteAPIKeyStore: APIKeyStore {
         try pool.write { db in
             try db.execute(sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [now, key.id])
             guard db.changesCount > 0 else { return false }
-            try SQLiteAuditLogStore.record(actor, action: "key.revoke", subject: "key \(key.prefix)… of app \(key.appID)", details: "", at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .keyRevoked(prefix: key.prefix, appID: key.appID), at: now, in: db)
             return true
         }
     }

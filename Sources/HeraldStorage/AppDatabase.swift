@@ -115,7 +115,7 @@ public final class AppDatabase: HeraldDatabase, Sendable {
         let changes = changes
         // Keys' last-use times change all the time and matter to no copy: only revocation is tracked there.
         let region = DatabaseRegionObservation(
-            tracking: Table("campaigns"), Table("apps"), Table("test_devices"), Table("app_origins"),
+            tracking: Table("campaigns"), Table("apps"), Table("test_devices"), Table("test_sends"), Table("app_origins"),
             Table("api_keys").select(Column("revoked_at")))
         let cancellable = region.start(in: pool, onError: { _ in changes.bump() }, onChange: { _ in changes.bump() })
         observation.withLock { $0 = cancellable }
@@ -185,6 +185,7 @@ public final class AppDatabase: HeraldDatabase, Sendable {
     public var apiKeys: any APIKeyStore { SQLiteAPIKeyStore(pool: pool) }
     public var auditLog: any AuditLogStore { SQLiteAuditLogStore(pool: pool) }
     public var campaigns: any CampaignStore { SQLiteCampaignStore(pool: pool) }
+    public var testSends: any TestSendStore { SQLiteTestSendStore(pool: pool) }
     public var events: any EventStore { SQLiteEventStore(pool: pool, batches: eventBatches) }
     public var pushOutbox: any PushOutboxStore { SQLitePushOutboxStore(pool: pool) }
     public func pushCredentials(box: SecretBox) -> any PushCredentialStore { SQLitePushCredentialStore(pool: pool, box: box) }

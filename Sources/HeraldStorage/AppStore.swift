@@ -12,13 +12,17 @@ public struct App: Sendable, Equatable, Identifiable {
     public var createdAt: Date
 }
 
-/// A named installation that sees the app's "test on device" campaigns at once.
+/// A named installation that sees the app's "test on device" campaigns and test sends at once.
 public struct TestDevice: Sendable, Equatable, Identifiable {
     public var id: Int64
     public var appID: Int64
     public var installationID: String
     public var name: String
     public var createdAt: Date
+
+    /// The most test devices one app has: a team's phones, not an audience. Each one with a test in its
+    /// feed has a feed of its own in memory, so this bounds them.
+    public static let maxPerApp = 100
 }
 
 extension TestDevice: FetchableRecord {
@@ -73,7 +77,8 @@ public protocol AppStore: Sendable {
     func setMinInterval(appID: Int64, seconds: Int, actor: AuditActor, now: Date) throws
     /// The app's test devices, by name with ASCII letters folded.
     func testDevices(appID: Int64) throws -> [TestDevice]
-    /// Adds a test device with its audit line; `.deviceTaken` when the app has that installation already.
+    /// Adds a test device with its audit line; `.deviceTaken` when the app has that installation already,
+    /// `.tooManyDevices` when it has `TestDevice.maxPerApp` (counted inside the transaction).
     func addTestDevice(appID: Int64, installationID: String, name: String, actor: AuditActor, now: Date) throws -> TestDevice
     /// Removes one of the app's test devices with its audit line; nothing when the app has no such device.
     func removeTestDevice(id: Int64, appID: Int64, actor: AuditActor, now: Date) throws
@@ -106,9 +111,7 @@ public struct SQLiteAppStore: AppStore {
                 sql: "INSERT INTO apps (name, platforms, created_at) VALUES (?, ?, ?)",
                 arguments: [name, platforms.map(\.rawValue).joined(separator: ","), now])
             let app = App(id: db.lastInsertedRowID, name: name, platforms: platforms, minIntervalSeconds: 30, createdAt: now)
-            try SQLiteAuditLogStore.record(
-                actor, action: "app.create", subject: "app \(app.id) \(name)", details: platforms.map(\.rawValue).joined(separator: ", "),
-                at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .appCreated(id: app.id, name: name, platforms: platforms), at: now, in: db)
             return app
         }
     }
@@ -124,7 +127,7 @@ public struct SQLiteAppStore: AppStore {
     public func setMinInterval(appID: Int64, seconds: Int, actor: AuditActor, now: Date) throws {
         try pool.write { db in
             try db.execute(sql: "UPDATE apps SET min_interval_seconds = ? WHERE id = ?", arguments: [seconds, appID])
-            try SQLiteAuditLogStore.record(actor, action: "app.settings", subject: "app \(appID)", details: "minimum interval \(seconds) s", at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .appMinimumInterval(appID: appID, seconds: seconds), at: now, in: db)
         }
     }
 
@@ -139,11 +142,14 @@ public struct SQLiteAppStore: AppStore {
             let taken = try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM test_devices WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID]) ?? 0
             if taken > 0 { throw AppStoreError.deviceTaken }
+            let devices = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM test_devices WHERE app_id = ?", arguments: [appID]) ?? 0
+            if devices >= TestDevice.maxPerApp { throw AppStoreError.tooManyDevices }
             try db.execute(
                 sql: "INSERT INTO test_devices (app_id, installation_id, name, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [appID, installationID, name, now])
             let device = TestDevice(id: db.lastInsertedRowID, appID: appID, installationID: installationID, name: name, createdAt: now)
-            try SQLiteAuditLogStore.record(actor, action: "device.add", subject: "test device \(name) of app \(appID)", details: installationID, at: now, in: db)
+            try SQLiteAuditLogStore.record(
+                actor, .testDevice(added: true, name: name, appID: appID, installationID: installationID), at: now, in: db)
             return device
         }
     }
@@ -153,7 +159,8 @@ public struct SQLiteAppStore: AppStore {
             guard let device = try TestDevice.fetchOne(
                 db, sql: "SELECT * FROM test_devices WHERE id = ? AND app_id = ?", arguments: [id, appID]) else { return }
             try db.execute(sql: "DELETE FROM test_devices WHERE id = ?", arguments: [id])
-            try SQLiteAuditLogStore.record(actor, action: "device.remove", subject: "test device \(device.name) of app \(appID)", details: device.installationID, at: now, in: db)
+            try SQLiteAuditLogStore.record(
+                actor, .testDevice(added: false, name: device.name, appID: appID, installationID: device.installationID), at: now, in: db)
         }
     }
 
@@ -181,7 +188,7 @@ public struct SQLiteAppStore: AppStore {
             try db.execute(
                 sql: "INSERT INTO app_origins (app_id, origin, created_at) VALUES (?, ?, ?)", arguments: [appID, origin, now])
             let added = AllowedOrigin(id: db.lastInsertedRowID, appID: appID, origin: origin, createdAt: now)
-            try SQLiteAuditLogStore.record(actor, action: "origin.add", subject: "web origin of app \(appID)", details: origin, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .origin(added: true, appID: appID, origin: origin), at: now, in: db)
             return added
         }
     }
@@ -193,7 +200,7 @@ public struct SQLiteAppStore: AppStore {
             guard let allowed = try AllowedOrigin.fetchOne(
                 db, sql: "SELECT * FROM app_origins WHERE id = ? AND app_id = ?", arguments: [id, appID]) else { return nil }
             try db.execute(sql: "DELETE FROM app_origins WHERE id = ?", arguments: [id])
-            try SQLiteAuditLogStore.record(actor, action: "origin.remove", subject: "web origin of app \(appID)", details: allowed.origin, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .origin(added: false, appID: appID, origin: allowed.origin), at: now, in: db)
             return allowed
         }
     }
@@ -202,6 +209,8 @@ public struct SQLiteAppStore: AppStore {
 public enum AppStoreError: Error, Equatable {
     case nameTaken
     case deviceTaken
+    /// The app has `TestDevice.maxPerApp` test devices already.
+    case tooManyDevices
     case originTaken
     case tooManyOrigins
 }
@@ -236,9 +245,7 @@ extension SQLiteAppStore {
             try db.execute(
                 sql: "UPDATE apps SET push_daily_cap = ?, push_refresh_on_change = ? WHERE id = ?",
                 arguments: [settings.dailyCap, settings.refreshOnChange, appID])
-            try SQLiteAuditLogStore.record(
-                actor, action: "app.push.settings", subject: "app \(appID)",
-                details: "daily cap \(settings.dailyCap.map(String.init) ?? "none"), refresh on change \(settings.refreshOnChange)", at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .appPushSettings(appID: appID, settings), at: now, in: db)
         }
     }
 }

@@ -46,14 +46,18 @@ public struct AuditEntry: Sendable, Equatable, FetchableRecord {
     public var action: String
     public var subject: String
     public var details: String
+    /// `AuditLine.storedArguments`, for the audit page to write the line in its reader's language; nil on
+    /// lines written before Herald kept them, which show `subject` and `details` as stored.
+    public var arguments: String?
 
-    public init(id: Int64, occurredAt: Date, actor: String, action: String, subject: String, details: String) {
+    public init(id: Int64, occurredAt: Date, actor: String, action: String, subject: String, details: String, arguments: String? = nil) {
         self.id = id
         self.occurredAt = occurredAt
         self.actor = actor
         self.action = action
         self.subject = subject
         self.details = details
+        self.arguments = arguments
     }
 
     public init(row: Row) throws {
@@ -63,11 +67,13 @@ public struct AuditEntry: Sendable, Equatable, FetchableRecord {
         action = row["action"]
         subject = row["subject"]
         details = row["details"]
+        arguments = row["arguments"]
     }
 }
 
 /// Who changed what: the append-only `audit_log` table on either engine.
 public protocol AuditLogStore: Sendable {
+    /// A line that is no change to the data (a backup), with no arguments: shown as written.
     func record(_ actor: AuditActor, action: String, subject: String, details: String, at time: Date) throws
     /// A page of entries, newest first.
     func page(offset: Int, limit: Int) throws -> [AuditEntry]
@@ -92,14 +98,20 @@ public struct SQLiteAuditLogStore: AuditLogStore {
         }
     }
 
-    /// Records inside a caller's transaction, so a change and its audit line commit together.
-    public static func record(_ actor: AuditActor, action: String, subject: String, details: String, at time: Date, in db: Database) throws {
+    /// Records `line` inside a caller's transaction, so a change and its audit line commit together.
+    public static func record(_ actor: AuditActor, _ line: AuditLine, at time: Date, in db: Database) throws {
+        try record(actor, action: line.action, subject: line.subject, details: line.details, arguments: line.storedArguments, at: time, in: db)
+    }
+
+    static func record(
+        _ actor: AuditActor, action: String, subject: String, details: String, arguments: String? = nil, at time: Date, in db: Database
+    ) throws {
         try db.execute(
             sql: """
-                INSERT INTO audit_log (occurred_at, actor_user_id, actor_key_id, actor, action, subject, details)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO audit_log (occurred_at, actor_user_id, actor_key_id, actor, action, subject, details, arguments)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [time, actor.userID, actor.keyID, actor.label, action, subject, details])
+            arguments: [time, actor.userID, actor.keyID, actor.label, action, subject, details, arguments])
     }
 
     /// A page of entries, newest first.

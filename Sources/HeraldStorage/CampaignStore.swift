@@ -145,8 +145,8 @@ struct CampaignSave {
     let startedAt: Date?
     let document: String
     let revision: Int
+    /// The audit line's action: `campaign.create`, `campaign.update`, or the change of state (`campaign.publish`, …).
     let action: String
-    let details: String
 
     /// Revision 1 of a new campaign.
     init(creating campaign: Campaign, state: CampaignState, now: Date) throws {
@@ -156,7 +156,6 @@ struct CampaignSave {
         document = try Self.readableDocument(campaign.content)
         revision = 1
         action = "campaign.create"
-        details = state.rawValue
     }
 
     /// The next revision over `current`, or `.staleRevision` when `current` is not the one the editor loaded.
@@ -174,10 +173,14 @@ struct CampaignSave {
         document = try Self.readableDocument(stored)
         revision = current.revision + 1
         action = state == current.state ? "campaign.update" : "campaign.\(Self.verb(for: state, from: current.state))"
-        details = "revision \(revision)"
     }
 
-    func subject(id: Int64) -> String { "campaign \(id) \(campaign.name)" }
+    /// The audit line of this save of campaign `id`.
+    func line(id: Int64) -> AuditLine {
+        revision == 1
+            ? .campaignCreated(id: id, name: campaign.name, state: state)
+            : .campaignRevised(action, id: id, name: campaign.name, revision: revision)
+    }
 
     /// Published now, or at its scheduled start if that is later.
     private static func startedAt(_ campaign: Campaign, now: Date) -> Date {
@@ -447,7 +450,7 @@ public struct SQLiteCampaignStore: CampaignStore {
         try db.execute(
             sql: "INSERT INTO campaign_revisions (campaign_id, revision, state, document, author, created_at) VALUES (?, ?, ?, ?, ?, ?)",
             arguments: [id, save.revision, save.state.rawValue, save.document, actor.label, now])
-        try SQLiteAuditLogStore.record(actor, action: save.action, subject: save.subject(id: id), details: save.details, at: now, in: db)
+        try SQLiteAuditLogStore.record(actor, save.line(id: id), at: now, in: db)
     }
 
     @discardableResult
@@ -477,7 +480,7 @@ public struct SQLiteCampaignStore: CampaignStore {
         try pool.write { db in
             guard let current = try Self.find(id: id, in: db), current.state == .draft else { return false }
             try db.execute(sql: "DELETE FROM campaigns WHERE id = ?", arguments: [id])
-            try SQLiteAuditLogStore.record(actor, action: "campaign.delete", subject: "campaign \(id) \(current.campaign.name)", details: "", at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .campaignDeleted(id: id, name: current.campaign.name), at: now, in: db)
             return true
         }
     }

@@ -137,8 +137,8 @@ public struct EventErasure: Sendable, Equatable {
     public var registration: Bool
 
     /// The audit line that commits with the erasure, alike on every engine.
-    func audit(installationID: String, appID: Int64) -> (action: String, subject: String, details: String) {
-        ("installation.erase", "installation \(installationID) of app \(appID)", "\(events) events" + (registration ? " and its registration" : ""))
+    func audit(installationID: String, appID: Int64) -> AuditLine {
+        .installationErased(installationID, appID: appID, events: events, registration: registration)
     }
 }
 
@@ -407,8 +407,7 @@ struct SQLiteEventStore: EventStore {
             }
             let registration = try SQLiteInstallationStore.delete(appID: appID, installationID: installationID, in: db)
             let erasure = EventErasure(events: erased, registration: registration)
-            let audit = erasure.audit(installationID: installationID, appID: appID)
-            try SQLiteAuditLogStore.record(actor, action: audit.action, subject: audit.subject, details: audit.details, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, erasure.audit(installationID: installationID, appID: appID), at: now, in: db)
             return erasure
         }
     }

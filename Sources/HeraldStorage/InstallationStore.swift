@@ -225,7 +225,8 @@ public struct SQLiteInstallationStore: InstallationStore {
         try pool.read { try Self.installation(appID: appID, id: id, $0) }
     }
 
-    private static func installation(appID: Int64, id: String, _ db: Database) throws -> Installation? {
+    /// `installation(appID:id:)` inside the caller's transaction (a push test reads its devices' tokens as it queues them).
+    static func installation(appID: Int64, id: String, _ db: Database) throws -> Installation? {
         try Installation.fetchOne(db, sql: "SELECT * FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, id])
     }
 

@@ -84,18 +84,6 @@ struct StoredPushCredentials {
     /// What binds a sealed secret to its provider and app, so one cannot be moved to another.
     static func context(_ provider: String, _ appID: Int64) -> String { "herald push \(provider) app \(appID)" }
 
-    /// The audit line's action and details for setting (or removing) APNs credentials.
-    static func audit(_ credentials: APNsCredentials?) -> (action: String, details: String) {
-        (credentials == nil ? "app.push.apns.remove" : "app.push.apns.set",
-         credentials.map { "key \($0.keyID), team \($0.teamID), topic \($0.topic)" } ?? "")
-    }
-
-    /// The audit line's action and details for setting (or removing) an FCM service account.
-    static func audit(_ credentials: FCMCredentials?) -> (action: String, details: String) {
-        (credentials == nil ? "app.push.fcm.remove" : "app.push.fcm.set",
-         credentials.map { "project \($0.projectID), \($0.clientEmail)" } ?? "")
-    }
-
     /// What pages show: never a secret.
     var setup: PushSetup {
         let hasAPNs = apnsKeySealed != nil, hasFCM = fcmAccountSealed != nil
@@ -134,8 +122,7 @@ public struct SQLitePushCredentialStore: PushCredentialStore {
                     updated_at = ?, updated_by = ? WHERE app_id = ?
                     """,
                 arguments: [sealed, credentials?.keyID, credentials?.teamID, credentials?.topic, credentials?.url, now, actor.label, appID])
-            let audit = StoredPushCredentials.audit(credentials)
-            try SQLiteAuditLogStore.record(actor, action: audit.action, subject: "app \(appID)", details: audit.details, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .apns(appID: appID, credentials), at: now, in: db)
         }
     }
 
@@ -150,8 +137,7 @@ public struct SQLitePushCredentialStore: PushCredentialStore {
                     updated_at = ?, updated_by = ? WHERE app_id = ?
                     """,
                 arguments: [sealed, credentials?.projectID, credentials?.clientEmail, credentials?.url, now, actor.label, appID])
-            let audit = StoredPushCredentials.audit(credentials)
-            try SQLiteAuditLogStore.record(actor, action: audit.action, subject: "app \(appID)", details: audit.details, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .fcm(appID: appID, credentials), at: now, in: db)
         }
     }
 

@@ -6,8 +6,10 @@ import HeraldDomain
 public struct OutboxEntry: Sendable, Equatable {
     public var id: Int64
     public var appID: Int64
-    /// Nil for a silent feed refresh.
+    /// Nil for a silent feed refresh, and for a test's notification (`testSendID`).
     public var campaignID: Int64?
+    /// The test send this notification is part of: its campaign's document as it was sent.
+    public var testSendID: Int64?
     public var installationID: String
     public var provider: PushProvider
     public var token: String
@@ -106,6 +108,7 @@ struct OutboxCandidate {
     var id: Int64
     var appID: Int64
     var campaignID: Int64?
+    var testSendID: Int64?
     var installationID: String
     var provider: String
     var token: String
@@ -124,7 +127,7 @@ struct OutboxCandidate {
         // A CHECK keeps the provider known; were it not, the row ends rather than being picked again at every claim.
         guard let known = PushProvider(rawValue: provider) else { return .end(state: "failed", reason: "unknown provider") }
         return .send(OutboxEntry(
-            id: id, appID: appID, campaignID: campaignID, installationID: installationID, provider: known, token: token, platform: platform,
+            id: id, appID: appID, campaignID: campaignID, testSendID: testSendID, installationID: installationID, provider: known, token: token, platform: platform,
             language: language, attempts: Int(attempts) + 1))
     }
 }
@@ -226,7 +229,7 @@ public struct SQLitePushOutboxStore: PushOutboxStore {
                     INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at, state)
                     SELECT i.app_id, NULL, i.installation_id, i.push_provider, i.push_token, i.platform, i.language, ?, 'pending'
                     FROM installations i WHERE i.app_id = ? AND i.push_token IS NOT NULL
-                    AND NOT EXISTS (SELECT 1 FROM push_outbox o WHERE o.app_id = i.app_id AND o.campaign_id IS NULL
+                    AND NOT EXISTS (SELECT 1 FROM push_outbox o WHERE o.app_id = i.app_id AND o.campaign_id IS NULL AND o.test_send_id IS NULL
                                     AND o.installation_id = i.installation_id AND o.state = 'pending')
                     """,
                 arguments: [now, appID])
@@ -253,8 +256,8 @@ public struct SQLitePushOutboxStore: PushOutboxStore {
         return try pool.write { db in
             let rows = try Row.fetchAll(
                 db, sql: """
-                    SELECT o.id, o.app_id, o.campaign_id, o.installation_id, o.provider, o.token, o.platform, o.language, o.attempts,
-                           a.push_daily_cap AS cap
+                    SELECT o.id, o.app_id, o.campaign_id, o.test_send_id, o.installation_id, o.provider, o.token, o.platform, o.language,
+                           o.attempts, a.push_daily_cap AS cap
                     FROM push_outbox o JOIN apps a ON a.id = o.app_id LEFT JOIN campaigns c ON c.id = o.campaign_id
                     WHERE o.state = 'pending' AND o.due_at <= ?
                     AND (o.campaign_id IS NULL OR (c.state = 'published' AND (c.end_at IS NULL OR c.end_at > ?)))
@@ -264,7 +267,8 @@ public struct SQLitePushOutboxStore: PushOutboxStore {
             var claimed: [OutboxEntry] = []
             for row in rows {
                 let candidate = OutboxCandidate(
-                    id: row["id"], appID: row["app_id"], campaignID: row["campaign_id"], installationID: row["installation_id"],
+                    id: row["id"], appID: row["app_id"], campaignID: row["campaign_id"], testSendID: row["test_send_id"],
+                    installationID: row["installation_id"],
                     provider: row["provider"], token: row["token"], platform: row["platform"], language: row["language"],
                     attempts: row["attempts"], cap: row["cap"])
                 let decision = try candidate.decide(now: now) { appID, installationID, since in

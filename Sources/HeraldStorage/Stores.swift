@@ -14,6 +14,7 @@ public protocol Stores: Sendable {
     func pushCredentials(box: SecretBox) -> any PushCredentialStore
     var events: any EventStore { get }
     var campaigns: any CampaignStore { get }
+    var testSends: any TestSendStore { get }
     var installations: any InstallationStore { get }
     var pushOutbox: any PushOutboxStore { get }
     /// Hands space that deletions freed back to the system, at most `pages` pages' worth at a time (after

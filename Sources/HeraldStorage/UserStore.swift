@@ -59,10 +59,9 @@ public protocol UserStore: Sendable {
     func find(email: String) throws -> User?
     /// Every user, by email with ASCII letters folded.
     func all() throws -> [User]
-    /// Saves `user`'s role, name, active flag, password hash, language and time zone with its audit line
-    /// (`action`, `details`), and ends the sessions `ending` names, in one transaction; refuses to leave no
-    /// active admin.
-    func update(_ user: User, ending: SessionsToEnd, action: String, details: String, actor: AuditActor, now: Date) throws
+    /// Saves `user`'s role, name, active flag, password hash, language and time zone with its audit line,
+    /// and ends the sessions `ending` names, in one transaction; refuses to leave no active admin.
+    func update(_ user: User, ending: SessionsToEnd, line: AuditLine, actor: AuditActor, now: Date) throws
 }
 
 /// The `users` table.
@@ -81,7 +80,7 @@ public struct SQLiteUserStore: UserStore {
             }
             var inserted = user
             try inserted.insert(db)
-            try Self.recordCreation(of: inserted, actor: actor, details: "role \(user.role.rawValue)", now: now, in: db)
+            try SQLiteAuditLogStore.record(actor, .userCreated(email: user.email, role: user.role, atSetup: false), at: now, in: db)
             return inserted
         }
     }
@@ -94,13 +93,9 @@ public struct SQLiteUserStore: UserStore {
             var inserted = user
             try inserted.insert(db)
             let setUp = AuditActor.user(id: db.lastInsertedRowID, email: user.email)
-            try Self.recordCreation(of: inserted, actor: setUp, details: "role \(user.role.rawValue), first user, at setup", now: now, in: db)
+            try SQLiteAuditLogStore.record(setUp, .userCreated(email: user.email, role: user.role, atSetup: true), at: now, in: db)
             return inserted
         }
-    }
-
-    private static func recordCreation(of user: User, actor: AuditActor, details: String, now: Date, in db: Database) throws {
-        try SQLiteAuditLogStore.record(actor, action: "user.create", subject: "user \(user.email)", details: details, at: now, in: db)
     }
 
     public func find(id: Int64) throws -> User? {
@@ -115,11 +110,9 @@ public struct SQLiteUserStore: UserStore {
         try pool.read { try User.order(Column("email").collating(.nocase)).fetchAll($0) }
     }
 
-    /// Saves `user`'s role, name, active flag and password hash with its audit line (`action`, `details`),
-    /// and ends the sessions `ending` names, in one transaction; refuses to leave no active admin.
-    public func update(
-        _ user: User, ending: SessionsToEnd, action: String, details: String, actor: AuditActor, now: Date
-    ) throws {
+    /// Saves `user`'s role, name, active flag and password hash with its audit line, and ends the sessions
+    /// `ending` names, in one transaction; refuses to leave no active admin.
+    public func update(_ user: User, ending: SessionsToEnd, line: AuditLine, actor: AuditActor, now: Date) throws {
         try pool.write { db in
             do {
                 try user.update(db)
@@ -138,7 +131,7 @@ public struct SQLiteUserStore: UserStore {
                     try db.execute(sql: "DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?", arguments: [id, kept])
                 }
             }
-            try SQLiteAuditLogStore.record(actor, action: action, subject: "user \(user.email)", details: details, at: now, in: db)
+            try SQLiteAuditLogStore.record(actor, line, at: now, in: db)
         }
     }
 }

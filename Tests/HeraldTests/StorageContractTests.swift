@@ -85,7 +85,7 @@ struct StorageContractTests {
         editor.name = "Renamed ویرایشگر"
         editor.language = "ja"
         try users.update(
-            editor, ending: .allExcept(tokenHash: kept.session.tokenHash), action: "user.update", details: "name",
+            editor, ending: .allExcept(tokenHash: kept.session.tokenHash), line: .userChanged("user.update", email: editor.email),
             actor: .user(id: admin.id!, email: admin.email), now: Self.start)
         #expect(try users.find(id: editor.id!)?.name == "Renamed ویرایشگر")
         #expect(try users.find(id: editor.id!)?.language == "ja")
@@ -99,7 +99,7 @@ struct StorageContractTests {
         var demoted = admin
         demoted.role = .viewer
         #expect(throws: UserStoreError.lastAdmin) {
-            try users.update(demoted, ending: .all, action: "user.update", details: "role", actor: .commandLine, now: Self.start)
+            try users.update(demoted, ending: .all, line: .userRoleChanged(email: demoted.email, from: .admin, to: .viewer), actor: .commandLine, now: Self.start)
         }
         #expect(try users.find(id: admin.id!)?.role == .admin)
         #expect(try sessions.find(token: adminSession.token)?.user.role == .admin)
@@ -108,7 +108,7 @@ struct StorageContractTests {
         var missing = editor
         missing.id = 9_999
         #expect(throws: UserStoreError.notFound) {
-            try users.update(missing, ending: .none, action: "user.update", details: "", actor: .commandLine, now: Self.start)
+            try users.update(missing, ending: .none, line: .userChanged("user.update", email: missing.email), actor: .commandLine, now: Self.start)
         }
     }
 

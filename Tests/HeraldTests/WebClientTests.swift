@@ -93,7 +93,7 @@ struct WebClientTests {
         let page = app.respond(Request(method: "GET", target: "/sdk/v1/demo"))
         #expect(page.status == 200)
         #expect(page.headers["Set-Cookie"] == nil)
-        #expect(page.headers["Vary"] == "Accept-Language")
+        #expect(page.headers["Vary"] == "Accept-Language, Cookie")
         let html = page.text
         #expect(html.contains(#"<script src="/sdk/v1/herald.js" defer></script>"#))
         #expect(html.contains(#"<script src="/public/js/demo.js" defer></script>"#))

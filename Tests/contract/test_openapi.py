@@ -267,8 +267,23 @@ def test_every_endpoint_answers_as_documented(api: Api):
             assert api.call("GET", path, key=None, headers={"If-None-Match": script.headers["ETag"]}).status == 304
     assert api.call("GET", "/sdk/v1/demo", key=None).status == 200
 
+    # A test of the running campaign to the test device (named twice, counted once), read back; refusals
+    tests = f"/api/v1/campaigns/{campaign_id}/test-sends"
+    tested = api.call("POST", tests, body={"installationIds": ["iid-test", "iid-test"]})
+    assert tested.status == 201 and [device["status"] for device in tested.json()["devices"]] == ["in_feed"]
+    assert api.call("GET", tested.headers["Location"]).status == 200
+    assert api.call("GET", f"{tests}/999999").status == 404
+    assert [c.get("test") for c in api.call("GET", "/api/v1/feed", key="feed", headers={"X-Installation-Id": "iid-test"}).json()["campaigns"]] == [True, True]
+    assert api.call("POST", tests, body={"installationIds": ["iid-nobody"]}).json()["error"]["fields"][0]["path"] == "installationIds.0"
+    assert api.call("POST", tests, raw=b'{"installationIds": ', headers={"Content-Type": "application/json"}).status == 400
+    assert api.call("POST", tests, raw=b"{}", headers={"Content-Type": "text/plain"}).status == 415
+    assert api.call("POST", tests, body={"installationIds": ["iid-test"]}, key="feed").status == 403
+    assert api.call("POST", "/api/v1/campaigns/999999/test-sends", body={"installationIds": ["iid-test"]}).status == 404
+    assert api.oversized(tests, 2 * 1024 * 1024).status == 413
+
     for action in ("stop", "archive"):
         assert api.call("POST", f"/api/v1/campaigns/{campaign_id}/{action}").status == 200
+    assert api.call("POST", tests, body={"installationIds": ["iid-test"]}).status == 409
     assert api.call("DELETE", f"/api/v1/campaigns/{test_only}").status == 204
 
     documented = {(method.upper(), template) for template, item in SPEC["paths"].items() for method in resolve(item) if method in ("get", "post", "put", "delete", "options")}

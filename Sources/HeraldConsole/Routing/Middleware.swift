@@ -92,7 +92,7 @@ extension HeraldApplication {
         var visitorCookie: SetCookie?
         let configuration = services.configuration
 
-        if let live = try liveSession(of: context.request, now: context.now) {
+        if let live = try services.liveSession(of: context.request, now: context.now) {
             if live.user.active {
                 context.session = live.session
                 context.user = live.user
@@ -187,32 +187,45 @@ extension HeraldApplication {
     }
 }
 
-extension HeraldApplication {
+extension Services {
     /// The session the request's cookie names with its user, unless it has expired or been idle too long.
     func liveSession(of request: Request, now: Date) throws -> SessionWithUser? {
-        guard let token = request.cookies[Services.sessionCookie], let found = try services.database.sessions.find(token: token),
-              found.session.expiresAt > now, now.timeIntervalSince(found.session.lastSeenAt) < services.configuration.sessionIdleTimeout else {
+        guard let token = request.cookies[Services.sessionCookie], let found = try database.sessions.find(token: token),
+              found.session.expiresAt > now, now.timeIntervalSince(found.session.lastSeenAt) < configuration.sessionIdleTimeout else {
             return nil
         }
         return found
     }
 
-    /// The context an error page is drawn in: the signed-in user's (for their language, time zone and the
-    /// menu), else a visitor's. A handler's error arrives with the context from before the session was
-    /// read, and a 404 with none; the session is only read here, never extended, and a database that
-    /// cannot answer leaves the page a visitor's.
-    func pageContext(for request: Request, readingSession: Bool) -> RequestContext {
-        var context = RequestContext(request: request, now: services.configuration.clock())
+    /// `context` as the signed-in user's (their language, time zone, the menu and its CSRF token), else a
+    /// visitor's, for a page drawn outside the signed-in pages' checks: the session is only read, never
+    /// extended, and a database that cannot answer leaves the page a visitor's.
+    func readingSignedInUser(_ context: RequestContext) -> RequestContext {
+        var context = context
         var user: User?
-        if readingSession, request.path?.hasPrefix("/api/") == false,
-           let live = try? liveSession(of: request, now: context.now), live.user.active {
+        if context.request.path?.hasPrefix("/api/") == false,
+           let live = try? liveSession(of: context.request, now: context.now), live.user.active {
             user = live.user
             context.session = live.session
             context.user = live.user
             context.csrfToken = live.session.csrfToken
         }
-        context.localizer = services.localization.localizer(for: request, user: user)
+        context.localizer = localization.localizer(for: context.request, user: user)
         return context
+    }
+}
+
+extension HeraldApplication {
+    /// The context an error page is drawn in: the signed-in user's, else a visitor's. A handler's error
+    /// arrives with the context from before the session was read, and a 404 with none.
+    func pageContext(for request: Request, readingSession: Bool) -> RequestContext {
+        let context = RequestContext(request: request, now: services.configuration.clock())
+        guard readingSession else {
+            var visitor = context
+            visitor.localizer = services.localization.localizer(for: request, user: nil)
+            return visitor
+        }
+        return services.readingSignedInUser(context)
     }
 
     /// An error page's heading: the status's name in the reader's language (`errors.status.404`).

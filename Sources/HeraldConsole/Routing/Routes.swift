@@ -20,6 +20,8 @@ extension HeraldApplication {
         let keyInfo = KeyInfo(services: services)
         let feed = FeedHandler(feeds: services.feeds)
         let campaignAPI = CampaignAPI(services: services)
+        let testSends = TestSendPages(services: services)
+        let testSendAPI = TestSendAPI(services: services)
         let events = EventIngestor(services: services)
         let eraser = InstallationEraser(services: services)
         let registrar = InstallationRegistrar(services: services)
@@ -73,6 +75,7 @@ extension HeraldApplication {
             Route("POST", "/campaigns/{id}/stop", .signedIn(.editor), campaigns.stop),
             Route("POST", "/campaigns/{id}/archive", .signedIn(.editor), campaigns.archive),
             Route("POST", "/campaigns/{id}/duplicate", .signedIn(.editor), campaigns.duplicate),
+            Route("POST", "/campaigns/{id}/test-sends", .signedIn(.editor), testSends.send),
             Route("GET", "/campaigns/{id}/delete", .signedIn(.editor), campaigns.confirmDelete),
             Route("POST", "/campaigns/{id}/delete", .signedIn(.editor), campaigns.delete),
             Route("GET", "/campaigns/{id}/history", .signedIn(.viewer), campaigns.history),
@@ -128,6 +131,8 @@ extension HeraldApplication {
             Route("POST", "/api/v1/campaigns/{id}/stop", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.stop)),
             Route("POST", "/api/v1/campaigns/{id}/archive", .apiKey(.campaignsWrite), campaignAPI.lifecycle(.archive)),
             Route("GET", "/api/v1/campaigns/{id}/stats", .apiKey(.campaignsRead), statsAPI.stats),
+            Route("POST", "/api/v1/campaigns/{id}/test-sends", .apiKey(.campaignsWrite), testSendAPI.create),
+            Route("GET", "/api/v1/campaigns/{id}/test-sends/{testSendId}", .apiKey(.campaignsRead), testSendAPI.show),
             Route("POST", "/api/v1/events", .apiKey(.eventsWrite), events.ingest).answeringWebOrigins().takingKeyFromQuery(),
             Route("OPTIONS", "/api/v1/events", .anyone, services.crossOrigin.preflight(methods: "POST")),
             Route("PUT", "/api/v1/installations/{installationId}", .apiKey(.eventsWrite), registrar.register),

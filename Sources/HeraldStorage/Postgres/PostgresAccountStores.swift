@@ -50,7 +50,7 @@ struct PostgresUserStore: UserStore {
     func insert(_ user: User, actor: AuditActor, now: Date) throws -> User {
         try database.write { session in
             guard let inserted = try Self.insert(user, in: session) else { throw UserStoreError.emailTaken }
-            try Self.recordCreation(of: inserted, actor: actor, details: "role \(user.role.rawValue)", now: now, in: session)
+            try PostgresAuditLogStore.record(actor, .userCreated(email: user.email, role: user.role, atSetup: false), at: now, in: session)
             return inserted
         }
     }
@@ -62,8 +62,7 @@ struct PostgresUserStore: UserStore {
             guard try session.one("SELECT count(*) FROM users", as: Int64.self) == 0 else { return nil }
             guard let inserted = try Self.insert(user, in: session), let id = inserted.id else { throw UserStoreError.emailTaken }
             let setUp = AuditActor.user(id: id, email: user.email)
-            try Self.recordCreation(
-                of: inserted, actor: setUp, details: "role \(user.role.rawValue), first user, at setup", now: now, in: session)
+            try PostgresAuditLogStore.record(setUp, .userCreated(email: inserted.email, role: inserted.role, atSetup: true), at: now, in: session)
             return inserted
         }
     }
@@ -82,10 +81,6 @@ struct PostgresUserStore: UserStore {
         return try rows.first.map(Self.user)
     }
 
-    private static func recordCreation(of user: User, actor: AuditActor, details: String, now: Date, in session: PostgresSession) throws {
-        try PostgresAuditLogStore.record(actor, action: "user.create", subject: "user \(user.email)", details: details, at: now, in: session)
-    }
-
     func find(id: Int64) throws -> User? {
         try database.read { try $0.rows("SELECT \(unescaped: Self.columns) FROM users WHERE id = \(id)").first.map(Self.user) }
     }
@@ -102,7 +97,7 @@ struct PostgresUserStore: UserStore {
         }
     }
 
-    func update(_ user: User, ending: SessionsToEnd, action: String, details: String, actor: AuditActor, now: Date) throws {
+    func update(_ user: User, ending: SessionsToEnd, line: AuditLine, actor: AuditActor, now: Date) throws {
         guard let id = user.id else { return }
         try database.write { session in
             // Two admins demoting each other on two instances: the second waits, then counts the first's change.
@@ -127,7 +122,7 @@ struct PostgresUserStore: UserStore {
             case .allExcept(let kept):
                 try session.execute("DELETE FROM sessions WHERE user_id = \(id) AND token_hash <> \(kept)")
             }
-            try PostgresAuditLogStore.record(actor, action: action, subject: "user \(user.email)", details: details, at: now, in: session)
+            try PostgresAuditLogStore.record(actor, line, at: now, in: session)
         }
     }
 }
@@ -270,22 +265,26 @@ struct PostgresAuditLogStore: AuditLogStore {
         try database.read { try Self.record(actor, action: action, subject: subject, details: details, at: time, in: $0) }
     }
 
-    /// Records inside a caller's transaction, so a change and its audit line commit together.
+    /// Records `line` inside a caller's transaction, so a change and its audit line commit together.
+    static func record(_ actor: AuditActor, _ line: AuditLine, at time: Date, in session: PostgresSession) throws {
+        try record(actor, action: line.action, subject: line.subject, details: line.details, arguments: line.storedArguments, at: time, in: session)
+    }
+
     static func record(
-        _ actor: AuditActor, action: String, subject: String, details: String, at time: Date, in session: PostgresSession
+        _ actor: AuditActor, action: String, subject: String, details: String, arguments: String? = nil, at time: Date, in session: PostgresSession
     ) throws {
         try session.execute(
             """
-            INSERT INTO audit_log (occurred_at, actor_user_id, actor_key_id, actor, action, subject, details)
-            VALUES (\(time.storedPrecision), \(actor.userID), \(actor.keyID), \(actor.label), \(action), \(subject), \(details))
+            INSERT INTO audit_log (occurred_at, actor_user_id, actor_key_id, actor, action, subject, details, arguments)
+            VALUES (\(time.storedPrecision), \(actor.userID), \(actor.keyID), \(actor.label), \(action), \(subject), \(details), \(arguments))
             """)
     }
 
-    private static let columns = "id, occurred_at, actor, action, subject, details"
+    private static let columns = "id, occurred_at, actor, action, subject, details, arguments"
 
     private static func entry(_ row: PostgresRow) throws -> AuditEntry {
-        let (id, occurredAt, actor, action, subject, details) = try row.decode((Int64, Date, String, String, String, String).self)
-        return AuditEntry(id: id, occurredAt: occurredAt, actor: actor, action: action, subject: subject, details: details)
+        let (id, occurredAt, actor, action, subject, details, arguments) = try row.decode((Int64, Date, String, String, String, String, String?).self)
+        return AuditEntry(id: id, occurredAt: occurredAt, actor: actor, action: action, subject: subject, details: details, arguments: arguments)
     }
 
     func page(offset: Int, limit: Int) throws -> [AuditEntry] {

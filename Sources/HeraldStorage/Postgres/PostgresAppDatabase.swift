@@ -166,6 +166,7 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
     public var apiKeys: any APIKeyStore { PostgresAPIKeyStore(database: self) }
     public func pushCredentials(box: SecretBox) -> any PushCredentialStore { PostgresPushCredentialStore(database: self, box: box) }
     public var campaigns: any CampaignStore { PostgresCampaignStore(database: self) }
+    public var testSends: any TestSendStore { PostgresTestSendStore(database: self) }
     public var installations: any InstallationStore { PostgresInstallationStore(database: self) }
     public var pushOutbox: any PushOutboxStore { PostgresPushOutboxStore(database: self) }
     public var events: any EventStore { PostgresEventStore(database: self, ingestion: eventIngestion) }

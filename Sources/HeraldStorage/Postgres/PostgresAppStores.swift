@@ -37,9 +37,7 @@ struct PostgresAppStore: AppStore {
                 """
             ).first else { throw AppStoreError.nameTaken }
             let app = try Self.app(row)
-            try PostgresAuditLogStore.record(
-                actor, action: "app.create", subject: "app \(app.id) \(name)", details: platforms.map(\.rawValue).joined(separator: ", "),
-                at: now, in: db)
+            try PostgresAuditLogStore.record(actor, .appCreated(id: app.id, name: name, platforms: platforms), at: now, in: db)
             return app
         }
     }
@@ -55,8 +53,7 @@ struct PostgresAppStore: AppStore {
     func setMinInterval(appID: Int64, seconds: Int, actor: AuditActor, now: Date) throws {
         try database.write { db in
             try db.execute("UPDATE apps SET min_interval_seconds = \(Int64(seconds)) WHERE id = \(appID)")
-            try PostgresAuditLogStore.record(
-                actor, action: "app.settings", subject: "app \(appID)", details: "minimum interval \(seconds) s", at: now, in: db)
+            try PostgresAuditLogStore.record(actor, .appMinimumInterval(appID: appID, seconds: seconds), at: now, in: db)
         }
     }
 
@@ -73,6 +70,13 @@ struct PostgresAppStore: AppStore {
 
     func addTestDevice(appID: Int64, installationID: String, name: String, actor: AuditActor, now: Date) throws -> TestDevice {
         try database.write { db in
+            // Two admins adding at once, on two instances: the second counts the first's device.
+            try db.lock("test_devices \(appID)")
+            let devices = try db.one("SELECT count(*) FROM test_devices WHERE app_id = \(appID)", as: Int64.self) ?? 0
+            let taken = try db.one(
+                "SELECT count(*) FROM test_devices WHERE app_id = \(appID) AND installation_id = \(installationID)", as: Int64.self) ?? 0
+            if taken > 0 { throw AppStoreError.deviceTaken }
+            if devices >= TestDevice.maxPerApp { throw AppStoreError.tooManyDevices }
             guard let row = try db.rows(
                 """
                 INSERT INTO test_devices (app_id, installation_id, name, created_at)
@@ -83,7 +87,7 @@ struct PostgresAppStore: AppStore {
             ).first else { throw AppStoreError.deviceTaken }
             let device = try Self.device(row)
             try PostgresAuditLogStore.record(
-                actor, action: "device.add", subject: "test device \(name) of app \(appID)", details: installationID, at: now, in: db)
+                actor, .testDevice(added: true, name: name, appID: appID, installationID: installationID), at: now, in: db)
             return device
         }
     }
@@ -98,8 +102,7 @@ struct PostgresAppStore: AppStore {
             ).first else { return }
             let device = try Self.device(row)
             try PostgresAuditLogStore.record(
-                actor, action: "device.remove", subject: "test device \(device.name) of app \(appID)", details: device.installationID,
-                at: now, in: db)
+                actor, .testDevice(added: false, name: device.name, appID: appID, installationID: device.installationID), at: now, in: db)
         }
     }
 
@@ -130,7 +133,7 @@ struct PostgresAppStore: AppStore {
                 """
             ).first else { throw AppStoreError.originTaken }
             let added = try Self.origin(row)
-            try PostgresAuditLogStore.record(actor, action: "origin.add", subject: "web origin of app \(appID)", details: origin, at: now, in: db)
+            try PostgresAuditLogStore.record(actor, .origin(added: true, appID: appID, origin: origin), at: now, in: db)
             return added
         }
     }
@@ -142,8 +145,7 @@ struct PostgresAppStore: AppStore {
                 "DELETE FROM app_origins WHERE id = \(id) AND app_id = \(appID) RETURNING id, app_id, origin, created_at"
             ).first else { return nil }
             let allowed = try Self.origin(row)
-            try PostgresAuditLogStore.record(
-                actor, action: "origin.remove", subject: "web origin of app \(appID)", details: allowed.origin, at: now, in: db)
+            try PostgresAuditLogStore.record(actor, .origin(added: false, appID: appID, origin: allowed.origin), at: now, in: db)
             return allowed
         }
     }
@@ -165,9 +167,7 @@ struct PostgresAppStore: AppStore {
                 UPDATE apps SET push_daily_cap = \(settings.dailyCap.map(Int64.init)), push_refresh_on_change = \(settings.refreshOnChange)
                 WHERE id = \(appID)
                 """)
-            try PostgresAuditLogStore.record(
-                actor, action: "app.push.settings", subject: "app \(appID)",
-                details: "daily cap \(settings.dailyCap.map(String.init) ?? "none"), refresh on change \(settings.refreshOnChange)", at: now, in: db)
+            try PostgresAuditLogStore.record(actor, .appPushSettings(appID: appID, settings), at: now, in: db)
         }
     }
 }
@@ -197,7 +197,7 @@ struct PostgresAPIKeyStore: APIKeyStore {
                 RETURNING \(unescaped: Self.columns)
                 """
             ).first else { throw UnreadableStoredValue(column: "api_keys.id", value: prefix) }
-            try PostgresAuditLogStore.record(actor, action: "key.create", subject: "key \(prefix)… of app \(appID)", details: scopeList, at: now, in: db)
+            try PostgresAuditLogStore.record(actor, .keyCreated(prefix: prefix, appID: appID, scopes: scopes), at: now, in: db)
             return try Self.key(row)
         }
         return (key, secret)
@@ -234,7 +234,7 @@ struct PostgresAPIKeyStore: APIKeyStore {
         try database.write { db in
             let changed = try db.changes("UPDATE api_keys SET revoked_at = \(now.storedPrecision) WHERE id = \(key.id) AND revoked_at IS NULL")
             guard changed > 0 else { return false }
-            try PostgresAuditLogStore.record(actor, action: "key.revoke", subject: "key \(key.prefix)… of app \(key.appID)", details: "", at: now, in: db)
+            try PostgresAuditLogStore.record(actor, .keyRevoked(prefix: key.prefix, appID: key.appID), at: now, in: db)
             return true
         }
     }
@@ -258,8 +258,7 @@ struct PostgresPushCredentialStore: PushCredentialStore {
                     apns_topic = excluded.apns_topic, apns_url = excluded.apns_url, updated_at = excluded.updated_at,
                     updated_by = excluded.updated_by
                 """)
-            let audit = StoredPushCredentials.audit(credentials)
-            try PostgresAuditLogStore.record(actor, action: audit.action, subject: "app \(appID)", details: audit.details, at: now, in: db)
+            try PostgresAuditLogStore.record(actor, .apns(appID: appID, credentials), at: now, in: db)
         }
     }
 
@@ -276,8 +275,7 @@ struct PostgresPushCredentialStore: PushCredentialStore {
                     fcm_client_email = excluded.fcm_client_email, fcm_url = excluded.fcm_url, updated_at = excluded.updated_at,
                     updated_by = excluded.updated_by
                 """)
-            let audit = StoredPushCredentials.audit(credentials)
-            try PostgresAuditLogStore.record(actor, action: audit.action, subject: "app \(appID)", details: audit.details, at: now, in: db)
+            try PostgresAuditLogStore.record(actor, .fcm(appID: appID, credentials), at: now, in: db)
         }
     }
 

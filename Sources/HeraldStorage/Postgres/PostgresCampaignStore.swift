@@ -49,7 +49,7 @@ struct PostgresCampaignStore: CampaignStore {
             INSERT INTO campaign_revisions (campaign_id, revision, state, document, author, created_at)
             VALUES (\(id), \(Int64(save.revision)), \(save.state.rawValue), \(save.document), \(actor.label), \(now.storedPrecision))
             """)
-        try PostgresAuditLogStore.record(actor, action: save.action, subject: save.subject(id: id), details: save.details, at: now, in: session)
+        try PostgresAuditLogStore.record(actor, save.line(id: id), at: now, in: session)
     }
 
     @discardableResult
@@ -79,7 +79,7 @@ struct PostgresCampaignStore: CampaignStore {
             guard let name = try session.one("DELETE FROM campaigns WHERE id = \(id) AND state = 'draft' RETURNING name", as: String.self) else {
                 return false
             }
-            try PostgresAuditLogStore.record(actor, action: "campaign.delete", subject: "campaign \(id) \(name)", details: "", at: now, in: session)
+            try PostgresAuditLogStore.record(actor, .campaignDeleted(id: id, name: name), at: now, in: session)
             return true
         }
     }

@@ -193,8 +193,7 @@ struct PostgresEventStore: EventStore {
             try db.execute("DELETE FROM event_ids WHERE app_id = \(appID) AND id = ANY(\(ids))")
             let registration = try PostgresInstallationStore.delete(appID: appID, installationID: installationID, in: db)
             let erasure = EventErasure(events: erased, registration: registration)
-            let audit = erasure.audit(installationID: installationID, appID: appID)
-            try PostgresAuditLogStore.record(actor, action: audit.action, subject: audit.subject, details: audit.details, at: now, in: db)
+            try PostgresAuditLogStore.record(actor, erasure.audit(installationID: installationID, appID: appID), at: now, in: db)
             return erasure
         }
     }

@@ -79,12 +79,15 @@ struct PostgresInstallationStore: InstallationStore {
     }
 
     func installation(appID: Int64, id: String) throws -> Installation? {
+        try database.read { try Self.installation(appID: appID, id: id, in: $0) }
+    }
+
+    /// `installation(appID:id:)` inside the caller's transaction (a push test reads its devices' tokens as it queues them).
+    static func installation(appID: Int64, id: String, in session: PostgresSession) throws -> Installation? {
         // None was stored with a NUL (`refuseNUL`), and PostgreSQL's text could not be asked for one.
         guard !id.holdsNUL else { return nil }
-        return try database.read {
-            try $0.rows("SELECT \(unescaped: Self.columns) FROM installations WHERE app_id = \(appID) AND installation_id = \(id)")
-                .first.map(Self.installation)
-        }
+        return try session.rows("SELECT \(unescaped: Self.columns) FROM installations WHERE app_id = \(appID) AND installation_id = \(id)")
+            .first.map(Self.installation)
     }
 
     @discardableResult
@@ -233,7 +236,7 @@ struct PostgresPushOutboxStore: PushOutboxStore {
                 INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at, state)
                 SELECT i.app_id, NULL, i.installation_id, i.push_provider, i.push_token, i.platform, i.language, \(now.storedPrecision), 'pending'
                 FROM installations i WHERE i.app_id = \(appID) AND i.push_token IS NOT NULL
-                AND NOT EXISTS (SELECT 1 FROM push_outbox o WHERE o.app_id = i.app_id AND o.campaign_id IS NULL
+                AND NOT EXISTS (SELECT 1 FROM push_outbox o WHERE o.app_id = i.app_id AND o.campaign_id IS NULL AND o.test_send_id IS NULL
                                 AND o.installation_id = i.installation_id AND o.state = 'pending')
                 """)
         }
@@ -251,8 +254,8 @@ struct PostgresPushOutboxStore: PushOutboxStore {
         return try database.write { session in
             let candidates = try session.rows(
                 """
-                SELECT o.id, o.app_id, o.campaign_id, o.installation_id, o.provider, o.token, o.platform, o.language, o.attempts,
-                       a.push_daily_cap
+                SELECT o.id, o.app_id, o.campaign_id, o.test_send_id, o.installation_id, o.provider, o.token, o.platform, o.language,
+                       o.attempts, a.push_daily_cap
                 FROM push_outbox o JOIN apps a ON a.id = o.app_id LEFT JOIN campaigns c ON c.id = o.campaign_id
                 WHERE o.state = 'pending' AND o.due_at <= \(stamp)
                 AND (o.campaign_id IS NULL OR (c.state = 'published' AND (c.end_at IS NULL OR c.end_at > \(stamp))))
@@ -260,10 +263,11 @@ struct PostgresPushOutboxStore: PushOutboxStore {
                 FOR UPDATE OF o SKIP LOCKED
                 """
             ).map { row in
-                let (id, appID, campaignID, installationID, provider, token, platform, language, attempts, cap) = try row.decode(
-                    (Int64, Int64, Int64?, String, String, String, String, String?, Int64, Int64?).self)
+                let (id, appID, campaignID, testSendID, installationID, provider, token, platform, language, attempts, cap) = try row.decode(
+                    (Int64, Int64, Int64?, Int64?, String, String, String, String, String?, Int64, Int64?).self)
                 return OutboxCandidate(
-                    id: id, appID: appID, campaignID: campaignID, installationID: installationID, provider: provider, token: token,
+                    id: id, appID: appID, campaignID: campaignID, testSendID: testSendID, installationID: installationID, provider: provider,
+                    token: token,
                     platform: platform, language: language, attempts: attempts, cap: cap)
             }
             var claimed: [OutboxEntry] = []

@@ -146,7 +146,8 @@ final class PseudoConsole {
             var user = try Self.required(try database.users.find(email: email), email)
             user.language = Self.language
             user.active = email != "gone@example.com"
-            try database.users.update(user, ending: .none, action: "user.settings", details: "", actor: actor, now: now)
+            try database.users.update(
+                user, ending: .none, line: .userSettings(email: user.email, language: user.language, timeZone: user.timeZone ?? "UTC"), actor: actor, now: now)
         }
         userIDs = try database.users.all().compactMap(\.id)
 

@@ -146,7 +146,7 @@ struct AccountPages: Sendable {
         user.timeZone = Self.browserTimeZone(context)
         user.updatedAt = context.now
         try services.database.users.update(
-            user, ending: .none, action: "user.settings", details: "time zone \(user.timeZone ?? "UTC") from the browser",
+            user, ending: .none, line: .userZoneFromBrowser(email: user.email, timeZone: user.timeZone ?? "UTC"),
             actor: .user(id: user.id ?? 0, email: user.email), now: context.now)
         let localizer = services.localization.localizer(for: context.request, user: user)
         return (user, localizer("settings.time_zone_stored", ["zone": user.timeZone ?? "UTC"]))

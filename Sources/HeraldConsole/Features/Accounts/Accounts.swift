@@ -12,15 +12,26 @@ public struct Accounts: Sendable {
         self.hasher = hasher
     }
 
-    /// Validates and creates a user; the audit line commits with it.
-    public func create(email: String, name: String, role: Role, password: String, actor: AuditActor, now: Date) throws -> User {
+    /// Validates and creates a user; the audit line commits with it. Every problem is reported at once (a
+    /// missing role and a taken email with the rest), so a form is not sent back once per mistake.
+    public func create(email: String, name: String, role: Role?, password: String, actor: AuditActor, now: Date) throws -> User {
+        var errors = Self.problems(email: email, name: name, password: password)
+        if role == nil { errors.add("role", Self.chooseRole) }
+        if errors.message(for: "email") == nil, try database.users.find(email: email.trimmingCharacters(in: .whitespaces)) != nil {
+            errors.add("email", Self.emailTaken)
+        }
+        guard errors.isEmpty, let role else { throw errors }
         let user = try newUser(email: email, name: name, role: role, password: password, now: now)
         do {
             return try database.users.insert(user, actor: actor, now: now)
         } catch UserStoreError.emailTaken {
-            throw FormErrors("email", Phrase("accounts.errors.email_taken", english: "A user with this email already exists."))
+            // Taken between the check above and the insert.
+            throw FormErrors("email", Self.emailTaken)
         }
     }
+
+    static let emailTaken = Phrase("accounts.errors.email_taken", english: "A user with this email already exists.")
+    static let chooseRole = Phrase("users.errors.choose_role", english: "Choose a role: viewer, editor or admin.")
 
     /// Creates the first admin at setup, only if no user exists yet; the audit line names the new admin.
     func createFirstAdmin(email: String, name: String, password: String, timeZone: String? = nil, now: Date) throws -> User {
@@ -67,11 +78,11 @@ public struct Accounts: Sendable {
 
     /// Saves a change to a user with its audit line, ending the sessions `ending` names in the same
     /// transaction; explains refusals in words for the form.
-    func update(_ user: User, ending: SessionsToEnd = .none, action: String, details: String, actor: AuditActor, now: Date) throws {
+    func update(_ user: User, ending: SessionsToEnd = .none, line: AuditLine, actor: AuditActor, now: Date) throws {
         var changed = user
         changed.updatedAt = now
         do {
-            try database.users.update(changed, ending: ending, action: action, details: details, actor: actor, now: now)
+            try database.users.update(changed, ending: ending, line: line, actor: actor, now: now)
         } catch UserStoreError.lastAdmin {
             throw FormErrors("role", Phrase("accounts.errors.last_admin", english: "Herald needs at least one active admin. Make someone else an admin first."))
         }
@@ -81,7 +92,7 @@ public struct Accounts: Sendable {
     func deactivate(_ user: User, actor: AuditActor, now: Date) throws {
         var changed = user
         changed.active = false
-        try update(changed, ending: .all, action: "user.deactivate", details: "", actor: actor, now: now)
+        try update(changed, ending: .all, line: .userChanged("user.deactivate", email: user.email), actor: actor, now: now)
     }
 
     /// An admin sets someone's password: every session of theirs ends, so whoever held one (perhaps the
@@ -90,7 +101,7 @@ public struct Accounts: Sendable {
         if let problem = InputRules.passwordProblem(password) { throw FormErrors("password", problem) }
         var changed = user
         changed.passwordHash = try hasher.hash(password)
-        try update(changed, ending: .all, action: "user.password_reset", details: "", actor: actor, now: now)
+        try update(changed, ending: .all, line: .userChanged("user.password_reset", email: user.email), actor: actor, now: now)
     }
 
     /// A user changes their own password: the session they use stays signed in, their other sessions end.
@@ -110,7 +121,7 @@ public struct Accounts: Sendable {
         guard errors.isEmpty, let id = user.id else { throw errors }
         var changed = user
         changed.passwordHash = try hasher.hash(password)
-        try update(changed, ending: .allExcept(tokenHash: session.tokenHash), action: "user.password_change", details: "",
+        try update(changed, ending: .allExcept(tokenHash: session.tokenHash), line: .userChanged("user.password_change", email: user.email),
                    actor: .user(id: id, email: user.email), now: now)
     }
 

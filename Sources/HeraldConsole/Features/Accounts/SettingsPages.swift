@@ -43,8 +43,7 @@ struct SettingsPages: Sendable {
         user.timeZone = zone
         user.updatedAt = context.now
         try services.database.users.update(
-            user, ending: .none, action: "user.settings",
-            details: "language \(user.language ?? "browser's"), time zone \(zone)", actor: context.actor, now: context.now)
+            user, ending: .none, line: .userSettings(email: user.email, language: user.language, timeZone: zone), actor: context.actor, now: context.now)
         // The message is in the language just chosen.
         let chosen = services.localization.localizer(for: context.request, user: user)
         try services.flash(context, .success, chosen("settings.saved"))

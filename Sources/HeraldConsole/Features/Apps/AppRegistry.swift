@@ -54,6 +54,10 @@ public struct AppRegistry: Sendable {
             return try database.apps.addTestDevice(appID: appID, installationID: installationID, name: name, actor: actor, now: now)
         } catch AppStoreError.deviceTaken {
             throw FormErrors("installationId", Phrase("apps.errors.device_taken", english: "This installation is already a test device of this app."))
+        } catch AppStoreError.tooManyDevices {
+            throw FormErrors("installationId", Phrase(
+                "apps.errors.device_limit", ["limit": .number(TestDevice.maxPerApp)],
+                english: "An app has at most \(TestDevice.maxPerApp) test devices: remove one before adding another."))
         }
     }
 

@@ -96,7 +96,12 @@ struct CampaignPages: Sendable {
             return .redirect(to: context.user?.role.includes(.admin) == true ? "/apps/new" : "/campaigns")
         }
         let channel = Channel(rawValue: context.request.query["channel"] ?? "") ?? .inApp
-        var form = FormData([(ComposerFields.channel.path, channel.rawValue), ("priority", "5"), ("frequency.type", "once")])
+        // A schedule is first written in the marketer's own zone (their settings, else the browser's at their
+        // first sign-in): a UTC default made every "9:00" a guess at an offset.
+        var form = FormData([
+            (ComposerFields.channel.path, channel.rawValue), ("priority", "5"), ("frequency.type", "once"),
+            (ComposerFields.timeZone.path, context.user?.timeZone ?? "UTC"),
+        ])
         if channel == .inApp { form.pairs.append((ComposerFields.layout.path, Message.Layout.card.rawValue)) }
         if let app = context.request.query["app"] { form.pairs.append(("app", app)) }
         return try renderComposer(context, form: form, problems: [], stored: nil)
@@ -300,7 +305,12 @@ struct CampaignPages: Sendable {
         return .redirect(to: "/campaigns")
     }
 
-    private func renderSummary(_ context: RequestContext, stored: StoredCampaign, problems: [FieldProblem], status: Int = 200) throws -> Response {
+    /// The campaign's page; `problems` say why it cannot be published (or, with `errorsTitle`, sent as a
+    /// test), and `testSend` keeps the devices a refused test chose, with why it was refused.
+    func renderSummary(
+        _ context: RequestContext, stored: StoredCampaign, problems: [FieldProblem], errorsTitle: String? = nil,
+        testSend: (chosen: Set<String>, error: String?) = ([], nil), status: Int = 200
+    ) throws -> Response {
         let app = try services.database.apps.find(id: stored.campaign.app)
         var push: PushProgressView?
         if stored.campaign.channel == .push {
@@ -312,9 +322,14 @@ struct CampaignPages: Sendable {
                     localizer: context.localizer)
             }
         }
+        let role = context.user?.role ?? .viewer
+        let tests = TestSendPanel(
+            stored: stored, testDevices: try services.database.apps.testDevices(appID: stored.campaign.app),
+            sends: try services.database.testSends.recent(campaignID: stored.id, limit: TestSendPanel.shown), canSend: role.includes(.editor),
+            canAddDevices: role.includes(.admin), chosen: testSend.chosen, error: testSend.error, now: context.now, localizer: context.localizer)
         let model = CampaignSummaryView(
             stored: stored, appName: app?.name ?? context.localizer("campaigns.show.app_number", ["id": String(stored.campaign.app)]), now: context.now,
-            canEdit: context.user?.role.includes(.editor) ?? false, problems: problems, push: push, localizer: context.localizer)
+            canEdit: role.includes(.editor), problems: problems, errorsTitle: errorsTitle, push: push, testSends: tests, localizer: context.localizer)
         return try services.page(.campaign, title: stored.campaign.name, model: model, context: context, status: status)
     }
 

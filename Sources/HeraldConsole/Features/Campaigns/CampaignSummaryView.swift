@@ -42,12 +42,15 @@ struct CampaignSummaryView: Sendable {
     let canArchive: Bool
     let canDelete: Bool
     let errors: [Problem]
+    /// What the problems stop: publishing, unless said otherwise (a test send).
+    let errorsTitle: String
     /// A push campaign's sending, once it has begun.
     let push: PushProgressView?
+    let testSends: TestSendPanel?
 
     init(
-        stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem], push: PushProgressView? = nil,
-        localizer: Localizer
+        stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem], errorsTitle: String? = nil,
+        push: PushProgressView? = nil, testSends: TestSendPanel? = nil, localizer: Localizer
     ) {
         let campaign = stored.campaign
         let status = stored.status(at: now)
@@ -69,7 +72,9 @@ struct CampaignSummaryView: Sendable {
         canArchive = stored.state != .archived
         canDelete = stored.state == .draft
         errors = problems.map { Problem(message: l.message(for: $0), path: $0.path) }
+        self.errorsTitle = errorsTitle ?? l("campaigns.show.errors_title")
         self.push = push
+        self.testSends = testSends
 
         /// A row whose label is a catalog key and whose value is HTML; nothing when there is no value.
         func row(_ key: String, _ value: String?) -> Row? {
@@ -98,20 +103,34 @@ struct CampaignSummaryView: Sendable {
         func text(_ text: Message.Text?) -> String? {
             text.map { colored(Markup.user($0.text), $0.color) }
         }
-        let messageRows: [Row?] = [
-            row("layout", words("common.layout." + message.layout.rawValue)),
-            row("title", text(message.title)),
-            row("body", text(message.body)),
-            row(message.layout == .card ? "portrait_image" : "image", message.imageUrl.map { Markup.ltr($0) }),
-            row("landscape_image", message.landscapeImageUrl.map { Markup.ltr($0) }),
-            row("background", message.backgroundColor.map { Markup.ltr($0) }),
-            row("primary_button", button(message.primaryAction)),
-            row("secondary_button", button(message.secondaryAction)),
-            row("tap_action", message.action.map { Markup.ltr($0.url) }),
-            row("hides_after", message.dismiss.map { Markup.escape(l.plural("campaigns.summary.seconds", count: $0.seconds)) }),
-            row("slides_from", message.slideFrom.map { words("campaigns.summary.edge." + $0.rawValue) }),
-            row("orientation", message.orientation.map { words("campaigns.summary.orientations." + $0.rawValue) }),
-        ]
+        /// The translatable parts of `version` that `shows`: all of the default version's, a language
+        /// version's own (what it leaves out is the default's, shown above it).
+        func translatableRows(_ version: Message, shows: (Message.Field) -> Bool) -> [Row?] {
+            [
+                shows(.title) ? row("title", text(version.title)) : nil,
+                shows(.body) ? row("body", text(version.body)) : nil,
+                shows(.imageUrl) ? row(version.layout == .card ? "portrait_image" : "image", version.imageUrl.map { Markup.ltr($0) }) : nil,
+                shows(.landscapeImageUrl) ? row("landscape_image", version.landscapeImageUrl.map { Markup.ltr($0) }) : nil,
+                shows(.primaryAction) ? row("primary_button", button(version.primaryAction)) : nil,
+                shows(.secondaryAction) ? row("secondary_button", button(version.secondaryAction)) : nil,
+                shows(.action) ? row("tap_action", version.action.map { Markup.ltr($0.url) }) : nil,
+            ]
+        }
+        let messageRows: [Row?] = [row("layout", words("common.layout." + message.layout.rawValue))]
+            + translatableRows(message) { _ in true }
+            + [
+                row("background", message.backgroundColor.map { Markup.ltr($0) }),
+                row("hides_after", message.dismiss.map { Markup.escape(l.plural("campaigns.summary.seconds", count: $0.seconds)) }),
+                row("slides_from", message.slideFrom.map { words("campaigns.summary.edge." + $0.rawValue) }),
+                row("orientation", message.orientation.map { words("campaigns.summary.orientations." + $0.rawValue) }),
+            ]
+        let languageVersions = (message.translations ?? [:]).sorted { $0.key < $1.key }.map { tag, translation in
+            let own = translation.overriddenFields
+            return Section(
+                title: l("campaigns.summary.version_of", ["tag": LanguageNames.name(of: tag, in: l)]),
+                rows: translatableRows(message.applying(translation), shows: own.contains).compactMap { $0 },
+                empty: l("campaigns.summary.version_same"))
+        }
         let triggerRows = campaign.triggers.map { trigger in
             let event = Markup.ltr(trigger.event)
             let value = trigger.filters.isEmpty ? event : l.markup("campaigns.summary.event_where", [
@@ -167,8 +186,7 @@ struct CampaignSummaryView: Sendable {
                 targetingSection,
             ]
         } else {
-            sections = [
-                Section(title: l("campaigns.summary.message"), rows: messageRows.compactMap { $0 }, empty: nil),
+            sections = [Section(title: l("campaigns.summary.message"), rows: messageRows.compactMap { $0 }, empty: nil)] + languageVersions + [
                 customData,
                 Section(title: l("campaigns.summary.triggers"), rows: triggerRows, empty: l("campaigns.summary.no_trigger")),
                 Section(title: l("campaigns.summary.schedule"), rows: scheduleRows.compactMap { $0 }, empty: nil),

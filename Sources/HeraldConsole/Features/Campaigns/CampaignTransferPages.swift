@@ -3,7 +3,7 @@ import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
 
-/// Export campaigns as a JSON download; import a JSON file, with a dry run first.
+/// Export campaigns as a JSON download; import a JSON file, or only check it first.
 struct CampaignTransferPages: Sendable {
     let services: Services
 
@@ -69,7 +69,8 @@ struct CampaignTransferPages: Sendable {
     }
 
     func importForm(_ context: RequestContext) throws -> Response {
-        try render(context, appID: context.request.query["app"].flatMap(Int64.init), dryRun: true, plan: nil, fileError: nil, appError: nil)
+        // The first submit of a valid file imports it: checking only is the option a careful user ticks.
+        try render(context, appID: context.request.query["app"].flatMap(Int64.init), dryRun: false, plan: nil, fileError: nil, appError: nil)
     }
 
     func importFile(_ context: RequestContext) throws -> Response {

@@ -71,6 +71,10 @@ struct ComposerVersions: Sendable {
     let options: [LanguageOption]
     let otherPattern: String
     let addError: String?
+    /// A tag typed in "Other language" that could not be added, kept in the field beside its error.
+    let otherTyped: String
+    /// Whether the problem is with that typed tag (rather than no language chosen, or a full list).
+    let otherInvalid: Bool
     let versionsError: String?
     /// `?language=fa` for the saved preview's first frame; nil for the default version.
     let currentQuery: String?
@@ -130,6 +134,8 @@ struct ComposerVersions: Sendable {
         }.sorted { $0.name.localizedStandardCompare($1.name) == .orderedAscending }
         otherPattern = LanguageTag.pattern
         addError = inputs.error(Self.newLanguageName)
+        otherTyped = form[Self.otherLanguageName] ?? ""
+        otherInvalid = addError != nil && !otherTyped.trimmingCharacters(in: .whitespaces).isEmpty
         versionsError = inputs.error(channel.translations)
         currentQuery = shown.isEmpty ? nil : "?" + FormData([("language", current)]).urlencoded
         atLimit = tags.count >= CampaignLimits.languageVersions

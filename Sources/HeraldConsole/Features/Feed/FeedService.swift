@@ -37,12 +37,15 @@ final class FeedService: Sendable {
         }
     }
 
-    /// Both variants of one app's feed, and how long they hold.
+    /// The variants of one app's feed, and how long they hold.
     struct AppFeeds: Sendable {
         let everyone: Snapshot
         /// Adds the test campaigns; served only to the app's test devices.
         let testDevices: Snapshot
         let testInstallations: Set<String>
+        /// The test devices' feed with the tests sent to one device, for each test device that has one live:
+        /// at most `TestDevice.maxPerApp`.
+        let sentTests: [String: Snapshot]
         /// This process's change counter when it was built.
         let generation: Int
         /// The database's feed generation it was built from (changes by any process).
@@ -94,8 +97,8 @@ final class FeedService: Sendable {
             defer { if claimed { release(Rebuild(appID: appID, background: false)) } }
             current = try rebuild(appID: appID, generation: generation, now: now)
         }
-        if let installationID, current.testInstallations.contains(installationID) { return current.testDevices }
-        return current.everyone
+        guard let installationID, current.testInstallations.contains(installationID) else { return current.everyone }
+        return current.sentTests[installationID] ?? current.testDevices
     }
 
     private func claim(_ rebuild: Rebuild) -> Bool {
@@ -143,7 +146,9 @@ final class FeedService: Sendable {
         let storedGeneration = try database.feedGeneration()
         guard let app = try database.apps.find(id: appID) else { throw HTTPError(401, "This API key's app no longer exists.") }
         let devices = try database.apps.testDevices(appID: appID)
+        let testInstallations = Set(devices.map(\.installationID))
         let candidates = try database.campaigns.feedCandidates(appID: appID)
+        let sent = try database.testSends.live(appID: appID, now: now)
 
         var live: [StoredCampaign] = []
         var tests: [StoredCampaign] = []
@@ -165,13 +170,47 @@ final class FeedService: Sendable {
         let everyone = try snapshot(
             app: feedApp, campaigns: Self.ordered(live).map { Self.feedCampaign($0, test: false) }, poll: Self.pollAfterSeconds,
             personal: false, now: now, previous: previous?.everyone)
+        let testFeed = Self.ordered(live + tests).map { Self.feedCampaign($0, test: $0.campaign.testOnDevice) }
         let withTests = try snapshot(
-            app: feedApp, campaigns: Self.ordered(live + tests).map { Self.feedCampaign($0, test: $0.campaign.testOnDevice) },
-            poll: Self.testPollAfterSeconds, personal: true, now: now, previous: previous?.testDevices)
+            app: feedApp, campaigns: testFeed, poll: Self.testPollAfterSeconds, personal: true, now: now, previous: previous?.testDevices)
+        var sentTests: [String: Snapshot] = [:]
+        for (installationID, copies) in Self.sentCopies(sent, to: testInstallations) {
+            let replaced = Set(copies.map(\.id))
+            sentTests[installationID] = try snapshot(
+                app: feedApp, campaigns: copies + testFeed.filter { !replaced.contains($0.id) }, poll: Self.testPollAfterSeconds, personal: true,
+                now: now, previous: previous?.sentTests[installationID])
+        }
+        boundaries += sent.map(\.expiresAt)
         return AppFeeds(
-            everyone: everyone, testDevices: withTests, testInstallations: Set(devices.map(\.installationID)),
+            everyone: everyone, testDevices: withTests, testInstallations: testInstallations, sentTests: sentTests,
             generation: generation, storedGeneration: storedGeneration, builtAt: now, checkedAt: now,
             validUntil: boundaries.min() ?? .distantFuture)
+    }
+
+    /// The copies of live test sends each test device gets, newest send first: one per campaign (a newer
+    /// send of a campaign replaces an older one). A device that is no longer a test device gets none: its
+    /// events would not be kept apart.
+    static func sentCopies(_ sends: [TestSend], to testInstallations: Set<String>) -> [String: [FeedCampaign]] {
+        var copies: [String: [FeedCampaign]] = [:]
+        for send in sends.sorted(by: { $0.id > $1.id }) {
+            for device in send.devices where testInstallations.contains(device.installationID) {
+                if copies[device.installationID]?.contains(where: { $0.id == send.campaignID }) == true { continue }
+                copies[device.installationID, default: []].append(testCopy(send))
+            }
+        }
+        return copies
+    }
+
+    /// A test send as its devices get it: the document as it was sent, flagged test (so the schedule and
+    /// the minimum interval do not apply and its events are kept apart), for everyone the test went to
+    /// (no targeting), every time it triggers while it lasts (so a second test shows again), and first
+    /// in priority, started when it was sent, so it wins over the app's live campaigns.
+    static func testCopy(_ send: TestSend) -> FeedCampaign {
+        var campaign = send.campaign
+        campaign.targeting = Targeting()
+        campaign.frequency = Frequency(type: .always)
+        campaign.priority = 1
+        return FeedCampaign(campaign, id: send.campaignID, startedAt: send.sentAt, test: true)
     }
 
     /// Highest priority first (1 is highest); on a tie, the most recently started.

@@ -205,14 +205,20 @@ public final class PushDispatcher: Sendable {
         }
     }
 
-    /// The request for `entry`: its campaign's version for the device's language, or a feed refresh.
+    /// The request for `entry`: its campaign's version for the device's language (a test's: the document as
+    /// it was sent), or a feed refresh.
     private func payload(for entry: OutboxEntry) -> Result<PushRequest, PayloadProblem> {
-        guard let campaignID = entry.campaignID else {
+        let found: (id: Int64, campaign: Campaign)?
+        if let testSendID = entry.testSendID {
+            found = (try? database.testSends.find(id: testSendID)).flatMap { $0 }.map { ($0.campaignID, $0.campaign) }
+        } else if let campaignID = entry.campaignID {
+            found = campaign(campaignID).map { (campaignID, $0) }
+        } else {
             let body = PushPayload.feedRefresh(provider: entry.provider, token: entry.token)
             return .success(PushRequest(deviceToken: entry.token, body: Data(body), apnsPushType: "background", apnsPriority: 5,
                                         expiration: Date().addingTimeInterval(settings.expiration), collapseID: "herald-refresh"))
         }
-        guard let campaign = campaign(campaignID), let push = campaign.push else {
+        guard let (campaignID, campaign) = found, let push = campaign.push else {
             return .failure(PayloadProblem(reason: "campaign_missing"))
         }
         let version = push.version(for: entry.language ?? "").notification
@@ -231,7 +237,7 @@ public final class PushDispatcher: Sendable {
         return .success(PushRequest(
             deviceToken: entry.token, body: Data(body), apnsPushType: version.silent ? "background" : "alert",
             apnsPriority: version.silent ? 5 : 10, expiration: Date().addingTimeInterval(settings.expiration),
-            collapseID: "herald-\(campaignID)"))
+            collapseID: entry.testSendID.map { "herald-test-\($0)" } ?? "herald-\(campaignID)"))
     }
 
     /// The campaign, read again when its copy is over two seconds old (an edit reaches later sends).

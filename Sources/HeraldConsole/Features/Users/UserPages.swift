@@ -48,11 +48,8 @@ struct UserPages: Sendable {
     func create(_ context: RequestContext) throws -> Response {
         let form = context.form
         do {
-            guard let role = form["role"].flatMap(Role.init(rawValue:)) else {
-                throw FormErrors("role", Self.chooseRole)
-            }
             let user = try services.accounts.create(
-                email: form["email"] ?? "", name: form["name"] ?? "", role: role, password: form["password"] ?? "",
+                email: form["email"] ?? "", name: form["name"] ?? "", role: form["role"].flatMap(Role.init(rawValue:)), password: form["password"] ?? "",
                 actor: context.actor, now: context.now)
             try services.flash(context, .success, context.localizer(
                 "users.flash.created", ["name": Localizer.isolated(user.name), "email": Localizer.isolated(user.email)]))
@@ -101,14 +98,14 @@ struct UserPages: Sendable {
     func changeRole(_ context: RequestContext) throws -> Response {
         var user = try user(context)
         guard let role = context.form["role"].flatMap(Role.init(rawValue:)) else {
-            return try renderEdit(context, user: user, errors: FormErrors("role", Self.chooseRole), status: 422)
+            return try renderEdit(context, user: user, errors: FormErrors("role", Accounts.chooseRole), status: 422)
         }
         let previous = user.role
         user.role = role
         let message = context.localizer("users.flash.role_" + role.rawValue, ["name": Localizer.isolated(user.name)])
         return try save(context, message: message) {
-            try services.accounts.update(user, action: "user.role_change", details: "\(previous.rawValue) → \(role.rawValue)",
-                                actor: context.actor, now: context.now)
+            try services.accounts.update(
+                user, line: .userRoleChanged(email: user.email, from: previous, to: role), actor: context.actor, now: context.now)
             // An admin who stepped down can no longer see the users pages.
             return isYou(user, context) && role != .admin ? "/campaigns" : "/users/\(user.id ?? 0)"
         }
@@ -133,7 +130,7 @@ struct UserPages: Sendable {
         var user = try user(context)
         user.active = true
         return try save(context, message: context.localizer("users.flash.activated", ["name": Localizer.isolated(user.name)])) {
-            try services.accounts.update(user, action: "user.activate", details: "", actor: context.actor, now: context.now)
+            try services.accounts.update(user, line: .userChanged("user.activate", email: user.email), actor: context.actor, now: context.now)
             return "/users/\(user.id ?? 0)"
         }
     }
@@ -173,7 +170,6 @@ struct UserPages: Sendable {
     static let resetYourOwnPassword = Phrase(
         "users.errors.reset_your_own_password",
         english: "Change your own password on the Change password page (in the menu at the top), which asks for your current password.")
-    static let chooseRole = Phrase("users.errors.choose_role", english: "Choose a role: viewer, editor or admin.")
 
     private func user(_ context: RequestContext) throws -> User {
         guard let user = try services.database.users.find(id: try context.id("id")) else { throw HTTPError.notFound }

@@ -3,7 +3,8 @@ import HeraldHTTP
 
 /// `GET /sdk/v1/demo`: a public page that loads `herald.js` from this Herald, so a marketer can see an
 /// app's campaigns in a real page. It holds no secret: the key a visitor pastes stays in their browser.
-/// Its words follow the browser's language (no session is read: anyone may open it).
+/// Its words are the signed-in reader's console language, else the browser's: the session is read but not
+/// extended, so anyone may open it and a visitor's visit stores nothing.
 struct DemoPage: Sendable {
     let services: Services
 
@@ -15,12 +16,12 @@ struct DemoPage: Sendable {
     }
 
     func show(_ context: RequestContext) throws -> Response {
-        var context = context
-        context.localizer = services.localization.localizer(for: context.request, user: nil)
+        let context = services.readingSignedInUser(context)
         let model = DemoView(scopes: [APIScope.feedRead.rawValue, APIScope.eventsWrite.rawValue], keyStorage: "herald.demo.apiKey")
         var response = try services.page(.demo, title: context.localizer("demo.title"), model: model, context: context)
-        response.headers.set("Vary", "Accept-Language")
-        response.headers.set("Cache-Control", "no-cache")
+        response.headers.set("Vary", "Accept-Language, Cookie")
+        // Signed in, the page names its reader (the menu): no shared cache may keep it.
+        response.headers.set("Cache-Control", context.user == nil ? "no-cache" : "private, no-cache")
         return response
     }
 }
