@@ -144,7 +144,7 @@ struct DeviceSketchTests {
     func migration() throws {
         let folder = try TemporaryFolder()
         let (before, path) = try TestApp.database(migratedBefore: "0017", in: folder)
-        let ids = try DeviceBitmapTests.campaigns(before)
+        let ids = try DeviceBitmapTests.campaignsInEarlierSchema(before)
         // Bitmaps as 0015 and ingestion before 0017 wrote them (this ingestion writes sketches, which that
         // schema has no table for): device n of each campaign on day d is in when (n + d) % 3 == 0.
         try before.pool.write { db in
