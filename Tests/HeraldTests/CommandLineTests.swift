@@ -160,7 +160,11 @@ struct CommandLineTests {
         let body = key.split(separator: "\n").dropFirst().first.map(String.init) ?? key
         #expect(stored.range(of: Data(body.utf8)) == nil, "the key is not in the database in the clear")
 
+        let foreignKeyFile = folder.url.appendingPathComponent("secp256k1.p8")
+        try Data(OpenSSLKeys.secp256k1.utf8).write(to: foreignKeyFile)
+        let everyMistake = ["--apns-key", foreignKeyFile.path, "--apns-key-id", "short", "--apns-team-id", "team", "--apns-topic", " "]
         for (arguments, words) in [(["--apns-key", keyFile.path, "--apns-key-id", "short", "--apns-team-id", "DEF123GHIJ", "--apns-topic", "x"], "not 10 letters"),
+                                   (everyMistake, "is on the secp256k1 (1.3.132.0.10) curve"), (everyMistake, "team id “team”"), (everyMistake, "topic is empty"),
                                    (["--apns-key", keyFile.path], "needs all four"), (["--daily-cap", "0"], "1 to 100"), (["--refresh-on-change", "yes"], "on or off"),
                                    (["--fcm-service-account", keyFile.path], "not a JSON object")] {
             let refused = try Self.run(["app", "push", "--db", db, "--app", app] + arguments)

@@ -53,6 +53,12 @@ struct AppPushPages: Sendable {
             FieldView(name, label: localizer("apps.push." + key), type: type, value: form[name] ?? "",
                       hint: hint.map { localizer("apps.push." + $0) }, required: required, errors: errors)
         }
+        /// A key is never sent back to the browser, not even to a form refused for another field: the field
+        /// comes back empty, saying to give the key again.
+        func secret(_ name: String, _ key: String, hint: String) -> FieldView {
+            let given = !(form[name] ?? "").isEmpty
+            return FieldView(name, label: localizer("apps.push." + key), hint: localizer("apps.push." + (given ? "secret_again" : hint)), errors: errors)
+        }
         return Panel(
             appID: app.id,
             apnsSetup: setup.apnsKeyID.map { keyID in
@@ -66,12 +72,12 @@ struct AppPushPages: Sendable {
             changed: setup.updatedAt.map { at in
                 localizer("apps.push.changed", ["time": localizer.dateTime(at), "who": Localizer.isolated(setup.updatedBy ?? "")])
             },
-            apnsKey: field("apnsKey", "apns_key", hint: "apns_key_hint"),
+            apnsKey: secret("apnsKey", "apns_key", hint: "apns_key_hint"),
             apnsKeyID: field("apnsKeyID", "apns_key_id", hint: "apns_key_id_hint"),
             apnsTeamID: field("apnsTeamID", "apns_team_id", hint: "apns_team_id_hint"),
             apnsTopic: field("apnsTopic", "apns_topic", hint: "apns_topic_hint"),
             apnsURL: field("apnsURL", "address", type: "url", hint: "apns_url_hint", required: false),
-            fcmServiceAccount: field("fcmServiceAccount", "fcm_service_account", hint: "fcm_service_account_hint"),
+            fcmServiceAccount: secret("fcmServiceAccount", "fcm_service_account", hint: "fcm_service_account_hint"),
             fcmURL: field("fcmURL", "address", type: "url", hint: "fcm_url_hint", required: false),
             pushDailyCap: FieldView(
                 "pushDailyCap", label: localizer("apps.push.daily_cap"), type: "number",
