@@ -118,8 +118,37 @@ struct PushSendingTests {
 
             let fcm = try #require(fixture.requests("fcm").first { $0.path.hasSuffix("messages:send") })
             #expect(fcm.path == "/v1/projects/\(fixture.mock.credentials.fcmProjectID)/messages:send")
-            #expect(fcm.body == String(decoding: PushPayload.fcm(Self.notification.version(for: "fa").notification, campaignID: id, data: data, token: "fcm-token-03"), as: UTF8.self))
+            #expect(fcm.body == String(decoding: PushPayload.fcm(Self.notification.version(for: "fa").notification, campaignID: id, data: data, token: "fcm-token-03", platform: .android), as: UTF8.self))
             #expect(fcm.header("authorization")?.hasPrefix("Bearer ") == true)
+        }
+    }
+
+    @Test("An iPhone registered with an FCM token gets the apns override: its alert with subtitle, badge, sound, category and thread; a silent push wakes it as a background push at priority 5")
+    func iPhoneThroughFCM() async throws {
+        try await Self.run { fixture in
+            try fixture.register("iphone", provider: .fcm, token: "fcm-iphone-01", platform: .ios)
+            try fixture.register("pixel", provider: .fcm, token: "fcm-pixel-02", platform: .android)
+            let id = try fixture.publish(Campaign(app: fixture.appID, name: "Sale", push: Self.notification))
+            #expect(try await fixture.finished(id).sent == 2)
+            let sends = fixture.requests("fcm").filter { $0.path.hasSuffix("messages:send") }
+            #expect(sends.allSatisfy { $0.status == 200 }, "the mock FCM took both: \(sends.map(\.body))")
+            let toIPhone = try #require(sends.first { $0.body.contains("fcm-iphone-01") })
+            let received = try #require(FCMForwarding.apnsPayload(body: toIPhone.body), "what the iPhone gets through APNs")
+            let aps = try #require(received["aps"] as? [String: Any])
+            #expect(aps["alert"] as? [String: String] == ["title": "Sale", "subtitle": "Shoes", "body": "Half price today"])
+            #expect(aps["badge"] as? Int == 1 && aps["sound"] as? String == "default")
+            #expect(aps["category"] as? String == "OFFER" && aps["thread-id"] as? String == "sales")
+            #expect(received["herald_campaign_id"] as? String == String(id))
+            let headers = try #require(((try JSONSerialization.jsonObject(with: Data(toIPhone.body.utf8)) as? [String: Any])?["message"] as? [String: Any])?["apns"] as? [String: Any])
+            #expect(headers["headers"] as? [String: String] == ["apns-push-type": "alert", "apns-priority": "10", "apns-collapse-id": "herald-\(id)"])
+            let toPixel = try #require(sends.first { $0.body.contains("fcm-pixel-02") })
+            #expect(!toPixel.body.contains(#""apns""#) && toPixel.body.contains(#""android""#))
+
+            let silent = try fixture.publish(Campaign(app: fixture.appID, name: "Wake", push: PushNotification(silent: true)))
+            #expect(try await fixture.finished(silent).sent == 2)
+            let woken = try #require(fixture.requests("fcm").last { $0.body.contains("fcm-iphone-01") && $0.body.contains("background") })
+            #expect(woken.status == 200)
+            #expect(woken.body.contains(#""apns":{"headers":{"apns-push-type":"background","apns-priority":"5","apns-collapse-id":"herald-\#(silent)"},"payload":{"aps":{"content-available":1}}}"#))
         }
     }
 
@@ -318,7 +347,7 @@ struct PushSendingTests {
             #expect(refresh.header("apns-push-type") == "background")
             #expect(refresh.header("apns-priority") == "5")
             #expect(refresh.body == #"{"aps":{"content-available":1},"herald_refresh":1}"#)
-            #expect(fixture.requests("fcm").contains { $0.body.contains(#""data":{"herald_refresh":"1"}"#) })
+            #expect(fixture.requests("fcm").contains { $0.body.contains(#""data":{"herald_refresh":"1"},"android":{"priority":"normal"}"#) })
 
             let first = try fixture.publish(Campaign(app: fixture.appID, name: "First", push: PushNotification(title: "One")))
             #expect(try await fixture.finished(first).sent == 2, "silent refreshes do not count against the cap")

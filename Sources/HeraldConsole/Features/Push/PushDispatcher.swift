@@ -207,10 +207,12 @@ public final class PushDispatcher: Sendable {
 
     /// The request for `entry`: its campaign's version for the device's language, or a feed refresh.
     private func payload(for entry: OutboxEntry) -> Result<PushRequest, PayloadProblem> {
+        // A row's platform is one a registration checked; were it not, the device is sent what Android gets.
+        let platform = Platform(rawValue: entry.platform) ?? .android
         guard let campaignID = entry.campaignID else {
-            let body = PushPayload.feedRefresh(provider: entry.provider, token: entry.token)
+            let body = PushPayload.feedRefresh(provider: entry.provider, token: entry.token, platform: platform)
             return .success(PushRequest(deviceToken: entry.token, body: Data(body), apnsPushType: "background", apnsPriority: 5,
-                                        expiration: Date().addingTimeInterval(settings.expiration), collapseID: "herald-refresh"))
+                                        expiration: Date().addingTimeInterval(settings.expiration), collapseID: PushPayload.refreshCollapseID))
         }
         guard let campaign = campaign(campaignID), let push = campaign.push else {
             return .failure(PayloadProblem(reason: "campaign_missing"))
@@ -223,8 +225,8 @@ public final class PushDispatcher: Sendable {
             body = PushPayload.apns(version, campaignID: campaignID, data: campaign.data)
             size = body.count
         case .fcm:
-            body = PushPayload.fcm(version, campaignID: campaignID, data: campaign.data, token: entry.token)
-            size = PushPayload.size(version, campaignID: campaignID, data: campaign.data, provider: .fcm)
+            body = PushPayload.fcm(version, campaignID: campaignID, data: campaign.data, token: entry.token, platform: platform)
+            size = PushPayload.fcmSize(version, campaignID: campaignID, data: campaign.data, platform: platform)
         }
         // Validation refuses such a campaign; this holds even for one stored before the rule.
         guard size <= entry.provider.payloadLimit else { return .failure(PayloadProblem(reason: "PayloadTooLarge")) }
