@@ -85,6 +85,19 @@ struct FCMClientTests {
         }
     }
 
+    @Test("FCM's reason is the errorCode of its FcmError detail wherever that is among the details, the status only without one")
+    func errorCodeIsTheReason() {
+        let body = #"""
+            {"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND","details":[
+              {"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"message.token"}]},
+              {"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}
+            """#
+        let answer = ProviderAnswer.fcm(status: 404, retryAfter: nil, body: Data(body.utf8), now: Date())
+        #expect(answer.result == .unregistered(reason: "UNREGISTERED"))
+        let bare = ProviderAnswer.fcm(status: 403, retryAfter: nil, body: Data(#"{"error":{"code":403,"status":"PERMISSION_DENIED"}}"#.utf8), now: Date())
+        #expect(bare.result == .rejected(reason: "PERMISSION_DENIED"))
+    }
+
     @Test("UNREGISTERED is a dead token, 429 a retry after its Retry-After, 503 a retry, INVALID_ARGUMENT a rejection")
     func answers() async throws {
         try await PushMockFixture.run { fixture in

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 @testable import HeraldConsole
 import HeraldDomain
+import HeraldHTTP
 import HeraldStorage
 import PushMock
 import Testing
@@ -166,6 +167,8 @@ struct PushSendingTests {
             #expect(progress.unregistered == 2)
             #expect(progress.failed == 1)
             #expect(try fixture.outbox.failures(campaignID: id).contains { $0.state == "failed" && $0.reason == "BadDeviceToken" })
+            #expect(try fixture.outbox.failures(campaignID: id).contains { $0.state == "unregistered" && $0.reason == "UNREGISTERED" },
+                    "FCM's reason is its errorCode, not the status NOT_FOUND")
             for gone in ["gone-apns", "gone-fcm"] {
                 let installation = try #require(try fixture.app.database.installations.installation(appID: fixture.appID, id: gone))
                 #expect(installation.pushToken == nil)
@@ -315,6 +318,21 @@ struct PushSendingTests {
             #expect(report.text.contains("<th scope=\"row\">iOS</th><td>2</td><td>1</td><td>1</td><td>1</td>"))
             let csv = browser.get("/campaigns/\(id)/report.csv?from=\(day)&to=\(day)")
             #expect(csv.text.contains("date,push sent,push delivered,push opened\r\n\(day),1,1,1\r\n"))
+
+            // The stats endpoint gives scripts the same figures as the report.
+            let key = try fixture.app.database.apiKeys.create(appID: fixture.appID, name: "bi", scopes: [.campaignsRead], actor: .commandLine, now: now).secret
+            let stats = fixture.app.respond(Request(
+                method: "GET", target: "/api/v1/campaigns/\(id)/stats?from=\(day)&to=\(day)", headers: HTTPHeaders([("Authorization", "Bearer \(key)")])))
+            #expect(stats.status == 200)
+            let push = try #require(try JSONValue.parse(stats.body)["push"], "a push campaign's stats have a push section: \(stats.text)")
+            let expected = JSONValue.object([
+                ("byPlatform", .object([("ios", .object([("delivered", .number(1)), ("opened", .number(1)), ("sent", .number(1)), ("targeted", .number(2))]))])),
+                ("daily", .array([.object([("date", .string(day)), ("delivered", .number(1)), ("opened", .number(1)), ("sent", .number(1))])])),
+                ("delivered", .number(1)), ("notSent", .number(1)),
+                ("notSentByReason", .array([.object([("count", .number(1)), ("reason", .string("Unregistered")), ("state", .string("unregistered"))])])),
+                ("openRate", .number(1)), ("opened", .number(1)), ("sent", .number(1)), ("targeted", .number(2)),
+            ])
+            #expect(firstDifference(push, expected) == nil, "\(stats.text)")
 
             // `/reports` lists it beside in-app campaigns, marked, its receipt and open in the impressions and clicks columns.
             let list = browser.get("/reports?from=\(day)&to=\(day)")
