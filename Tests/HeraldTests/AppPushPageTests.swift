@@ -136,7 +136,7 @@ struct AppPushPageTests {
     func settings(typed: String, accepted: Bool) async throws {
         let (app, admin, shop, _) = try await Self.withShop()
         let page = "/apps/\(shop.id)"
-        let answer = try admin.submit("\(page)/push/settings", from: page, ["pushDailyCap": typed, "refreshOnChange": "on"])
+        let answer = try admin.submit("\(page)/push/settings", from: page, ["pushDailyCap": typed, "refreshOnChange": "on", "refreshMinutes": "20"])
         let stored = try app.database.apps.pushSettings(appID: shop.id)
         if accepted {
             #expect(answer.status == 303)
@@ -148,6 +148,27 @@ struct AppPushPageTests {
             #expect(answer.text.contains(#"id="field-pushDailyCap-error">Leave it empty for no cap, or enter a whole number from 1 to 100."#))
             #expect(answer.text.contains(#"value="\#(typed)""#) || typed.contains("٥"))
             #expect(stored == AppPushSettings(), "nothing half-saved: not even the checkbox")
+        }
+    }
+
+    @Test("Silent refreshes at most every N minutes: 1 to 1440 whole minutes, shown and stored; both fields' mistakes reported at once, nothing half-saved", arguments: [
+        ("0", false), ("1441", false), ("", false), ("ten", false), ("1.5", false), ("٥", false), ("99999999999999999999", false),
+        ("1", true), (" 45 ", true), ("1440", true),
+    ])
+    func refreshSpacing(typed: String, accepted: Bool) async throws {
+        let (app, admin, shop, _) = try await Self.withShop()
+        let page = "/apps/\(shop.id)"
+        #expect(admin.get(page).text.contains(#"name="refreshMinutes" type="number" value="20""#), "the default, 20 minutes")
+        let answer = try admin.submit("\(page)/push/settings", from: page, ["pushDailyCap": accepted ? "" : "0", "refreshOnChange": "on", "refreshMinutes": typed])
+        let stored = try app.database.apps.pushSettings(appID: shop.id)
+        if accepted {
+            #expect(answer.status == 303)
+            #expect(stored == AppPushSettings(refreshOnChange: true, refreshMinutes: Int(typed.trimmingCharacters(in: .whitespaces)) ?? 0))
+        } else {
+            #expect(answer.status == 422)
+            #expect(answer.text.contains(#"id="field-refreshMinutes-error">Enter whole minutes from 1 to 1,440."#))
+            #expect(answer.text.contains(#"id="field-pushDailyCap-error""#), "the cap's mistake too, at once")
+            #expect(stored == AppPushSettings(), "nothing half-saved")
         }
     }
 

@@ -267,7 +267,23 @@ struct PushSendingTests {
         #expect(PushAudience.due(campaign, timeZone: nil, publishedAt: early, now: early) == start, "no zone: the schedule's")
         #expect(PushAudience.due(campaign, timeZone: "Not/AZone", publishedAt: early, now: early) == start)
         let justAfterTehranNine = start.addingTimeInterval(-90 * 60 + 60)
-        #expect(PushAudience.due(campaign, timeZone: "Asia/Tehran", publishedAt: early, now: justAfterTehranNine) == tehran.addingTimeInterval(86_400))
+        #expect(PushAudience.due(campaign, timeZone: "Asia/Tehran", publishedAt: early, now: justAfterTehranNine) == tehran?.addingTimeInterval(86_400))
+
+        // Published days after its start: the next 09:00 on each device, not at once at whatever hour it is there.
+        let fourDaysLater = start.addingTimeInterval(4 * 86_400 + 3 * 3600)
+        var losAngeles = Calendar(identifier: .gregorian)
+        losAngeles.timeZone = TimeZone(identifier: "America/Los_Angeles")!
+        let due = try #require(PushAudience.due(campaign, timeZone: "America/Los_Angeles", publishedAt: fourDaysLater, now: fourDaysLater))
+        #expect(due > fourDaysLater && due.timeIntervalSince(fourDaysLater) <= 86_400)
+        #expect(losAngeles.dateComponents([.hour, .minute], from: due) == DateComponents(hour: 9, minute: 0), "09:00 in Los Angeles, not 21:22")
+
+        // A start near the end of the range: a device west of the schedule's zone would have it in the year 10000.
+        var last = Campaign(app: 1, name: "Last", schedule: Schedule(start: UTCTime.date(rfc3339: "9999-12-31T23:00:00Z"), timeZone: "UTC"),
+                            push: PushNotification(title: "Bye", inDeviceTimeZone: true))
+        #expect(PushAudience.due(last, timeZone: "Pacific/Honolulu", publishedAt: early, now: early) == nil, "never inside Herald's range")
+        #expect(PushAudience.due(last, timeZone: "Asia/Tokyo", publishedAt: early, now: early) == UTCTime.date(rfc3339: "9999-12-31T14:00:00Z"))
+        last.push?.inDeviceTimeZone = false
+        #expect(PushAudience.due(last, timeZone: "Pacific/Honolulu", publishedAt: early, now: early) == UTCTime.date(rfc3339: "9999-12-31T23:00:00Z"))
         campaign.push?.inDeviceTimeZone = false
         #expect(PushAudience.due(campaign, timeZone: "Asia/Tehran", publishedAt: early, now: early) == start)
     }
@@ -342,6 +358,38 @@ struct PushSendingTests {
             let cells = row.matches(of: /<td class="numeric">([^<]*)<\/td>/).map { String($0.output.1) }
             #expect(cells == ["1", "1", "100.0%", "0", "0", "0"], "received, opened, open rate; the test device's open left out")
             #expect(list.text.contains("For push notifications, impressions are notifications devices reported receiving"))
+        }
+    }
+
+    @Test("Pausing and resuming an in-app campaign in a loop for 10 s sends each of 100 devices one silent refresh, and the changes after it wait for one at the end of the quiet period")
+    func refreshStorm() async throws {
+        try await Self.run(concurrency: 64) { fixture in
+            for index in 0..<100 {
+                try fixture.register("device-\(index)", provider: index.isMultiple(of: 2) ? .apns : .fcm, token: String(format: "%064x", index),
+                                     platform: index.isMultiple(of: 2) ? .ios : .android)
+            }
+            try fixture.app.database.apps.setPushSettings(
+                AppPushSettings(refreshOnChange: true, refreshMinutes: 1), appID: fixture.appID, actor: .commandLine, now: Date())
+            var inApp = RulesFixtures.campaign(.modal)
+            inApp.app = fixture.appID
+            inApp.schedule = Schedule()
+            let id = try fixture.app.database.campaigns.create(inApp, state: .published, actor: .commandLine, now: Date())
+            let lifecycle = CampaignLifecycle(store: fixture.app.database.campaigns, changed: fixture.app.application.services.push.campaignChanged)
+            let began = Date()
+            var changes = 0
+            while Date().timeIntervalSince(began) < 10 {
+                let stored = try #require(try fixture.app.database.campaigns.find(id: id))
+                try lifecycle.perform(stored.state == .published ? .pause : .resume, on: stored, actor: .commandLine, now: Date())
+                changes += 1
+                if changes.isMultiple(of: 50) { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            try await Task.sleep(for: .seconds(2))
+            let refreshes = fixture.mock.requests().filter { $0.body.contains("herald_refresh") }.count
+            print("[measured] \(changes) pauses and resumes in 10 s sent \(refreshes) silent refreshes to 100 devices")
+            #expect(changes > 100, "the loop ran")
+            #expect(refreshes == 100, "one a device, not one a change")
+            let next = try #require(try fixture.outbox.nextDue(), "the changes after the first refresh wait for one more")
+            #expect(next.timeIntervalSince(began) > 55 && next.timeIntervalSince(began) <= 61, "at the end of the minute: \(next.timeIntervalSince(began)) s")
         }
     }
 

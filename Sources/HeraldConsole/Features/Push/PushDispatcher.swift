@@ -169,7 +169,7 @@ public final class PushDispatcher: Sendable {
         let after = try database.pushOutbox.plannedThrough(campaignID: stored.id)
         let page = try database.installations.withTokens(appID: campaign.app, after: after, pageSize: InstallationPage.planningSize)
         let testDevices = campaign.testOnDevice ? Set(try database.apps.testDevices(appID: campaign.app).map(\.installationID)) : []
-        let entries = page.installations.compactMap { installation -> (installation: Installation, due: Date)? in
+        let entries = page.installations.compactMap { installation -> (installation: Installation, due: Date?)? in
             guard PushAudience.admits(installation, campaign: campaign, campaignID: stored.id, testDevices: testDevices) else { return nil }
             return (installation, PushAudience.due(campaign, timeZone: installation.timeZone, publishedAt: stored.startedAt ?? now, now: now))
         }
