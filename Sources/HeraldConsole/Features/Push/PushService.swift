@@ -11,6 +11,12 @@ struct PushService: Sendable {
     let database: any HeraldDatabase
     let logger: Logger
 
+    /// What stops a push campaign from reaching its app's devices if it is published now (nothing for an in-app one).
+    func publishWarnings(_ campaign: Campaign) throws -> [PushPublishWarning] {
+        guard campaign.channel == .push else { return [] }
+        return try PushPublishWarning.warnings(for: campaign, database: database, setup: try editor.setup(appID: campaign.app))
+    }
+
     /// A push campaign published or resumed starts (or continues) sending at once; an in-app campaign
     /// that starts or stops showing asks the app's devices to fetch the feed, when the app wants that: at
     /// once, or at the end of the quiet period after the app's latest refresh (`refreshMinutes`), which
