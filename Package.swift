@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "HeraldDomain", targets: ["HeraldDomain"]),
         .library(name: "HeraldConsole", targets: ["HeraldConsole"]),
         .library(name: "HeraldStorage", targets: ["HeraldStorage"]),
+        .library(name: "HeraldPush", targets: ["HeraldPush"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),

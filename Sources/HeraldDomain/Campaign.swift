@@ -69,6 +69,9 @@ extension Campaign {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, app, name, description, status, priority, schedule, triggers, frequency, targeting, testOnDevice, channel, message
         case push, data, revision
+        /// Output-only, in a publish's answer (what a push campaign's app lacks to reach its devices): a
+        /// document sent back with it is read without it.
+        case warnings
     }
 
     /// Only `app`, `name` and `message` (`push` for a push campaign) are required; the rest default as

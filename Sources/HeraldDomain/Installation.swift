@@ -78,6 +78,7 @@ public struct InstallationRegistration: Sendable, Equatable, Codable {
             problems.append(FieldProblem("pushToken", "`pushProvider` goes with a `pushToken`; leave both out when the app has no token."))
         case (let provider?, let token?):
             if let problem = Self.tokenProblem(token, provider: provider) { problems.append(FieldProblem("pushToken", problem)) }
+            if let problem = Self.providerProblem(provider, platform: platform) { problems.append(FieldProblem("pushProvider", problem)) }
         }
         if let appVersion, appVersion.isEmpty || appVersion.utf8.count > Self.maxAppVersionBytes
             || ControlCharacters.first(in: appVersion, multiline: false) != nil {
@@ -117,6 +118,13 @@ public struct InstallationRegistration: Sendable, Equatable, Codable {
             return "An APNs `pushToken` is the device token's bytes in hex: an even number of the digits 0-9 and a-f."
         }
         return nil
+    }
+
+    /// Why a device of `platform` cannot be reached through `provider`, or nil when it can: APNs delivers to
+    /// Apple devices only (FCM reaches all three, iOS through the `apns` override Herald sends it).
+    public static func providerProblem(_ provider: PushProvider, platform: Platform) -> String? {
+        guard provider == .apns, platform != .ios else { return nil }
+        return "APNs delivers to iOS devices only: a \(platform.rawValue) installation registers an FCM token (`pushProvider` fcm), or none."
     }
 
     /// Two ASCII letters, in either case.

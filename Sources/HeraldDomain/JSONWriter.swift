@@ -28,6 +28,33 @@ public struct JSONWriter: Sendable {
         started.removeLast()
     }
 
+    /// An object whose members `write` writes.
+    public mutating func object(_ write: (inout JSONWriter) -> Void) {
+        open()
+        write(&self)
+        close()
+    }
+
+    /// An array of `items`, each written by `write`.
+    public mutating func array<Items: Sequence>(_ items: Items, _ write: (Items.Element, inout JSONWriter) -> Void) {
+        openArray()
+        for item in items {
+            element()
+            write(item, &self)
+        }
+        closeArray()
+    }
+
+    /// An object of `values` by name, in the order of the names' bytes (a stable order whatever the names).
+    public mutating func objectByName<Value>(_ values: [String: Value], _ write: (Value, inout JSONWriter) -> Void) {
+        open()
+        for (name, value) in values.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            key(name)
+            write(value, &self)
+        }
+        close()
+    }
+
     /// A member's name; its value is written next.
     public mutating func key(_ name: String) {
         element()

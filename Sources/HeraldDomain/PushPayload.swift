@@ -21,6 +21,18 @@ public enum PushPayload {
         var json = JSONWriter()
         json.open()
         json.key("aps")
+        aps(notification, into: &json)
+        json.member(campaignIDKey, campaignID)
+        json.member("herald_url", notification.url)
+        json.member("herald_image_url", notification.imageUrl)
+        for pair in data.pairs { json.member(pair.key, pair.value) }
+        json.close()
+        return json.bytes
+    }
+
+    /// APNs's `aps` dictionary: content-available alone for a silent notification, else the alert and
+    /// how it is shown. The same whether Herald sends it to APNs or FCM forwards it.
+    private static func aps(_ notification: PushNotification, into json: inout JSONWriter) {
         json.open()
         if notification.silent {
             json.member("content-available", 1)
@@ -39,23 +51,21 @@ public enum PushPayload {
             if notification.imageUrl != nil { json.member("mutable-content", 1) }
         }
         json.close()
-        json.member(campaignIDKey, campaignID)
-        json.member("herald_url", notification.url)
-        json.member("herald_image_url", notification.imageUrl)
-        for pair in data.pairs { json.member(pair.key, pair.value) }
-        json.close()
-        return json.bytes
     }
 
-    /// The FCM HTTP v1 request body for `token`: the notification (none for a silent one), and data
-    /// values, which FCM takes as strings only.
-    public static func fcm(_ notification: PushNotification, campaignID: Int64, data: CustomData, token: String) -> [UInt8] {
+    /// The FCM HTTP v1 request body for `token`, shaped for the device's platform. Data values are
+    /// strings, as FCM takes them only. An Android (or web) device gets the notification and FCM's
+    /// `android` options; an iOS device registered with an FCM token gets the `apns` override FCM passes
+    /// to APNs (its headers, and the same `aps` Herald sends APNs itself), without which its category,
+    /// badge, sound, subtitle and thread are lost and a silent push does not wake the app.
+    public static func fcm(_ notification: PushNotification, campaignID: Int64, data: CustomData, token: String, platform: Platform) -> [UInt8] {
+        let apple = platform == .ios
         var json = JSONWriter()
         json.open()
         json.key("message")
         json.open()
         json.member("token", token)
-        if !notification.silent {
+        if !notification.silent && !apple {
             json.key("notification")
             json.open()
             json.member("title", notification.title)
@@ -66,47 +76,89 @@ public enum PushPayload {
         json.key("data")
         json.open()
         json.member(campaignIDKey, String(campaignID))
-        json.member("herald_subtitle", notification.subtitle)
+        // On Apple devices the subtitle is in the alert, and the image is where the APNs payload has it.
+        if !apple { json.member("herald_subtitle", notification.subtitle) }
         json.member("herald_url", notification.url)
+        if apple { json.member("herald_image_url", notification.imageUrl) }
         for pair in data.pairs { json.member(pair.key, pair.value) }
         json.close()
-        json.key("android")
-        json.open()
-        json.member("priority", notification.silent ? "normal" : "high")
-        if !notification.silent {
-            json.key("notification")
+        if apple {
+            apnsOverride(
+                silent: notification.silent, collapseID: "herald-\(campaignID)", image: notification.silent ? nil : notification.imageUrl,
+                into: &json
+            ) { aps(notification, into: &$0) }
+        } else {
+            json.key("android")
             json.open()
-            json.member("click_action", notification.category)
-            json.member("sound", notification.sound)
-            json.member("notification_count", notification.badge)
-            json.member("tag", notification.threadId)
+            json.member("priority", notification.silent ? "normal" : "high")
+            if !notification.silent {
+                json.key("notification")
+                json.open()
+                json.member("click_action", notification.category)
+                json.member("sound", notification.sound)
+                json.member("notification_count", notification.badge)
+                json.member("tag", notification.threadId)
+                json.close()
+            }
             json.close()
         }
-        json.close()
         json.close()
         json.close()
         return json.bytes
     }
 
-    /// The bytes the provider counts against its limit: the APNs payload, or the FCM message without
-    /// its device token (`"token":"…",`), which differs per device and which FCM does not count.
+    /// FCM's `apns` member: the APNs headers FCM sends with it (a silent push goes as a background push
+    /// at priority 5, as Apple requires), the payload whose `aps` `writeAPS` writes, and the image where
+    /// FCM's notification service extension reads it.
+    private static func apnsOverride(
+        silent: Bool, collapseID: String, image: String? = nil, into json: inout JSONWriter, writeAPS: (inout JSONWriter) -> Void
+    ) {
+        json.key("apns")
+        json.open()
+        json.key("headers")
+        json.open()
+        json.member("apns-push-type", silent ? "background" : "alert")
+        json.member("apns-priority", silent ? "5" : "10")
+        json.member("apns-collapse-id", collapseID)
+        json.close()
+        json.key("payload")
+        json.open()
+        json.key("aps")
+        writeAPS(&json)
+        json.close()
+        if let image {
+            json.key("fcm_options")
+            json.open()
+            json.member("image", image)
+            json.close()
+        }
+        json.close()
+    }
+
+    /// The bytes the provider counts against its limit: the APNs payload, or the FCM message without its
+    /// device token (`"token":"…",`), which differs per device and which FCM does not count, in the larger
+    /// of its two shapes (Android's and Apple's), so a campaign that fits fits every device.
     public static func size(_ notification: PushNotification, campaignID: Int64, data: CustomData, provider: PushProvider) -> Int {
         switch provider {
         case .apns: apns(notification, campaignID: campaignID, data: data).count
-        case .fcm: fcm(notification, campaignID: campaignID, data: data, token: "").count - #""token":"","#.utf8.count
+        case .fcm: Platform.allCases.map { fcmSize(notification, campaignID: campaignID, data: data, platform: $0) }.max() ?? 0
         }
     }
 
-    /// The silent push that asks devices to fetch the feed now, for an app whose in-app campaigns changed.
-    public static func feedRefresh(provider: PushProvider, token: String) -> [UInt8] {
+    /// The FCM message for a device of `platform`, counted as FCM counts it (without its token).
+    public static func fcmSize(_ notification: PushNotification, campaignID: Int64, data: CustomData, platform: Platform) -> Int {
+        fcm(notification, campaignID: campaignID, data: data, token: "", platform: platform).count - #""token":"","#.utf8.count
+    }
+
+    /// The silent push that asks devices to fetch the feed now, for an app whose in-app campaigns changed;
+    /// through FCM to an iOS device, with the `apns` override that makes it wake the app.
+    public static func feedRefresh(provider: PushProvider, token: String, platform: Platform) -> [UInt8] {
         var json = JSONWriter()
         json.open()
         switch provider {
         case .apns:
             json.key("aps")
-            json.open()
-            json.member("content-available", 1)
-            json.close()
+            aps(PushNotification(silent: true), into: &json)
             json.member("herald_refresh", 1)
         case .fcm:
             json.key("message")
@@ -116,13 +168,20 @@ public enum PushPayload {
             json.open()
             json.member("herald_refresh", "1")
             json.close()
-            json.key("android")
-            json.open()
-            json.member("priority", "normal")
-            json.close()
+            if platform == .ios {
+                apnsOverride(silent: true, collapseID: refreshCollapseID, into: &json) { aps(PushNotification(silent: true), into: &$0) }
+            } else {
+                json.key("android")
+                json.open()
+                json.member("priority", "normal")
+                json.close()
+            }
             json.close()
         }
         json.close()
         return json.bytes
     }
+
+    /// A refresh replaces the one before it that a device has not seen yet (`apns-collapse-id`).
+    public static let refreshCollapseID = "herald-refresh"
 }

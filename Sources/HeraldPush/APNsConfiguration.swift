@@ -22,28 +22,41 @@ public struct APNsConfiguration: Sendable {
     /// The key read from `keyPEM`, so a send never parses it again.
     let signingKey: P256.Signing.PrivateKey
 
+    /// Checks every setting; a refusal lists each one that cannot work (`PushConfigurationProblems`), so
+    /// a form can show them all at once.
     public init(keyPEM: String, keyID: String, teamID: String, topic: String, baseURL: URL = productionURL) throws {
-        signingKey = try Self.readKey(keyPEM)
-        guard Self.isAppleID(keyID) else {
-            throw PushConfigurationError(.apnsKeyID, "The APNs key id “\(keyID.prefix(40))” is not 10 letters A–Z and digits: copy the Key ID shown beside the key on Apple's developer site (Keys).")
+        var problems: [PushConfigurationError] = []
+        func check<Value>(_ read: () throws -> Value) -> Value? {
+            do {
+                return try read()
+            } catch let problem as PushConfigurationError {
+                problems.append(problem)
+            } catch {
+                problems.append(PushConfigurationError(.apnsKey, "\(error)"))
+            }
+            return nil
         }
-        guard Self.isAppleID(teamID) else {
-            throw PushConfigurationError(.apnsTeamID, "The APNs team id “\(teamID.prefix(40))” is not 10 letters A–Z and digits: copy the Team ID from Membership details on Apple's developer site.")
+        let signingKey = check { try Self.readKey(keyPEM) }
+        if !Self.isAppleID(keyID) {
+            problems.append(PushConfigurationError(.apnsKeyID, "The APNs key id “\(keyID.prefix(40))” is not 10 letters A–Z and digits: copy the Key ID shown beside the key on Apple's developer site (Keys)."))
+        }
+        if !Self.isAppleID(teamID) {
+            problems.append(PushConfigurationError(.apnsTeamID, "The APNs team id “\(teamID.prefix(40))” is not 10 letters A–Z and digits: copy the Team ID from Membership details on Apple's developer site."))
         }
         let trimmedTopic = topic.trimmingCharacters(in: .whitespaces)
-        guard !trimmedTopic.isEmpty else {
-            throw PushConfigurationError(.apnsTopic, "The APNs topic is empty: give the app's bundle id, such as com.example.app.")
+        if trimmedTopic.isEmpty {
+            problems.append(PushConfigurationError(.apnsTopic, "The APNs topic is empty: give the app's bundle id, such as com.example.app."))
+        } else if trimmedTopic.utf8.count > 255 || !trimmedTopic.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) {
+            problems.append(PushConfigurationError(.apnsTopic, "The APNs topic “\(trimmedTopic.prefix(80))” is not a bundle id: give the app's bundle id, such as com.example.app (letters, digits, dots and hyphens)."))
         }
-        guard trimmedTopic.utf8.count <= 255,
-              trimmedTopic.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
-        else {
-            throw PushConfigurationError(.apnsTopic, "The APNs topic “\(trimmedTopic.prefix(80))” is not a bundle id: give the app's bundle id, such as com.example.app (letters, digits, dots and hyphens).")
-        }
+        let checkedURL = check { try PushSettingCheck.providerURL(baseURL, field: .apnsURL, name: "APNs URL") }
+        guard let signingKey, let checkedURL, problems.isEmpty else { throw PushConfigurationProblems(problems) }
+        self.signingKey = signingKey
         self.keyPEM = keyPEM
         self.keyID = keyID
         self.teamID = teamID
         self.topic = trimmedTopic
-        self.baseURL = try PushSettingCheck.providerURL(baseURL, field: .apnsURL, name: "APNs URL")
+        self.baseURL = checkedURL
     }
 
     /// Key and team ids as Apple issues them: exactly 10 of A–Z and 0–9.
@@ -62,10 +75,28 @@ public struct APNsConfiguration: Sendable {
         guard label == "PRIVATE KEY" else {
             throw PushConfigurationError(.apnsKey, "The APNs key is a “\(label.prefix(40))”, not a PKCS#8 private key: \(remedy).")
         }
+        let notP256 = "not a P-256 (ES256) private key: \(remedy); APNs token keys are always P-256."
+        // swift-crypto reads the scalar of any curve's PKCS#8 key as a P-256 one: the curve is checked here.
+        switch PrivateKeyInfo.read(pem: pem) {
+        case .namedCurve(PrivateKeyInfo.ObjectIdentifier.p256):
+            break
+        case .namedCurve(let curve):
+            var error = PushConfigurationError(.apnsKey, "The APNs key is on the \(curve.named) curve, \(notP256)")
+            error.keyKind = curve.named
+            throw error
+        case .otherAlgorithm(let algorithm):
+            var error = PushConfigurationError(.apnsKey, "The APNs key's algorithm is \(algorithm.named), so it is \(notP256)")
+            error.keyKind = algorithm.named
+            throw error
+        case .explicitCurve:
+            throw PushConfigurationError(.apnsKey, "The APNs key spells out its curve's parameters instead of naming P-256, so it is \(notP256)")
+        case .conflictingCurves, nil:
+            throw PushConfigurationError(.apnsKey, "The APNs key is \(notP256)")
+        }
         do {
             return try P256.Signing.PrivateKey(pemRepresentation: pem)
         } catch {
-            throw PushConfigurationError(.apnsKey, "The APNs key is not a P-256 (ES256) private key: \(remedy); APNs token keys are always P-256.")
+            throw PushConfigurationError(.apnsKey, "The APNs key is \(notP256)")
         }
     }
 }

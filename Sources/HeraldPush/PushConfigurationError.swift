@@ -12,6 +12,9 @@ public struct PushConfigurationError: Error, Equatable, CustomStringConvertible,
     public var field: Field
     /// One or two sentences: what is wrong, then what to do.
     public var message: String
+    /// For a key of the wrong kind, what it is instead (`secp256k1 (1.3.132.0.10)`, `RSA (…)`), so a form
+    /// can say so in the reader's language.
+    public var keyKind: String?
 
     public init(_ field: Field, _ message: String) {
         self.field = field
@@ -20,6 +23,19 @@ public struct PushConfigurationError: Error, Equatable, CustomStringConvertible,
 
     public var description: String { message }
     public var errorDescription: String? { message }
+}
+
+/// Every setting of one provider that cannot work, found at once: a form shows each at its field.
+public struct PushConfigurationProblems: Error, Equatable, CustomStringConvertible, LocalizedError {
+    /// At least one, in the order of the settings.
+    public var problems: [PushConfigurationError]
+
+    public init(_ problems: [PushConfigurationError]) {
+        self.problems = problems
+    }
+
+    public var description: String { problems.map(\.message).joined(separator: " ") }
+    public var errorDescription: String? { description }
 }
 
 /// The checks both providers' settings share.

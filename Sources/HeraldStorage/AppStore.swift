@@ -215,36 +215,45 @@ public enum AppStoreError: Error, Equatable {
     case tooManyOrigins
 }
 
-/// How an app sends pushes: a cap per device and day, and whether in-app changes send a silent refresh.
+/// How an app sends pushes: a cap per device and day, whether in-app changes send a silent refresh, and how
+/// far apart refreshes are.
 public struct AppPushSettings: Sendable, Equatable {
     /// At most this many push campaigns reach one device in 24 hours; nil for no cap.
     public var dailyCap: Int?
     /// Publishing, pausing or stopping an in-app campaign sends the app's devices a silent push to fetch the feed.
     public var refreshOnChange: Bool
+    /// At most one silent refresh every this many minutes; a change in between is carried by the next one.
+    public var refreshMinutes: Int
 
-    public init(dailyCap: Int? = nil, refreshOnChange: Bool = false) {
+    public init(dailyCap: Int? = nil, refreshOnChange: Bool = false, refreshMinutes: Int = defaultRefreshMinutes) {
         self.dailyCap = dailyCap
         self.refreshOnChange = refreshOnChange
+        self.refreshMinutes = refreshMinutes
     }
 
     public static let dailyCapRange = 1...100
+    /// Apple delivers a few background pushes an hour to an app and throttles the rest: three an hour by default.
+    public static let defaultRefreshMinutes = 20
+    public static let refreshMinutesRange = 1...1440
 }
 
 extension SQLiteAppStore {
     public func pushSettings(appID: Int64) throws -> AppPushSettings {
         try pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT push_daily_cap, push_refresh_on_change FROM apps WHERE id = ?", arguments: [appID]) else {
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT push_daily_cap, push_refresh_on_change, push_refresh_minutes FROM apps WHERE id = ?", arguments: [appID]
+            ) else {
                 return AppPushSettings()
             }
-            return AppPushSettings(dailyCap: row["push_daily_cap"], refreshOnChange: row["push_refresh_on_change"])
+            return AppPushSettings(dailyCap: row["push_daily_cap"], refreshOnChange: row["push_refresh_on_change"], refreshMinutes: row["push_refresh_minutes"])
         }
     }
 
     public func setPushSettings(_ settings: AppPushSettings, appID: Int64, actor: AuditActor, now: Date) throws {
         try pool.write { db in
             try db.execute(
-                sql: "UPDATE apps SET push_daily_cap = ?, push_refresh_on_change = ? WHERE id = ?",
-                arguments: [settings.dailyCap, settings.refreshOnChange, appID])
+                sql: "UPDATE apps SET push_daily_cap = ?, push_refresh_on_change = ?, push_refresh_minutes = ? WHERE id = ?",
+                arguments: [settings.dailyCap, settings.refreshOnChange, settings.refreshMinutes, appID])
             try SQLiteAuditLogStore.record(actor, .appPushSettings(appID: appID, settings), at: now, in: db)
         }
     }

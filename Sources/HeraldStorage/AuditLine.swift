@@ -130,9 +130,10 @@ public struct AuditLine: Sendable, Equatable {
     public static func appPushSettings(appID: Int64, _ settings: AppPushSettings) -> AuditLine {
         line(
             "app.push.settings", appNumber(appID),
-            details: "daily cap \(settings.dailyCap.map(String.init) ?? "none"), refresh on change \(settings.refreshOnChange)",
+            details: "daily cap \(settings.dailyCap.map(String.init) ?? "none"), refresh on change \(settings.refreshOnChange), at most every \(settings.refreshMinutes) min",
             ["cap": settings.dailyCap.map { .number($0) } ?? .term("audit.lines.values.no_cap"),
-             "refresh": .term(settings.refreshOnChange ? "audit.lines.values.yes" : "audit.lines.values.no")])
+             "refresh": .term(settings.refreshOnChange ? "audit.lines.values.yes" : "audit.lines.values.no"),
+             "minutes": .number(settings.refreshMinutes)])
     }
 
     public static func testDevice(added: Bool, name: String, appID: Int64, installationID: String) -> AuditLine {

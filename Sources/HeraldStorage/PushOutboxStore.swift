@@ -58,12 +58,16 @@ public protocol PushOutboxStore: Sendable {
     /// The registration id (`Installation.rowID`) the campaign's fan-out has reached.
     func plannedThrough(campaignID: Int64) throws -> Int64
     /// Adds the rows of one page (each installation at most once per campaign) and moves the send's
-    /// mark past the page, in one transaction, so a restart continues after it.
+    /// mark past the page, in one transaction, so a restart continues after it. An entry without a due time
+    /// (its device's time never comes inside Herald's range) is planned skipped, `device_time_out_of_range`.
     func plan(
-        campaignID: Int64, appID: Int64, entries: [(installation: Installation, due: Date)], through lastRowID: Int64?, complete: Bool, now: Date
+        campaignID: Int64, appID: Int64, entries: [(installation: Installation, due: Date?)], through lastRowID: Int64?, complete: Bool, now: Date
     ) throws
-    /// Queues a silent feed refresh for each of the app's installations with a token that has none pending.
-    func queueRefresh(appID: Int64, now: Date) throws -> Int
+    /// Queues a silent feed refresh for each of the app's installations with a token that has none pending,
+    /// at most one refresh of the app every `spacing` seconds: due now, or at the end of the quiet period after
+    /// the app's latest refresh, which one refresh then carries every change of the period to (`RefreshSpacing`).
+    /// Returns how many devices were queued.
+    func queueRefresh(appID: Int64, now: Date, spacing: TimeInterval) throws -> Int
     /// Rows a previous process marked `sending` and never heard back about: their outcome is unknown
     /// and they are not sent again.
     func settleInterrupted() throws -> Int
@@ -85,6 +89,23 @@ public protocol PushOutboxStore: Sendable {
 extension PushOutboxStore {
     public func failures(campaignID: Int64) throws -> [(state: String, reason: String, count: Int)] {
         try failures(campaignID: campaignID, limit: 20)
+    }
+}
+
+/// Why a planned row is not sent: its device's wall-clock time never comes inside Herald's range.
+public let deviceTimeOutOfRange = "device_time_out_of_range"
+
+/// When an app's next silent refresh is due: at once, unless the app's latest refresh was less than
+/// `spacing` ago (then at the end of that quiet period) or is still to come (then with it). Both engines
+/// decide with this, on the app's `push_refresh_due_at_ms`, inside the transaction that queues.
+enum RefreshSpacing {
+    static func due(latest: Int64?, now: Int64, spacing: TimeInterval) -> Int64 {
+        guard let latest else { return now }
+        // Due this very millisecond may already be sent: only a refresh still to come carries the change.
+        if latest > now { return latest }
+        // Spacing comes from a setting of 1 to 1,440 minutes; bounded here too, so no sum overflows.
+        let quiet = Int64((min(max(spacing, 0), 86_400 * 366) * 1000).rounded())
+        return max(now, latest + quiet)
     }
 }
 
@@ -135,6 +156,18 @@ struct OutboxCandidate {
 enum OutboxClaimDecision {
     case send(OutboxEntry)
     case end(state: String, reason: String)
+}
+
+/// A planned row's columns: pending at its due time, or skipped when its device's time never comes.
+struct PlannedRow {
+    let dueAtMilliseconds: Int64
+    let state: String
+    let reason: String?
+
+    init(due: Date?) {
+        dueAtMilliseconds = (due ?? UTCTime.supported.upperBound).storedMilliseconds
+        (state, reason) = due == nil ? ("skipped", deviceTimeOutOfRange) : ("pending", nil)
+    }
 }
 
 extension OutboxOutcome {
@@ -195,21 +228,22 @@ public struct SQLitePushOutboxStore: PushOutboxStore {
     /// Adds the rows of one page (each installation at most once per campaign) and moves the send's
     /// mark past the page, in one transaction, so a restart continues after it.
     public func plan(
-        campaignID: Int64, appID: Int64, entries: [(installation: Installation, due: Date)], through lastRowID: Int64?, complete: Bool, now: Date
+        campaignID: Int64, appID: Int64, entries: [(installation: Installation, due: Date?)], through lastRowID: Int64?, complete: Bool, now: Date
     ) throws {
         try pool.write { db in
             try db.execute(
                 sql: "INSERT OR IGNORE INTO push_sends (campaign_id, app_id, started_at) VALUES (?, ?, ?)",
                 arguments: [campaignID, appID, now])
             let insert = try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at, state)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')
+                INSERT OR IGNORE INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at_ms, state, reason)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for (installation, due) in entries {
                 guard let provider = installation.pushProvider, let token = installation.pushToken else { continue }
+                let planned = PlannedRow(due: due)
                 try insert.execute(arguments: [
                     appID, campaignID, installation.installationID, provider.rawValue, token, installation.platform.rawValue,
-                    installation.language, due,
+                    installation.language, planned.dueAtMilliseconds, planned.state, planned.reason,
                 ])
             }
             if let lastRowID {
@@ -221,19 +255,24 @@ public struct SQLitePushOutboxStore: PushOutboxStore {
         }
     }
 
-    /// Queues a silent feed refresh for each of the app's installations with a token that has none pending.
-    public func queueRefresh(appID: Int64, now: Date) throws -> Int {
+    public func queueRefresh(appID: Int64, now: Date, spacing: TimeInterval) throws -> Int {
         try pool.write { db in
+            let latest = try Int64.fetchOne(db, sql: "SELECT push_refresh_due_at_ms FROM apps WHERE id = ?", arguments: [appID])
+            let due = RefreshSpacing.due(latest: latest, now: now.storedMilliseconds, spacing: spacing)
             try db.execute(
                 sql: """
-                    INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at, state)
+                    INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at_ms, state)
                     SELECT i.app_id, NULL, i.installation_id, i.push_provider, i.push_token, i.platform, i.language, ?, 'pending'
                     FROM installations i WHERE i.app_id = ? AND i.push_token IS NOT NULL
                     AND NOT EXISTS (SELECT 1 FROM push_outbox o WHERE o.app_id = i.app_id AND o.campaign_id IS NULL AND o.test_send_id IS NULL
                                     AND o.installation_id = i.installation_id AND o.state = 'pending')
                     """,
-                arguments: [now, appID])
-            return db.changesCount
+                arguments: [due, appID])
+            let queued = db.changesCount
+            if queued > 0 {
+                try db.execute(sql: "UPDATE apps SET push_refresh_due_at_ms = ? WHERE id = ?", arguments: [due, appID])
+            }
+            return queued
         }
     }
 
@@ -259,11 +298,11 @@ public struct SQLitePushOutboxStore: PushOutboxStore {
                     SELECT o.id, o.app_id, o.campaign_id, o.test_send_id, o.installation_id, o.provider, o.token, o.platform, o.language,
                            o.attempts, a.push_daily_cap AS cap
                     FROM push_outbox o JOIN apps a ON a.id = o.app_id LEFT JOIN campaigns c ON c.id = o.campaign_id
-                    WHERE o.state = 'pending' AND o.due_at <= ?
+                    WHERE o.state = 'pending' AND o.due_at_ms <= ?
                     AND (o.campaign_id IS NULL OR (c.state = 'published' AND (c.end_at IS NULL OR c.end_at > ?)))
-                    ORDER BY o.due_at, o.id LIMIT ?
+                    ORDER BY o.due_at_ms, o.id LIMIT ?
                     """,
-                arguments: [now, now, limit])
+                arguments: [now.storedMilliseconds, now, limit])
             var claimed: [OutboxEntry] = []
             for row in rows {
                 let candidate = OutboxCandidate(
@@ -298,8 +337,8 @@ public struct SQLitePushOutboxStore: PushOutboxStore {
             for (entry, outcome) in outcomes {
                 let stored = outcome.stored
                 try db.execute(
-                    sql: "UPDATE push_outbox SET state = ?, reason = ?, sent_at = COALESCE(?, sent_at), due_at = COALESCE(?, due_at) WHERE id = ?",
-                    arguments: [stored.state, stored.reason, stored.sentAt, stored.dueAt, entry.id])
+                    sql: "UPDATE push_outbox SET state = ?, reason = ?, sent_at = COALESCE(?, sent_at), due_at_ms = COALESCE(?, due_at_ms) WHERE id = ?",
+                    arguments: [stored.state, stored.reason, stored.sentAt, stored.dueAt?.storedMilliseconds, entry.id])
                 if case .unregistered = outcome {
                     try SQLiteInstallationStore.removeToken(
                         appID: entry.appID, provider: entry.provider, token: entry.token, reason: stored.reason ?? "", now: now, in: db)
@@ -314,7 +353,9 @@ public struct SQLitePushOutboxStore: PushOutboxStore {
 
     /// When the earliest pending row falls due, if any.
     public func nextDue() throws -> Date? {
-        try pool.read { try Date.fetchOne($0, sql: "SELECT MIN(due_at) FROM push_outbox WHERE state = 'pending'") }
+        try pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT MIN(due_at_ms) FROM push_outbox WHERE state = 'pending'").map(Date.init(storedMilliseconds:))
+        }
     }
 
     // MARK: Reading

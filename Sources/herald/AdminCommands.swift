@@ -172,6 +172,9 @@ extension AppCommand {
         @Option(help: "on or off: publishing, pausing or stopping an in-app campaign sends the app's devices a silent push to fetch the feed.")
         var refreshOnChange: String?
 
+        @Option(help: "At most one silent refresh every this many minutes (1 to 1440, default 20); a change in between is carried by the next.")
+        var refreshEvery: String?
+
         func validate() throws {
             let apns = [apnsKey, apnsKeyId, apnsTeamId, apnsTopic]
             if apns.contains(where: { $0 != nil }) && apns.contains(where: { $0 == nil }) {
@@ -179,8 +182,9 @@ extension AppCommand {
             }
             if apnsUrl != nil && apnsKey == nil { throw ValidationError("--apns-url goes with --apns-key.") }
             if fcmUrl != nil && fcmServiceAccount == nil { throw ValidationError("--fcm-url goes with --fcm-service-account.") }
-            if apnsKey == nil && fcmServiceAccount == nil && remove == nil && dailyCap == nil && refreshOnChange == nil {
-                throw ValidationError("Give --apns-key (with its id, team and topic), --fcm-service-account, --remove apns|fcm, --daily-cap or --refresh-on-change.")
+            if apnsKey == nil && fcmServiceAccount == nil && remove == nil && dailyCap == nil && refreshOnChange == nil && refreshEvery == nil {
+                throw ValidationError(
+                    "Give --apns-key (with its id, team and topic), --fcm-service-account, --remove apns|fcm, --daily-cap, --refresh-on-change or --refresh-every.")
             }
             _ = try settings(AppPushSettings())
         }
@@ -201,6 +205,13 @@ extension AppCommand {
                 guard ["on", "off"].contains(refreshOnChange) else { throw ValidationError("--refresh-on-change is on or off; not \(refreshOnChange).") }
                 settings.refreshOnChange = refreshOnChange == "on"
             }
+            if let refreshEvery {
+                let range = AppPushSettings.refreshMinutesRange
+                guard let minutes = Int(refreshEvery), range.contains(minutes) else {
+                    throw ValidationError("--refresh-every is whole minutes from \(range.lowerBound) to \(range.upperBound); not \(refreshEvery).")
+                }
+                settings.refreshMinutes = minutes
+            }
             return settings
         }
 
@@ -218,11 +229,12 @@ extension AppCommand {
                     try editor.setAPNs(appID: app, keyPEM: key, keyID: apnsKeyId, teamID: apnsTeamId, topic: apnsTopic, url: apnsUrl, actor: .commandLine, now: Date())
                     print("App \(app) sends through APNs with key \(apnsKeyId) of team \(apnsTeamId), topic \(apnsTopic)")
                 }
-                if dailyCap != nil || refreshOnChange != nil {
+                if dailyCap != nil || refreshOnChange != nil || refreshEvery != nil {
                     guard try database.apps.find(id: app) != nil else { throw ValidationError("There is no app with id \(app).") }
                     let settings = try settings(try database.apps.pushSettings(appID: app))
                     try database.apps.setPushSettings(settings, appID: app, actor: .commandLine, now: Date())
-                    print("App \(app): daily cap \(settings.dailyCap.map(String.init) ?? "none"), silent refresh on in-app changes \(settings.refreshOnChange ? "on" : "off")")
+                    print("App \(app): daily cap \(settings.dailyCap.map(String.init) ?? "none"), silent refresh on in-app changes "
+                          + "\(settings.refreshOnChange ? "on" : "off"), at most every \(settings.refreshMinutes) min")
                 }
                 if let fcmServiceAccount {
                     let file = try Data(contentsOf: URL(fileURLWithPath: fcmServiceAccount))

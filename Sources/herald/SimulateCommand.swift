@@ -233,7 +233,8 @@ struct SimulatedDevice {
         index: Int, installationID: String, seed: UInt64, server: URL, key: String, transport: SimulatorTransport, sessionTimeout: TimeInterval,
         folder: URL, tally: Tally, push: Push
     ) throws {
-        let platform: Platform = index.isMultiple(of: 3) ? .android : .ios
+        // An APNs token comes from an iOS device; otherwise a third of the devices are Android phones.
+        let platform: Platform = push.provider != .apns && index.isMultiple(of: 3) ? .android : .ios
         // Devices speak six languages in turn, so campaigns with language versions report several.
         let (language, country, timeZone) = Self.locales[index % Self.locales.count]
         let device = DeviceContext(

@@ -283,6 +283,40 @@ struct CampaignAPITests {
         #expect(fixture.call("DELETE", "/api/v1/campaigns/\(id)").status == 409)
     }
 
+    @Test("Publishing a push campaign through the API publishes it, its answer saying what the app lacks to reach devices; in-app campaigns have none; the answer PUT back is read without them")
+    func publishWarnings() async throws {
+        let fixture = try await Self.fixture()
+        let created = fixture.call("POST", "/api/v1/campaigns", json: #"{"app": \#(fixture.shop), "name": "Sale", "channel": "push", "push": {"title": "Sale"}}"#)
+        let id = try #require(try fixture.document(created).id)
+        let published = fixture.call("POST", "/api/v1/campaigns/\(id)/publish")
+        #expect(published.status == 200)
+        #expect(try fixture.document(published).status == .running, "published all the same: a script is told, not asked")
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(published.body)) as? [String: Any])
+        let warnings = try #require(answer["warnings"] as? [[String: String]])
+        #expect(warnings.map { $0["code"] } == ["no_credentials", "no_devices"])
+        #expect(warnings.first?["message"]?.contains("no APNs key and no FCM service account") == true)
+        #expect(published.headers["ETag"] == "\"r2\"")
+
+        // Sent back as it came, the document is read without its warnings.
+        let replaced = fixture.call("PUT", "/api/v1/campaigns/\(id)", json: published.text, headers: [("If-Match", "\"r2\"")])
+        #expect(replaced.status == 200, "\(replaced.text)")
+        #expect((try JSONSerialization.jsonObject(with: Data(replaced.body)) as? [String: Any])?["warnings"] == nil)
+
+        // A device registered with APNs, and APNs not set up: that is said, with the count.
+        _ = try fixture.app.database.installations.upsert(
+            appID: fixture.shop, installationID: "iphone",
+            registration: InstallationRegistration(platform: .ios, pushProvider: .apns, pushToken: "ab01", notificationsAllowed: true), now: fixture.app.clock.now)
+        let second = try #require(try fixture.document(fixture.call(
+            "POST", "/api/v1/campaigns", json: #"{"app": \#(fixture.shop), "name": "More", "channel": "push", "push": {"title": "More"}}"#)).id)
+        let told = try JSONSerialization.jsonObject(with: Data(fixture.call("POST", "/api/v1/campaigns/\(second)/publish").body)) as? [String: Any]
+        #expect((told?["warnings"] as? [[String: String]])?.map { $0["code"] } == ["apns_not_set_up"])
+        #expect((told?["warnings"] as? [[String: String]])?.first?["message"]?.hasPrefix("Installations registered with APNs: 1.") == true)
+
+        let card = try #require(try fixture.document(fixture.call("POST", "/api/v1/campaigns", json: Self.cardJSON(app: fixture.shop))).id)
+        let inApp = try JSONSerialization.jsonObject(with: Data(fixture.call("POST", "/api/v1/campaigns/\(card)/publish").body)) as? [String: Any]
+        #expect((inApp?["warnings"] as? [Any])?.isEmpty == true)
+    }
+
     @Test("The list pages through the key's app only, with filters")
     func list() async throws {
         let fixture = try await Self.fixture()

@@ -151,17 +151,21 @@ struct CommandLineTests {
         try Data(key.utf8).write(to: keyFile)
 
         let set = try Self.run(["app", "push", "--db", db, "--app", app, "--apns-key", keyFile.path, "--apns-key-id", "ABC123DEFG",
-                                "--apns-team-id", "DEF123GHIJ", "--apns-topic", "com.example.shop", "--daily-cap", "3", "--refresh-on-change", "on"])
+                                "--apns-team-id", "DEF123GHIJ", "--apns-topic", "com.example.shop", "--daily-cap", "3", "--refresh-on-change", "on", "--refresh-every", "45"])
         #expect(set.status == 0, "\(set.stderr)")
         #expect(set.stdout.contains("key ABC123DEFG of team DEF123GHIJ"))
-        #expect(set.stdout.contains("daily cap 3, silent refresh on in-app changes on"))
+        #expect(set.stdout.contains("daily cap 3, silent refresh on in-app changes on, at most every 45 min"))
         #expect(FileManager.default.fileExists(atPath: db + ".key"))
         let stored = try Data(contentsOf: URL(fileURLWithPath: db)) + ((try? Data(contentsOf: URL(fileURLWithPath: db + "-wal"))) ?? Data())
         let body = key.split(separator: "\n").dropFirst().first.map(String.init) ?? key
         #expect(stored.range(of: Data(body.utf8)) == nil, "the key is not in the database in the clear")
 
+        let foreignKeyFile = folder.url.appendingPathComponent("secp256k1.p8")
+        try Data(OpenSSLKeys.secp256k1.utf8).write(to: foreignKeyFile)
+        let everyMistake = ["--apns-key", foreignKeyFile.path, "--apns-key-id", "short", "--apns-team-id", "team", "--apns-topic", " "]
         for (arguments, words) in [(["--apns-key", keyFile.path, "--apns-key-id", "short", "--apns-team-id", "DEF123GHIJ", "--apns-topic", "x"], "not 10 letters"),
-                                   (["--apns-key", keyFile.path], "needs all four"), (["--daily-cap", "0"], "1 to 100"), (["--refresh-on-change", "yes"], "on or off"),
+                                   (everyMistake, "is on the secp256k1 (1.3.132.0.10) curve"), (everyMistake, "team id “team”"), (everyMistake, "topic is empty"),
+                                   (["--apns-key", keyFile.path], "needs all four"), (["--daily-cap", "0"], "1 to 100"), (["--refresh-on-change", "yes"], "on or off"), (["--refresh-every", "0"], "1 to 1440"), (["--refresh-every", "1441"], "1 to 1440"),
                                    (["--fcm-service-account", keyFile.path], "not a JSON object")] {
             let refused = try Self.run(["app", "push", "--db", db, "--app", app] + arguments)
             #expect(refused.status != 0, "\(arguments)")

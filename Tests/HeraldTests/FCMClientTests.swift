@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 @testable import HeraldPush
 import PushMock
 import Testing
@@ -54,6 +55,47 @@ struct FCMClientTests {
             #expect(send.header("content-type") == "application/json; charset=UTF-8")
             #expect(sends.map(\.body).contains(String(decoding: PushMockFixture.fcmBody(token: "device0"), as: UTF8.self)))
         }
+    }
+
+    @Test("The mock takes an apns override as FCM and APNs do: Herald's for iOS, alert and silent, pass; a background push at priority 10, headers that are not strings or an aps that is not an object are refused")
+    func apnsOverride() async throws {
+        try await PushMockFixture.run { fixture in
+            let client = try fixture.fcm()
+            func send(_ body: String) async -> PushResult {
+                await client.send(PushRequest(deviceToken: "", body: Data(body.utf8)))
+            }
+            let alert = PushNotification(title: "Sale", subtitle: "Shoes", body: "Half price", badge: 2, sound: "default", category: "OFFER", threadId: "sales")
+            for notification in [alert, PushNotification(silent: true)] {
+                let body = PushPayload.fcm(notification, campaignID: 42, data: CustomData(), token: "iphone", platform: .ios)
+                #expect(await client.send(PushRequest(deviceToken: "", body: Data(body))).isSent, "\(String(decoding: body, as: UTF8.self))")
+            }
+            #expect(await client.send(PushRequest(deviceToken: "", body: Data(PushPayload.feedRefresh(provider: .fcm, token: "iphone", platform: .ios)))).isSent)
+            let refused = [
+                #"{"message":{"token":"t","apns":{"headers":{"apns-push-type":"background","apns-priority":"10"},"payload":{"aps":{"content-available":1}}}}}"#,
+                #"{"message":{"token":"t","apns":{"headers":{"apns-push-type":"background","apns-priority":"5"},"payload":{"aps":{"content-available":1,"alert":"x"}}}}}"#,
+                #"{"message":{"token":"t","apns":{"headers":{"apns-priority":5}}}}"#,
+                #"{"message":{"token":"t","apns":{"payload":{"aps":"x"}}}}"#,
+                #"{"message":{"token":"t","apns":{"headers":{"apns-push-type":"alert"},"payload":{"aps":{}}}}}"#,
+                #"{"message":{"token":"t","apns":{"header":{}}}}"#,
+                #"{"message":{"token":"t","apns":[]}}"#,
+            ]
+            for body in refused {
+                #expect(await send(body) == .rejected(reason: "INVALID_ARGUMENT"), "\(body)")
+            }
+        }
+    }
+
+    @Test("FCM's reason is the errorCode of its FcmError detail wherever that is among the details, the status only without one")
+    func errorCodeIsTheReason() {
+        let body = #"""
+            {"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND","details":[
+              {"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"message.token"}]},
+              {"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}
+            """#
+        let answer = ProviderAnswer.fcm(status: 404, retryAfter: nil, body: Data(body.utf8), now: Date())
+        #expect(answer.result == .unregistered(reason: "UNREGISTERED"))
+        let bare = ProviderAnswer.fcm(status: 403, retryAfter: nil, body: Data(#"{"error":{"code":403,"status":"PERMISSION_DENIED"}}"#.utf8), now: Date())
+        #expect(bare.result == .rejected(reason: "PERMISSION_DENIED"))
     }
 
     @Test("UNREGISTERED is a dead token, 429 a retry after its Retry-After, 503 a retry, INVALID_ARGUMENT a rejection")

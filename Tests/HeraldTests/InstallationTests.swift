@@ -121,6 +121,10 @@ struct InstallationTests {
         (#"{"platform": "ios", "notificationsAllowed": true, "timeZone": "\#(String(repeating: "A", count: 65))"}"#, 422, "timeZone"),
         (#"{"platform": "ios", "notificationsAllowed": true, "pushTokn": "ab"}"#, 422, "pushTokn"),
         (#"{"platform": "ios", "notificationsAllowed": true, "aps": {"nested": [1]}}"#, 422, "aps"),
+        // APNs reaches Apple devices only; and a platform the app does not ship on is reached by nothing.
+        (#"{"platform": "android", "notificationsAllowed": true, "pushProvider": "apns", "pushToken": "abcd"}"#, 422, "pushProvider"),
+        (#"{"platform": "web", "notificationsAllowed": true, "pushProvider": "fcm", "pushToken": "abcd"}"#, 422, "platform"),
+        (#"{"platform": "web", "notificationsAllowed": true}"#, 422, "platform"),
     ])
     func refused(body: String, status: Int, field: String) async throws {
         let fixture = try await Fixture()

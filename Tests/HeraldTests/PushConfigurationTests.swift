@@ -10,13 +10,22 @@ import Testing
 struct PushConfigurationTests {
     static let credentials = try! MockCredentials.generate(tokenURI: "https://oauth2.googleapis.com/token")
 
+    /// The first (with one mistake, the only) problem of an APNs configuration.
     func apnsError(keyPEM: String = credentials.apnsKeyPEM, keyID: String = "ABCDE12345", teamID: String = "TEAM123456",
                    topic: String = "com.example.app", baseURL: URL = APNsConfiguration.productionURL) -> PushConfigurationError? {
+        apnsProblems(keyPEM: keyPEM, keyID: keyID, teamID: teamID, topic: topic, baseURL: baseURL).first
+    }
+
+    func apnsProblems(keyPEM: String = credentials.apnsKeyPEM, keyID: String = "ABCDE12345", teamID: String = "TEAM123456",
+                      topic: String = "com.example.app", baseURL: URL = APNsConfiguration.productionURL) -> [PushConfigurationError] {
         do {
             _ = try APNsConfiguration(keyPEM: keyPEM, keyID: keyID, teamID: teamID, topic: topic, baseURL: baseURL)
-            return nil
+            return []
+        } catch let refused as PushConfigurationProblems {
+            return refused.problems
         } catch {
-            return error as? PushConfigurationError
+            Issue.record("refused with \(error), not the settings' problems")
+            return []
         }
     }
 
@@ -48,6 +57,36 @@ struct PushConfigurationTests {
             #expect(error.message.contains(problem), "\(error.message)")
             #expect(error.message.contains(".p8 file downloaded from Keys on Apple's developer site"), "\(error.message)")
         }
+    }
+
+    @Test("Keys on another curve than P-256, spelling out their curve, or of another algorithm are refused, naming what they are")
+    func apnsKeyCurves() throws {
+        // swift-crypto alone takes the scalar of a secp256k1 or brainpoolP256r1 key as a P-256 one: a different key.
+        #expect((try? P256.Signing.PrivateKey(pemRepresentation: OpenSSLKeys.secp256k1)) != nil, "the library does not check the curve itself")
+        let refused: [(pem: String, kind: String?, words: String)] = [
+            (OpenSSLKeys.secp256k1, "secp256k1 (1.3.132.0.10)", "is on the secp256k1 (1.3.132.0.10) curve, not a P-256 (ES256) private key"),
+            (OpenSSLKeys.brainpoolP256r1, "brainpoolP256r1 (1.3.36.3.3.2.8.1.1.7)", "is on the brainpoolP256r1 (1.3.36.3.3.2.8.1.1.7) curve"),
+            (P384.Signing.PrivateKey().pemRepresentation, "P-384 (1.3.132.0.34)", "is on the P-384 (1.3.132.0.34) curve"),
+            (OpenSSLKeys.ed25519, "Ed25519 (1.3.101.112)", "algorithm is Ed25519 (1.3.101.112), so it is not a P-256"),
+            (OpenSSLKeys.explicitP256, nil, "spells out its curve's parameters instead of naming P-256"),
+            (OpenSSLKeys.conflictingCurves, nil, "is not a P-256 (ES256) private key"),
+        ]
+        for (pem, kind, words) in refused {
+            let error = try #require(apnsError(keyPEM: pem), "\(pem) must be refused")
+            #expect(error.field == .apnsKey)
+            #expect(error.keyKind == kind)
+            #expect(error.message.contains(words), "\(error.message)")
+        }
+        #expect(apnsError(keyPEM: OpenSSLKeys.p256FromOpenSSL) == nil, "OpenSSL's P-256 key, with its public key inside, is taken")
+        #expect(PrivateKeyInfo.read(pem: OpenSSLKeys.p256FromOpenSSL) == .namedCurve(.p256))
+        #expect(PrivateKeyInfo.read(pem: Self.credentials.apnsKeyPEM) == .namedCurve(.p256))
+    }
+
+    @Test("Every setting that cannot work is reported at once, in the settings' order")
+    func apnsProblemsAtOnce() {
+        let problems = apnsProblems(keyPEM: OpenSSLKeys.secp256k1, keyID: "short", teamID: "team", topic: " ", baseURL: URL(string: "http://apns.example.com")!)
+        #expect(problems.map(\.field) == [.apnsKey, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsURL])
+        #expect(apnsProblems().isEmpty)
     }
 
     @Test("Key and team ids must be 10 of A–Z and 0–9; the topic a bundle id; the URL https or loopback http")

@@ -1,7 +1,10 @@
 import Foundation
 import HeraldDomain
 import HeraldStorage
+import PushMock
 import Testing
+
+@testable import HeraldConsole
 
 @Suite("Push campaigns in the console")
 struct PushConsoleTests {
@@ -78,9 +81,16 @@ struct PushConsoleTests {
             ("push.title", "Sale"), ("push.body", "Half price\ntoday"), ("push.badge", "3"), ("push.sound", "default"),
             ("push.category", "OFFER"), ("push.url", "https://example.com/sale"),
             ("push.translations", "fa"), ("push.translations.fa.title", "حراج"), ("push.translations.fa.body", "نیم‌بها، فقط امروز"),
-            ("data.0.key", "promo"), ("data.0.value", "SPRING"), ("targeting.platforms", "ios"), ("priority", "2"), ("intent", "publish"),
+            ("data.0.key", "promo"), ("data.0.value", "SPRING"), ("targeting.platforms", "ios"), ("priority", "2"),
         ])
-        let answer = try browser.submit("/campaigns", from: "/campaigns/new?channel=push", pairs: fields)
+        // The app has no credentials and no device yet: publishing says so first, and saves nothing.
+        let asked = try browser.submit("/campaigns", from: "/campaigns/new?channel=push", pairs: fields + [("intent", "publish")])
+        #expect(asked.status == 200)
+        #expect(asked.text.contains("This notification cannot reach everyone yet"))
+        #expect(asked.text.contains(#"<button class="button button-primary" type="submit" name="intent" value="publish_anyway">Publish anyway</button>"#))
+        #expect(asked.text.contains("Half price\ntoday"), "what was typed is kept")
+        #expect(try app.database.campaigns.list(CampaignQuery(), now: app.clock.now).total == 0)
+        let answer = try browser.submit("/campaigns", from: "/campaigns/new?channel=push", pairs: fields + [("intent", "publish_anyway")])
         #expect(answer.status == 303, "\(answer.text.prefix(2000))")
         let id = try ComposerTests.campaignID(answer)
         let stored = try #require(try app.database.campaigns.find(id: id))
@@ -146,5 +156,64 @@ struct PushConsoleTests {
         let answered = try #require((try JSONSerialization.jsonObject(with: Data(small.body)) as? [String: Any])?["versions"] as? [[String: Any]])
         #expect(answered.map { $0["tag"] as? String } == ["", "ja"])
         #expect(answered.map { $0["text"] as? String } == [Self.bytesLeft(expected, tag: nil), Self.bytesLeft(expected, tag: "ja")])
+    }
+
+    @Test("Publishing a push campaign whose app lacks credentials or devices lists what is missing and asks first, from its page and from the composer; confirmed, it publishes")
+    func publishAsksWhatIsMissing() async throws {
+        let (app, browser, shop) = try await Self.setUp()
+        let id = try app.database.campaigns.create(Campaign(app: shop, name: "Sale", push: Self.notification), state: .draft, actor: .commandLine, now: app.clock.now)
+
+        // Neither credentials nor devices: both said, nothing published.
+        let asked = try browser.submit("/campaigns/\(id)/publish", from: "/campaigns/\(id)", [:])
+        #expect(asked.status == 200)
+        #expect(asked.text.contains("<h1>Publish “\u{2068}Sale\u{2069}”?</h1>"))
+        #expect(asked.text.contains("<li>\u{2068}Shop\u{2069} has no APNs key and no FCM service account, so no notification can be sent."))
+        #expect(asked.text.contains("<li>No device of \u{2068}Shop\u{2069} has registered a push token, so nobody would get it.</li>"))
+        #expect(asked.text.contains(#"<input type="hidden" name="confirmed" value="yes">"#))
+        #expect(try app.database.campaigns.find(id: id)?.state == .draft)
+
+        // Devices registered with both providers, only APNs set up: the FCM devices are named, counted.
+        for index in 0..<3 {
+            _ = try app.database.installations.upsert(
+                appID: shop, installationID: "pixel-\(index)",
+                registration: InstallationRegistration(platform: .android, pushProvider: .fcm, pushToken: "fcm-\(index)", notificationsAllowed: true),
+                now: app.clock.now)
+        }
+        _ = try app.database.installations.upsert(
+            appID: shop, installationID: "iphone", registration: InstallationRegistration(platform: .ios, pushProvider: .apns, pushToken: "ab01", notificationsAllowed: true),
+            now: app.clock.now)
+        let credentials = try MockCredentials.generate(tokenURI: "https://oauth2.example.test/token")
+        try app.application.services.push.editor.setAPNs(
+            appID: shop, keyPEM: credentials.apnsKeyPEM, keyID: credentials.apnsKeyID, teamID: credentials.apnsTeamID, topic: "com.example.shop",
+            url: nil, actor: .commandLine, now: app.clock.now)
+        let partly = try browser.submit("/campaigns/\(id)/publish", from: "/campaigns/\(id)", [:])
+        #expect(partly.status == 200)
+        let warnings = partly.text.matches(of: /<li>([^<]*)<\/li>/).map { String($0.output.1) }
+        #expect(warnings == ["Devices registered with FCM: 3. \u{2068}Shop\u{2069} has no FCM service account, so they would not get it."])
+
+        // Saved and published from its edit form: the same, above the form, and the draft stays a draft.
+        let edited = try browser.submit("/campaigns/\(id)", from: "/campaigns/\(id)/edit", pairs: Self.composed(app: shop, [
+            ("push.title", "Sale"), ("push.body", "Half price today"), ("revision", "1"), ("intent", "publish"),
+        ]))
+        #expect(edited.status == 200, "\(edited.text.prefix(2000))")
+        #expect(edited.text.contains("Devices registered with FCM: 3."))
+        #expect(edited.text.contains(#"value="publish_anyway">Publish anyway</button>"#))
+        #expect(try app.database.campaigns.find(id: id)?.state == .draft)
+
+        // In German, then confirmed: published.
+        _ = try browser.submit("/account", from: "/account", ["language": "de", "time_zone": "UTC"])
+        let german = try browser.submit("/campaigns/\(id)/publish", from: "/campaigns/\(id)", [:])
+        #expect(german.text.contains("Bei FCM registrierte Geräte: 3."))
+        #expect(german.text.contains("Trotzdem veröffentlichen"))
+        let confirmed = try browser.submit("/campaigns/\(id)/publish", from: "/campaigns/\(id)", ["confirmed": "yes"])
+        #expect(confirmed.status == 303)
+        #expect(try app.database.campaigns.find(id: id)?.state == .published)
+
+        // Every device reachable: published at once, without asking.
+        try app.application.services.push.editor.setFCM(
+            appID: shop, serviceAccountJSON: credentials.fcmServiceAccountJSON, url: nil, actor: .commandLine, now: app.clock.now)
+        let other = try app.database.campaigns.create(Campaign(app: shop, name: "More", push: Self.notification), state: .draft, actor: .commandLine, now: app.clock.now)
+        #expect(try browser.submit("/campaigns/\(other)/publish", from: "/campaigns/\(other)", [:]).status == 303)
+        #expect(try app.database.campaigns.find(id: other)?.state == .published)
     }
 }

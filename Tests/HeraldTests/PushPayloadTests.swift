@@ -19,12 +19,34 @@ import Testing
         let silent = PushNotification(silent: true)
         #expect(String(decoding: PushPayload.apns(silent, campaignID: 7, data: CustomData()), as: UTF8.self)
             == #"{"aps":{"content-available":1},"herald_campaign_id":7}"#)
-        #expect(String(decoding: PushPayload.fcm(silent, campaignID: 7, data: CustomData(), token: "t"), as: UTF8.self)
+        #expect(String(decoding: PushPayload.fcm(silent, campaignID: 7, data: CustomData(), token: "t", platform: .android), as: UTF8.self)
             == #"{"message":{"token":"t","data":{"herald_campaign_id":"7"},"android":{"priority":"normal"}}}"#)
+        // To an iPhone through FCM: the background push APNs wakes the app with, at priority 5.
+        #expect(String(decoding: PushPayload.fcm(silent, campaignID: 7, data: CustomData(), token: "t", platform: .ios), as: UTF8.self)
+            == #"{"message":{"token":"t","data":{"herald_campaign_id":"7"},"apns":{"headers":{"apns-push-type":"background","apns-priority":"5","apns-collapse-id":"herald-7"},"payload":{"aps":{"content-available":1}}}}}"#)
+        #expect(String(decoding: PushPayload.feedRefresh(provider: .fcm, token: "t", platform: .ios), as: UTF8.self)
+            == #"{"message":{"token":"t","data":{"herald_refresh":"1"},"apns":{"headers":{"apns-push-type":"background","apns-priority":"5","apns-collapse-id":"herald-refresh"},"payload":{"aps":{"content-available":1}}}}}"#)
+        #expect(String(decoding: PushPayload.feedRefresh(provider: .fcm, token: "t", platform: .web), as: UTF8.self)
+            == #"{"message":{"token":"t","data":{"herald_refresh":"1"},"android":{"priority":"normal"}}}"#)
+    }
+
+    @Test func fcmBodyForAnIPhoneCarriesTheAPNsOverrideWithEveryAlertField() throws {
+        let bytes = PushPayload.fcm(notification, campaignID: 42, data: data, token: "tok", platform: .ios)
+        #expect(String(decoding: bytes, as: UTF8.self) == #"{"message":{"token":"tok","data":{"herald_campaign_id":"42","herald_url":"myapp://sale","herald_image_url":"https://cdn.example.com/a.png","z":"last","a":"first"},"apns":{"headers":{"apns-push-type":"alert","apns-priority":"10","apns-collapse-id":"herald-42"},"payload":{"aps":{"alert":{"title":"Sale \"today\"","subtitle":"Shoes","body":"50% off\nall day"},"badge":3,"sound":"default","category":"OFFER","thread-id":"sales","mutable-content":1}},"fcm_options":{"image":"https://cdn.example.com/a.png"}}}}"#)
+        // The same aps as sent to APNs directly.
+        let apns = try #require(try JSONSerialization.jsonObject(with: Data(PushPayload.apns(notification, campaignID: 42, data: data))) as? [String: Any])
+        let message = try #require((try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["message"] as? [String: Any])
+        let payload = try #require((message["apns"] as? [String: Any])?["payload"] as? [String: Any])
+        #expect(NSDictionary(dictionary: payload["aps"] as? [String: Any] ?? [:]).isEqual(to: apns["aps"] as? [String: Any] ?? ["": 0]))
+        #expect(message["android"] == nil && message["notification"] == nil)
+        // The size FCM counts is the larger shape's, without the token.
+        let sizes = Platform.allCases.map { PushPayload.fcmSize(notification, campaignID: 42, data: data, platform: $0) }
+        #expect(PushPayload.size(notification, campaignID: 42, data: data, provider: .fcm) == sizes.max())
+        #expect(sizes[0] == bytes.count - #""token":"tok","#.utf8.count)
     }
 
     @Test func fcmBodyHasTheTokenTheNotificationAndStringData() throws {
-        let bytes = PushPayload.fcm(notification, campaignID: 42, data: data, token: "tok")
+        let bytes = PushPayload.fcm(notification, campaignID: 42, data: data, token: "tok", platform: .android)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
         let message = try #require(object["message"] as? [String: Any])
         #expect(message["token"] as? String == "tok")
@@ -35,8 +57,8 @@ import Testing
         let android = try #require(message["android"] as? [String: Any])
         #expect((android["notification"] as? [String: Any])?["click_action"] as? String == "OFFER")
         // The size FCM counts leaves the token out.
-        #expect(PushPayload.size(notification, campaignID: 42, data: data, provider: .fcm)
-            == PushPayload.fcm(notification, campaignID: 42, data: data, token: "").count - #""token":"","#.utf8.count)
+        #expect(PushPayload.fcmSize(notification, campaignID: 42, data: data, platform: .android)
+            == PushPayload.fcm(notification, campaignID: 42, data: data, token: "", platform: .android).count - #""token":"","#.utf8.count)
     }
 
     @Test func textIsCountedInUTF8Bytes() {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 @testable import HeraldConsole
 import HeraldDomain
+import HeraldHTTP
 import HeraldStorage
 import PushMock
 import Testing
@@ -118,8 +119,37 @@ struct PushSendingTests {
 
             let fcm = try #require(fixture.requests("fcm").first { $0.path.hasSuffix("messages:send") })
             #expect(fcm.path == "/v1/projects/\(fixture.mock.credentials.fcmProjectID)/messages:send")
-            #expect(fcm.body == String(decoding: PushPayload.fcm(Self.notification.version(for: "fa").notification, campaignID: id, data: data, token: "fcm-token-03"), as: UTF8.self))
+            #expect(fcm.body == String(decoding: PushPayload.fcm(Self.notification.version(for: "fa").notification, campaignID: id, data: data, token: "fcm-token-03", platform: .android), as: UTF8.self))
             #expect(fcm.header("authorization")?.hasPrefix("Bearer ") == true)
+        }
+    }
+
+    @Test("An iPhone registered with an FCM token gets the apns override: its alert with subtitle, badge, sound, category and thread; a silent push wakes it as a background push at priority 5")
+    func iPhoneThroughFCM() async throws {
+        try await Self.run { fixture in
+            try fixture.register("iphone", provider: .fcm, token: "fcm-iphone-01", platform: .ios)
+            try fixture.register("pixel", provider: .fcm, token: "fcm-pixel-02", platform: .android)
+            let id = try fixture.publish(Campaign(app: fixture.appID, name: "Sale", push: Self.notification))
+            #expect(try await fixture.finished(id).sent == 2)
+            let sends = fixture.requests("fcm").filter { $0.path.hasSuffix("messages:send") }
+            #expect(sends.allSatisfy { $0.status == 200 }, "the mock FCM took both: \(sends.map(\.body))")
+            let toIPhone = try #require(sends.first { $0.body.contains("fcm-iphone-01") })
+            let received = try #require(FCMForwarding.apnsPayload(body: toIPhone.body), "what the iPhone gets through APNs")
+            let aps = try #require(received["aps"] as? [String: Any])
+            #expect(aps["alert"] as? [String: String] == ["title": "Sale", "subtitle": "Shoes", "body": "Half price today"])
+            #expect(aps["badge"] as? Int == 1 && aps["sound"] as? String == "default")
+            #expect(aps["category"] as? String == "OFFER" && aps["thread-id"] as? String == "sales")
+            #expect(received["herald_campaign_id"] as? String == String(id))
+            let headers = try #require(((try JSONSerialization.jsonObject(with: Data(toIPhone.body.utf8)) as? [String: Any])?["message"] as? [String: Any])?["apns"] as? [String: Any])
+            #expect(headers["headers"] as? [String: String] == ["apns-push-type": "alert", "apns-priority": "10", "apns-collapse-id": "herald-\(id)"])
+            let toPixel = try #require(sends.first { $0.body.contains("fcm-pixel-02") })
+            #expect(!toPixel.body.contains(#""apns""#) && toPixel.body.contains(#""android""#))
+
+            let silent = try fixture.publish(Campaign(app: fixture.appID, name: "Wake", push: PushNotification(silent: true)))
+            #expect(try await fixture.finished(silent).sent == 2)
+            let woken = try #require(fixture.requests("fcm").last { $0.body.contains("fcm-iphone-01") && $0.body.contains("background") })
+            #expect(woken.status == 200)
+            #expect(woken.body.contains(#""apns":{"headers":{"apns-push-type":"background","apns-priority":"5","apns-collapse-id":"herald-\#(silent)"},"payload":{"aps":{"content-available":1}}}"#))
         }
     }
 
@@ -137,6 +167,8 @@ struct PushSendingTests {
             #expect(progress.unregistered == 2)
             #expect(progress.failed == 1)
             #expect(try fixture.outbox.failures(campaignID: id).contains { $0.state == "failed" && $0.reason == "BadDeviceToken" })
+            #expect(try fixture.outbox.failures(campaignID: id).contains { $0.state == "unregistered" && $0.reason == "UNREGISTERED" },
+                    "FCM's reason is its errorCode, not the status NOT_FOUND")
             for gone in ["gone-apns", "gone-fcm"] {
                 let installation = try #require(try fixture.app.database.installations.installation(appID: fixture.appID, id: gone))
                 #expect(installation.pushToken == nil)
@@ -235,7 +267,23 @@ struct PushSendingTests {
         #expect(PushAudience.due(campaign, timeZone: nil, publishedAt: early, now: early) == start, "no zone: the schedule's")
         #expect(PushAudience.due(campaign, timeZone: "Not/AZone", publishedAt: early, now: early) == start)
         let justAfterTehranNine = start.addingTimeInterval(-90 * 60 + 60)
-        #expect(PushAudience.due(campaign, timeZone: "Asia/Tehran", publishedAt: early, now: justAfterTehranNine) == tehran.addingTimeInterval(86_400))
+        #expect(PushAudience.due(campaign, timeZone: "Asia/Tehran", publishedAt: early, now: justAfterTehranNine) == tehran?.addingTimeInterval(86_400))
+
+        // Published days after its start: the next 09:00 on each device, not at once at whatever hour it is there.
+        let fourDaysLater = start.addingTimeInterval(4 * 86_400 + 3 * 3600)
+        var losAngeles = Calendar(identifier: .gregorian)
+        losAngeles.timeZone = TimeZone(identifier: "America/Los_Angeles")!
+        let due = try #require(PushAudience.due(campaign, timeZone: "America/Los_Angeles", publishedAt: fourDaysLater, now: fourDaysLater))
+        #expect(due > fourDaysLater && due.timeIntervalSince(fourDaysLater) <= 86_400)
+        #expect(losAngeles.dateComponents([.hour, .minute], from: due) == DateComponents(hour: 9, minute: 0), "09:00 in Los Angeles, not 21:22")
+
+        // A start near the end of the range: a device west of the schedule's zone would have it in the year 10000.
+        var last = Campaign(app: 1, name: "Last", schedule: Schedule(start: UTCTime.date(rfc3339: "9999-12-31T23:00:00Z"), timeZone: "UTC"),
+                            push: PushNotification(title: "Bye", inDeviceTimeZone: true))
+        #expect(PushAudience.due(last, timeZone: "Pacific/Honolulu", publishedAt: early, now: early) == nil, "never inside Herald's range")
+        #expect(PushAudience.due(last, timeZone: "Asia/Tokyo", publishedAt: early, now: early) == UTCTime.date(rfc3339: "9999-12-31T14:00:00Z"))
+        last.push?.inDeviceTimeZone = false
+        #expect(PushAudience.due(last, timeZone: "Pacific/Honolulu", publishedAt: early, now: early) == UTCTime.date(rfc3339: "9999-12-31T23:00:00Z"))
         campaign.push?.inDeviceTimeZone = false
         #expect(PushAudience.due(campaign, timeZone: "Asia/Tehran", publishedAt: early, now: early) == start)
     }
@@ -287,6 +335,21 @@ struct PushSendingTests {
             let csv = browser.get("/campaigns/\(id)/report.csv?from=\(day)&to=\(day)")
             #expect(csv.text.contains("date,push sent,push delivered,push opened\r\n\(day),1,1,1\r\n"))
 
+            // The stats endpoint gives scripts the same figures as the report.
+            let key = try fixture.app.database.apiKeys.create(appID: fixture.appID, name: "bi", scopes: [.campaignsRead], actor: .commandLine, now: now).secret
+            let stats = fixture.app.respond(Request(
+                method: "GET", target: "/api/v1/campaigns/\(id)/stats?from=\(day)&to=\(day)", headers: HTTPHeaders([("Authorization", "Bearer \(key)")])))
+            #expect(stats.status == 200)
+            let push = try #require(try JSONValue.parse(stats.body)["push"], "a push campaign's stats have a push section: \(stats.text)")
+            let expected = JSONValue.object([
+                ("byPlatform", .object([("ios", .object([("delivered", .number(1)), ("opened", .number(1)), ("sent", .number(1)), ("targeted", .number(2))]))])),
+                ("daily", .array([.object([("date", .string(day)), ("delivered", .number(1)), ("opened", .number(1)), ("sent", .number(1))])])),
+                ("delivered", .number(1)), ("notSent", .number(1)),
+                ("notSentByReason", .array([.object([("count", .number(1)), ("reason", .string("Unregistered")), ("state", .string("unregistered"))])])),
+                ("openRate", .number(1)), ("opened", .number(1)), ("sent", .number(1)), ("targeted", .number(2)),
+            ])
+            #expect(firstDifference(push, expected) == nil, "\(stats.text)")
+
             // `/reports` lists it beside in-app campaigns, marked, its receipt and open in the impressions and clicks columns.
             let list = browser.get("/reports?from=\(day)&to=\(day)")
             #expect(list.status == 200)
@@ -295,6 +358,38 @@ struct PushSendingTests {
             let cells = row.matches(of: /<td class="numeric">([^<]*)<\/td>/).map { String($0.output.1) }
             #expect(cells == ["1", "1", "100.0%", "0", "0", "0"], "received, opened, open rate; the test device's open left out")
             #expect(list.text.contains("For push notifications, impressions are notifications devices reported receiving"))
+        }
+    }
+
+    @Test("Pausing and resuming an in-app campaign in a loop for 10 s sends each of 100 devices one silent refresh, and the changes after it wait for one at the end of the quiet period")
+    func refreshStorm() async throws {
+        try await Self.run(concurrency: 64) { fixture in
+            for index in 0..<100 {
+                try fixture.register("device-\(index)", provider: index.isMultiple(of: 2) ? .apns : .fcm, token: String(format: "%064x", index),
+                                     platform: index.isMultiple(of: 2) ? .ios : .android)
+            }
+            try fixture.app.database.apps.setPushSettings(
+                AppPushSettings(refreshOnChange: true, refreshMinutes: 1), appID: fixture.appID, actor: .commandLine, now: Date())
+            var inApp = RulesFixtures.campaign(.modal)
+            inApp.app = fixture.appID
+            inApp.schedule = Schedule()
+            let id = try fixture.app.database.campaigns.create(inApp, state: .published, actor: .commandLine, now: Date())
+            let lifecycle = CampaignLifecycle(store: fixture.app.database.campaigns, changed: fixture.app.application.services.push.campaignChanged)
+            let began = Date()
+            var changes = 0
+            while Date().timeIntervalSince(began) < 10 {
+                let stored = try #require(try fixture.app.database.campaigns.find(id: id))
+                try lifecycle.perform(stored.state == .published ? .pause : .resume, on: stored, actor: .commandLine, now: Date())
+                changes += 1
+                if changes.isMultiple(of: 50) { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            try await Task.sleep(for: .seconds(2))
+            let refreshes = fixture.mock.requests().filter { $0.body.contains("herald_refresh") }.count
+            print("[measured] \(changes) pauses and resumes in 10 s sent \(refreshes) silent refreshes to 100 devices")
+            #expect(changes > 100, "the loop ran")
+            #expect(refreshes == 100, "one a device, not one a change")
+            let next = try #require(try fixture.outbox.nextDue(), "the changes after the first refresh wait for one more")
+            #expect(next.timeIntervalSince(began) > 55 && next.timeIntervalSince(began) <= 61, "at the end of the minute: \(next.timeIntervalSince(began)) s")
         }
     }
 
@@ -318,7 +413,7 @@ struct PushSendingTests {
             #expect(refresh.header("apns-push-type") == "background")
             #expect(refresh.header("apns-priority") == "5")
             #expect(refresh.body == #"{"aps":{"content-available":1},"herald_refresh":1}"#)
-            #expect(fixture.requests("fcm").contains { $0.body.contains(#""data":{"herald_refresh":"1"}"#) })
+            #expect(fixture.requests("fcm").contains { $0.body.contains(#""data":{"herald_refresh":"1"},"android":{"priority":"normal"}"#) })
 
             let first = try fixture.publish(Campaign(app: fixture.appID, name: "First", push: PushNotification(title: "One")))
             #expect(try await fixture.finished(first).sent == 2, "silent refreshes do not count against the cap")

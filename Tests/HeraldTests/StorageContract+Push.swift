@@ -248,13 +248,13 @@ extension StorageContractTests {
         let outbox = stores.pushOutbox
         let (shop, first) = try plannedPush(database, count: 3, now: Self.start)
         // A silent refresh for each installation with a token, none while one is pending.
-        #expect(try outbox.queueRefresh(appID: shop.id, now: Self.start) == 3)
-        #expect(try outbox.queueRefresh(appID: shop.id, now: Self.start) == 0)
+        #expect(try outbox.queueRefresh(appID: shop.id, now: Self.start, spacing: 0) == 3)
+        #expect(try outbox.queueRefresh(appID: shop.id, now: Self.start, spacing: 0) == 0)
         let claimed = try outbox.claim(limit: 10, now: Self.start)
         #expect(claimed.count == 6)
         #expect(claimed.filter { $0.campaignID == nil }.count == 3)
         try outbox.record(claimed.map { ($0, .sent(at: Self.start)) }, now: Self.start)
-        #expect(try outbox.queueRefresh(appID: shop.id, now: Self.start) == 3, "none pending any more")
+        #expect(try outbox.queueRefresh(appID: shop.id, now: Self.start, spacing: 0) == 3, "none pending any more")
 
         // A cap of one campaign push a day: the next campaign is skipped for these devices; refreshes do not count.
         try stores.apps.setPushSettings(AppPushSettings(dailyCap: 1), appID: shop.id, actor: .commandLine, now: Self.start)

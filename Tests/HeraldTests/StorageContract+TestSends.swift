@@ -52,7 +52,7 @@ extension StorageContractTests {
         #expect(try stores.testSends.live(appID: shop.id, now: Self.start).map(\.id) == [sent.id], "a push test is never in a feed")
 
         // A refresh is queued beside the pending test row; the claim takes both, the test's with its send's id.
-        #expect(try stores.pushOutbox.queueRefresh(appID: shop.id, now: Self.start) == 2)
+        #expect(try stores.pushOutbox.queueRefresh(appID: shop.id, now: Self.start, spacing: 0) == 2)
         let claimed = try stores.pushOutbox.claim(limit: 10, now: Self.start)
         let test = try #require(claimed.first { $0.testSendID != nil })
         #expect(test.testSendID == pushed.id && test.campaignID == nil && test.token == "aaaa01" && test.installationID == "iid-sara")

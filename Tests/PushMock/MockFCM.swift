@@ -59,6 +59,9 @@ extension ProviderBehaviour {
         else {
             return Self.googleError(400, "INVALID_ARGUMENT", "Recipient of the message is not set.", errorCode: "INVALID_ARGUMENT")
         }
+        if let apns = message["apns"], let problem = Self.apnsOverrideProblem(apns, in: message) {
+            return Self.googleError(400, "INVALID_ARGUMENT", problem, errorCode: "INVALID_ARGUMENT")
+        }
         message["token"] = nil
         let messageBytes = (try? JSONSerialization.data(withJSONObject: message, options: [.withoutEscapingSlashes]).count) ?? 0
         guard messageBytes <= Self.fcmMessageLimit else {
@@ -81,6 +84,42 @@ extension ProviderBehaviour {
             }
             return .json(200, ["name": "projects/\(credentials.fcmProjectID)/messages/0:\(number)%mock"])
         }
+    }
+
+    /// Why FCM (or APNs, which FCM relays) refuses a message's `apns` override, or nil when it takes it: an
+    /// object of `headers` (strings), `payload` (an object whose `aps` is an object) and `fcm_options`; a
+    /// priority and push type APNs knows; a background push silent at priority 5, an alert push with an
+    /// alert; and what an iPhone would be sent within APNs's 4096 bytes.
+    static func apnsOverrideProblem(_ apns: Any, in message: [String: Any]) -> String? {
+        guard let apns = apns as? [String: Any] else { return "Invalid value at 'message.apns': not an object." }
+        if let unknown = Set(apns.keys).subtracting(["headers", "payload", "fcm_options", "live_activity_token"]).sorted().first {
+            return "Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message.apns'."
+        }
+        let headerValues = apns["headers"] as? [String: Any] ?? [:]
+        guard apns["headers"] == nil || apns["headers"] is [String: Any], headerValues.values.allSatisfy({ $0 is String }) else {
+            return "Invalid value at 'message.apns.headers': header values are strings."
+        }
+        let headers = headerValues.compactMapValues { $0 as? String }
+        if let priority = headers["apns-priority"], !["10", "5", "1"].contains(priority) { return "Invalid APNs priority \(priority)." }
+        if let type = headers["apns-push-type"], !pushTypes.contains(type) { return "Invalid APNs push type \(type)." }
+        guard apns["payload"] == nil || apns["payload"] is [String: Any] else { return "Invalid value at 'message.apns.payload': not an object." }
+        guard let forwarded = FCMForwarding.apnsPayload(message: message),
+              let aps = forwarded["aps"] as? [String: Any] else { return "Invalid value at 'message.apns.payload.aps': not an object." }
+        // Without a push type FCM chooses one from the payload, as it does for a message with no override.
+        switch headers["apns-push-type"] {
+        case "background":
+            guard aps["content-available"] as? Int == 1, aps["alert"] == nil, aps["badge"] == nil, aps["sound"] == nil else {
+                return "APNs: a background push holds content-available 1 and no alert, badge or sound."
+            }
+            guard headers["apns-priority"] == "5" else { return "APNs: a background push is sent at priority 5 (BadPriority)." }
+        case "alert":
+            guard aps["alert"] != nil else { return "APNs: an alert push without an alert." }
+        default:
+            break
+        }
+        let bytes = (try? JSONSerialization.data(withJSONObject: forwarded, options: [.withoutEscapingSlashes]).count) ?? 0
+        guard bytes <= apnsPayloadLimit else { return "APNs: PayloadTooLarge (\(bytes) bytes for the device, over \(apnsPayloadLimit))." }
+        return nil
     }
 
     /// `{"error": {"code", "message", "status", "details": [FcmError]}}`, as Google's APIs answer.
@@ -106,5 +145,32 @@ extension ProviderBehaviour {
             if fields[key] == nil { fields[key] = parts.count > 1 ? decode(parts[1]) : "" }
         }
         return fields
+    }
+}
+
+/// What FCM sends an Apple device for a message, as its documentation describes it: the `apns` override's
+/// payload, its `aps` given the notification's title and body as the alert when it has none, and the data
+/// as custom keys beside it. A test reads from it what an iPhone registered with an FCM token receives.
+public enum FCMForwarding {
+    /// The APNs payload for the HTTP v1 `message`, or nil when `apns.payload` or its `aps` is not an object.
+    public static func apnsPayload(message: [String: Any]) -> [String: Any]? {
+        let apns = message["apns"] as? [String: Any] ?? [:]
+        guard var payload = apns["payload"].map({ $0 as? [String: Any] }) ?? [:] else { return nil }
+        guard var aps = payload["aps"].map({ $0 as? [String: Any] }) ?? [:] else { return nil }
+        if aps["alert"] == nil, let notification = message["notification"] as? [String: Any] {
+            let alert = notification.filter { ["title", "body"].contains($0.key) }
+            if !alert.isEmpty { aps["alert"] = alert }
+        }
+        payload["aps"] = aps
+        for (key, value) in message["data"] as? [String: Any] ?? [:] where payload[key] == nil { payload[key] = value }
+        if let image = (apns["fcm_options"] as? [String: Any])?["image"] { payload["fcm_options"] = ["image": image] }
+        return payload
+    }
+
+    /// The same for a recorded request's body (`{"message": …}`).
+    public static func apnsPayload(body: String) -> [String: Any]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+              let message = object["message"] as? [String: Any] else { return nil }
+        return apnsPayload(message: message)
     }
 }

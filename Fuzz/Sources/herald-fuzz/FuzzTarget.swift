@@ -15,6 +15,7 @@ enum FuzzTarget: String, CaseIterable {
     case installationBody = "installation-body"
     case acceptEncoding = "accept-encoding"
     case postgresArray = "postgres-array"
+    case apnsKey = "apns-key"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -32,6 +33,7 @@ enum FuzzTarget: String, CaseIterable {
         case .installationBody: InstallationBodyTarget.run(bytes)
         case .acceptEncoding: AcceptEncodingTarget.run(bytes)
         case .postgresArray: PostgresArrayTarget.run(bytes)
+        case .apnsKey: APNsKeyTarget.run(bytes)
         }
     }
 }

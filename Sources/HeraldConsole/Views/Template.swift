@@ -13,6 +13,8 @@ enum Template: String, CaseIterable, Sendable {
     case campaignPushProgress = "campaigns/push_progress"
     case campaignHistory = "campaigns/history"
     case deleteCampaign = "campaigns/delete"
+    /// Publishing a push campaign whose app cannot reach its devices: what is missing, and a button that publishes anyway.
+    case confirmPublish = "campaigns/confirm_publish"
     case importCampaigns = "campaigns/import"
     case users = "users/index"
     case newUser = "users/new"

@@ -152,11 +152,11 @@ struct PostgresAppStore: AppStore {
 
     func pushSettings(appID: Int64) throws -> AppPushSettings {
         try database.read { db in
-            guard let row = try db.rows("SELECT push_daily_cap, push_refresh_on_change FROM apps WHERE id = \(appID)").first else {
+            guard let row = try db.rows("SELECT push_daily_cap, push_refresh_on_change, push_refresh_minutes FROM apps WHERE id = \(appID)").first else {
                 return AppPushSettings()
             }
-            let (cap, refresh) = try row.decode((Int64?, Bool).self)
-            return AppPushSettings(dailyCap: cap.map { Int(clamping: $0) }, refreshOnChange: refresh)
+            let (cap, refresh, minutes) = try row.decode((Int64?, Bool, Int32).self)
+            return AppPushSettings(dailyCap: cap.map { Int(clamping: $0) }, refreshOnChange: refresh, refreshMinutes: Int(minutes))
         }
     }
 
@@ -164,7 +164,8 @@ struct PostgresAppStore: AppStore {
         try database.write { db in
             try db.execute(
                 """
-                UPDATE apps SET push_daily_cap = \(settings.dailyCap.map(Int64.init)), push_refresh_on_change = \(settings.refreshOnChange)
+                UPDATE apps SET push_daily_cap = \(settings.dailyCap.map(Int64.init)), push_refresh_on_change = \(settings.refreshOnChange),
+                    push_refresh_minutes = \(Int64(settings.refreshMinutes))
                 WHERE id = \(appID)
                 """)
             try PostgresAuditLogStore.record(actor, .appPushSettings(appID: appID, settings), at: now, in: db)

@@ -187,7 +187,7 @@ struct PostgresPushOutboxStore: PushOutboxStore {
     }
 
     func plan(
-        campaignID: Int64, appID: Int64, entries: [(installation: Installation, due: Date)], through lastRowID: Int64?, complete: Bool, now: Date
+        campaignID: Int64, appID: Int64, entries: [(installation: Installation, due: Date?)], through lastRowID: Int64?, complete: Bool, now: Date
     ) throws {
         try database.write { session in
             try session.execute(
@@ -196,23 +196,23 @@ struct PostgresPushOutboxStore: PushOutboxStore {
                 ON CONFLICT (campaign_id) DO NOTHING
                 """)
             let sendable = entries.compactMap { installation, due in
-                installation.pushProvider.flatMap { provider in installation.pushToken.map { (installation, provider, $0, due) } }
+                installation.pushProvider.flatMap { provider in installation.pushToken.map { (installation, provider, $0, PlannedRow(due: due)) } }
             }
             // A page's rows as arrays in one statement: a statement a row was a round trip a row (a
             // 10,000-device fan-out, pages read and planned, took 6.3-7.9 s in a debug build; 2.3 s so).
             for part in sendable.chunked(PostgresEventStore.rowsPerStatement) {
                 let (ids, providers, tokens) = (part.map(\.0.installationID), part.map(\.1.rawValue), part.map(\.2))
                 let (platforms, languages, hasLanguage) = (part.map(\.0.platform.rawValue), part.map { $0.0.language ?? "" }, part.map { $0.0.language != nil })
-                let dues = part.map(\.3.storedPrecision)
+                let (dues, states, reasons) = (part.map(\.3.dueAtMilliseconds), part.map(\.3.state), part.map { $0.3.reason ?? "" })
                 // The unique (campaign, installation) decides: two instances planning one page add each row once.
                 try session.execute(
                     """
-                    INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at, state)
+                    INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at_ms, state, reason)
                     SELECT \(appID), \(campaignID), t.installation_id, t.provider, t.token, t.platform,
-                        CASE WHEN t.has_language THEN t.language END, t.due_at, 'pending'
+                        CASE WHEN t.has_language THEN t.language END, t.due_at_ms, t.state, nullif(t.reason, '')
                     FROM unnest(\(ids)::text[], \(providers)::text[], \(tokens)::text[], \(platforms)::text[], \(languages)::text[],
-                                \(hasLanguage)::bool[], \(dues)::timestamptz[])
-                        AS t(installation_id, provider, token, platform, language, has_language, due_at)
+                                \(hasLanguage)::bool[], \(dues)::bigint[], \(states)::text[], \(reasons)::text[])
+                        AS t(installation_id, provider, token, platform, language, has_language, due_at_ms, state, reason)
                     ON CONFLICT (campaign_id, installation_id) DO NOTHING
                     """)
             }
@@ -227,18 +227,24 @@ struct PostgresPushOutboxStore: PushOutboxStore {
         }
     }
 
-    func queueRefresh(appID: Int64, now: Date) throws -> Int {
+    func queueRefresh(appID: Int64, now: Date, spacing: TimeInterval) throws -> Int {
         try database.write { session in
-            // Two instances queueing at once: the second sees the first's pending rows and adds none.
+            // Two instances queueing at once: the second sees the first's pending rows and due time, and adds none.
             try session.lock("push_outbox refresh \(appID)")
-            return try session.changes(
+            let latest = try session.one("SELECT push_refresh_due_at_ms FROM apps WHERE id = \(appID)", as: Int64?.self) ?? nil
+            let due = RefreshSpacing.due(latest: latest, now: now.storedMilliseconds, spacing: spacing)
+            let queued = try session.changes(
                 """
-                INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at, state)
-                SELECT i.app_id, NULL, i.installation_id, i.push_provider, i.push_token, i.platform, i.language, \(now.storedPrecision), 'pending'
+                INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, language, due_at_ms, state)
+                SELECT i.app_id, NULL, i.installation_id, i.push_provider, i.push_token, i.platform, i.language, \(due), 'pending'
                 FROM installations i WHERE i.app_id = \(appID) AND i.push_token IS NOT NULL
                 AND NOT EXISTS (SELECT 1 FROM push_outbox o WHERE o.app_id = i.app_id AND o.campaign_id IS NULL AND o.test_send_id IS NULL
                                 AND o.installation_id = i.installation_id AND o.state = 'pending')
                 """)
+            if queued > 0 {
+                try session.execute("UPDATE apps SET push_refresh_due_at_ms = \(due) WHERE id = \(appID)")
+            }
+            return queued
         }
     }
 
@@ -257,9 +263,9 @@ struct PostgresPushOutboxStore: PushOutboxStore {
                 SELECT o.id, o.app_id, o.campaign_id, o.test_send_id, o.installation_id, o.provider, o.token, o.platform, o.language,
                        o.attempts, a.push_daily_cap
                 FROM push_outbox o JOIN apps a ON a.id = o.app_id LEFT JOIN campaigns c ON c.id = o.campaign_id
-                WHERE o.state = 'pending' AND o.due_at <= \(stamp)
+                WHERE o.state = 'pending' AND o.due_at_ms <= \(now.storedMilliseconds)
                 AND (o.campaign_id IS NULL OR (c.state = 'published' AND (c.end_at IS NULL OR c.end_at > \(stamp))))
-                ORDER BY o.due_at, o.id LIMIT \(Int64(limit))
+                ORDER BY o.due_at_ms, o.id LIMIT \(Int64(limit))
                 FOR UPDATE OF o SKIP LOCKED
                 """
             ).map { row in
@@ -299,7 +305,7 @@ struct PostgresPushOutboxStore: PushOutboxStore {
                 try session.execute(
                     """
                     UPDATE push_outbox SET state = \(stored.state), reason = \(stored.reason),
-                        sent_at = COALESCE(\(stored.sentAt?.storedPrecision), sent_at), due_at = COALESCE(\(stored.dueAt?.storedPrecision), due_at)
+                        sent_at = COALESCE(\(stored.sentAt?.storedPrecision), sent_at), due_at_ms = COALESCE(\(stored.dueAt?.storedMilliseconds), due_at_ms)
                     WHERE id = \(entry.id)
                     """)
                 if case .unregistered = outcome {
@@ -317,7 +323,9 @@ struct PostgresPushOutboxStore: PushOutboxStore {
     }
 
     func nextDue() throws -> Date? {
-        try database.read { try $0.one("SELECT min(due_at) FROM push_outbox WHERE state = 'pending'", as: Date?.self) ?? nil }
+        try database.read { session in
+            (try session.one("SELECT min(due_at_ms) FROM push_outbox WHERE state = 'pending'", as: Int64?.self) ?? nil).map(Date.init(storedMilliseconds:))
+        }
     }
 
     // MARK: Reading

@@ -7,7 +7,8 @@ import Testing
 
 /// Generated registrations through `PUT /api/v1/installations/{id}` on the real application: valid ones (any
 /// key order, nulls, any case, tokens that move between installations) are stored as documented and answered
-/// with what was stored; each broken one is refused with its status, names its field, and changes nothing.
+/// with what was stored; each broken one (an APNs token on a device that is not an iPhone among them) is
+/// refused with its status, names its field, and changes nothing.
 @Suite("Generated inputs: installation registrations")
 struct InstallationProperty {
     /// What a stored installation must say.
@@ -84,6 +85,11 @@ struct InstallationProperty {
                 optional("pushProvider", "fcm")
                 optional("pushToken", token)
             }
+            // APNs reaches iOS devices only: any other platform with an APNs token is refused (broken below).
+            if stored.provider == "apns" {
+                stored.platform = Platform.ios.rawValue
+                members[0] = ("platform", .string(stored.platform))
+            }
             if draw.chance(0.8) {
                 let version = draw.chance(0.6) ? "2.\(draw.int(0...9)).\(draw.int(0...99))" : GeneratedText.valid(&draw, maxPieces: 3, maxCharacters: 20)
                 stored.appVersion = version.utf8.count <= InstallationRegistration.maxAppVersionBytes ? version : "2.4.0"
@@ -122,7 +128,7 @@ struct InstallationProperty {
         func refused(_ status: Int, _ field: String?) -> Case {
             Case(id: valid.id, body: Array(JSONValue.object(members).text.utf8), contentType: valid.contentType, refusal: status, field: field)
         }
-        switch draw.int(0...14) {
+        switch draw.int(0...15) {
         case 0:
             let key = draw.pick(["pushTokn", "platfrom", "aps", "herald_campaign_id", "push_token", "Platform", ""])
             set(key, draw.pick([.string("x"), .number(1), .object([("alert", .string("hi"))]), .null]))
@@ -173,6 +179,11 @@ struct InstallationProperty {
             let text = JSONValue.object(members).text
             let body = draw.pick([String(text.dropLast()), text + "x", "[" + text + "]", "null", text.replacingOccurrences(of: "}", with: ",}")])
             return Case(id: valid.id, body: Array(body.utf8), refusal: 400)
+        case 14:
+            set("platform", .string(draw.pick([Platform.android, .web]).rawValue))
+            set("pushProvider", .string("apns"))
+            set("pushToken", .string(String(repeating: "ab", count: 32)))
+            return refused(422, "pushProvider")
         default:
             if draw.chance(0.5) {
                 var refusedCase = refused(415, nil)

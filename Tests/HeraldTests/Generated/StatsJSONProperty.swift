@@ -5,9 +5,9 @@ import HeraldDomain
 @testable import HeraldStorage
 
 /// `CampaignStats.json`, the stats endpoint's body, is written by hand. For any figures (counts of any size,
-/// any rate, names in every script with quotes, backslashes and control characters), what it writes parses
-/// as JSON to the object the figures make (openapi.yaml's `CampaignStats`), each object's members in the
-/// order of their names' bytes.
+/// any rate, names in every script with quotes, backslashes and control characters, a push campaign's section
+/// or none), what it writes parses as JSON to the object the figures make (openapi.yaml's `CampaignStats`),
+/// each object's members in the order of their names' bytes.
 @Suite("Generated inputs: the stats endpoint's JSON")
 struct StatsJSONProperty {
     static func names(_ draw: inout Draw) -> [String: Int] {
@@ -56,7 +56,27 @@ struct StatsJSONProperty {
             stats.daily[index].impressions = count(&draw)
             stats.daily[index].ctr = draw.double(0...1)
         }
+        if draw.chance(0.5) { stats.push = push(&draw, days: range.days) }
         return stats
+    }
+
+    /// A push campaign's figures: any counts, reasons and platforms named in every script.
+    static func push(_ draw: inout Draw, days: [String]) -> PushFigures {
+        var push = PushFigures()
+        push.targeted = count(&draw)
+        push.sent = count(&draw)
+        push.notSent = count(&draw)
+        push.delivered = count(&draw)
+        push.opened = count(&draw)
+        push.openRate = draw.chance(0.2) ? draw.pick([0, 1, .nan, .infinity, 1e-05]) : draw.double(0...1)
+        push.notSentByReason = names(&draw).map { reason, number in
+            PushFigures.NotSent(state: draw.pick(["failed", "unregistered", "skipped", "unknown"]), reason: reason, count: number)
+        }
+        for platform in names(&draw).keys {
+            push.byPlatform[platform] = PushFigures.PlatformFigures(targeted: count(&draw), sent: count(&draw), delivered: count(&draw), opened: count(&draw))
+        }
+        push.daily = days.map { PushFigures.DayFigures(date: $0, sent: count(&draw), delivered: count(&draw), opened: count(&draw)) }
+        return push
     }
 
     /// The object the figures make.
@@ -74,7 +94,23 @@ struct StatsJSONProperty {
         func version(_ version: CampaignStats.LanguageTotals) -> JSONValue {
             .object(figures(version.totals) + (version.language.map { [("language", JSONValue.string($0))] } ?? []))
         }
-        return .object([
+        func push(_ push: PushFigures) -> JSONValue {
+            .object([
+                ("targeted", number(push.targeted)), ("sent", number(push.sent)), ("notSent", number(push.notSent)),
+                ("notSentByReason", .array(push.notSentByReason.map { kind in
+                    .object([("state", .string(kind.state)), ("reason", .string(kind.reason)), ("count", number(kind.count))])
+                })),
+                ("delivered", number(push.delivered)), ("opened", number(push.opened)), ("openRate", rate(push.openRate)),
+                ("byPlatform", .object(push.byPlatform.map { platform, figures in
+                    (platform, .object([("targeted", number(figures.targeted)), ("sent", number(figures.sent)),
+                                        ("delivered", number(figures.delivered)), ("opened", number(figures.opened))]))
+                })),
+                ("daily", .array(push.daily.map { day in
+                    .object([("date", .string(day.date)), ("sent", number(day.sent)), ("delivered", number(day.delivered)), ("opened", number(day.opened))])
+                })),
+            ])
+        }
+        return .object((stats.push.map { [("push", push($0))] } ?? []) + [
             ("from", .string(stats.from)), ("to", .string(stats.to)), ("totals", totals(stats.totals)), ("test", totals(stats.test)),
             ("clicksByAction", counts(stats.clicksByAction)), ("dismissalsByType", counts(stats.dismissalsByType)),
             ("errorsByCode", counts(stats.errorsByCode)), ("conversionsByEvent", counts(stats.conversionsByEvent)),
@@ -146,6 +182,7 @@ struct StatsJSONProperty {
             run.expect(difference == nil, "differs at \(difference ?? "")", input: stats)
             run.expect(Self.keysAreOrdered(bytes), "members out of order: \(String(decoding: bytes, as: UTF8.self))", input: stats)
             run.note(stats.byLanguage.isEmpty ? "no languages" : "languages")
+            run.note(stats.push == nil ? "in-app" : "push")
         }
     }
 }

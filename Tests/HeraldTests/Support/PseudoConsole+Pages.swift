@@ -149,6 +149,13 @@ extension PseudoConsole {
         if let broken = campaigns["Ẓkaputt"] {
             submit("POST /campaigns/{id}/publish (problems)", admin, "/campaigns/\(broken)/publish", from: "/campaigns/\(broken)", [])
         }
+        if let push = campaigns["Ẓpush"] {
+            submit("POST /campaigns/{id}/publish (push, nobody to reach)", admin, "/campaigns/\(push)/publish", from: "/campaigns/\(push)", [])
+        }
+        submit("POST /campaigns (push, nobody to reach)", admin, "/campaigns", from: "/campaigns/new?channel=push", [
+            ("channel", "push"), ("app", app), ("name", "Ẓpush"), ("push.title", "Ẓtitel"), ("schedule.startMode", "publish"),
+            ("schedule.endMode", "never"), ("schedule.timeZone", "UTC"), ("intent", "publish"),
+        ])
         submit("POST /campaigns/preview (problems)", admin, "/campaigns/preview", from: "/campaigns/new",
                [("app", app), ("message.layout", "card"), ("message.title.text", "Ẓtitel"), ("preview.device", "tablet")])
         submit("POST /users (invalid)", admin, "/users", from: "/users/new",

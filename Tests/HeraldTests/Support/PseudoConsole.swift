@@ -213,7 +213,7 @@ final class PseudoConsole {
         }
         for name in ["Ẓcard", "Ẓtitel", "Ẓtext", "Ẓbeschreibung", "Ẓkaufen", "Ẓspäter", "Ẓfrühlingsangebot", "Ẓmodal",
                      "Ẓok", "Ẓbanner", "Ẓslideup", "Ẓvoll", "Ẓja", "Ẓbild", "Ẓentwurf", "Ẓkaputt", "Ẓkopie", "Ẓplan", "Ẓpause", "Ẓende",
-                     "Ẓarchiv", "Ẓgerät", "Ẓneu"] {
+                     "Ẓarchiv", "Ẓgerät", "Ẓneu", "Ẓpush"] {
             seeded.insert(name)
         }
         let running = try create("Ẓcard", card("Ẓcard"))
@@ -244,6 +244,8 @@ final class PseudoConsole {
         // A draft devices would refuse (a card without image, button or background): its problems show.
         _ = try create("Ẓkaputt", ["app": shop, "name": "Ẓkaputt", "message": ["layout": "card", "title": ["text": "Ẓkaputt"]]])
         _ = try simple("Ẓentwurf", "banner")
+        // A push draft of an app no device has a token of yet: publishing it asks first.
+        _ = try create("Ẓpush", ["app": shop, "name": "Ẓpush", "channel": "push", "push": ["title": "Ẓtitel", "body": "Ẓtext"]])
 
         // Events over the last days, in every type and detail, on every platform, and a test device's.
         var events: [Event] = []

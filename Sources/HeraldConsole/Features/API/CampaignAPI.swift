@@ -96,7 +96,13 @@ struct CampaignAPI: Sendable {
         { context in
             let current = try stored(context)
             try CampaignLifecycle(store: store, changed: services.push.campaignChanged).perform(action, on: current, actor: context.actor, now: context.now)
-            return try answer(try stored(current.id, key: try key(context)), now: context.now)
+            let published = try stored(current.id, key: try key(context))
+            guard action == .publish else { return try answer(published, now: context.now) }
+            // A script cannot be asked first: it is told what the app lacks to reach its devices.
+            let warnings = try services.push.publishWarnings(published.campaign).map { PublishWarning(code: $0.code, message: $0.message) }
+            var response = try json(PublishAnswer(campaign: document(published, now: context.now), warnings: warnings))
+            response.headers.add("ETag", Self.etag(revision: published.revision))
+            return response
         }
     }
 
@@ -136,6 +142,26 @@ struct CampaignAPI: Sendable {
         campaign.status = stored.status(at: now)
         campaign.revision = stored.revision
         return campaign
+    }
+
+    /// A publish's answer: the campaign's document with `warnings` beside its members (none for an in-app
+    /// campaign, or for a push campaign whose app can reach its devices).
+    struct PublishAnswer: Encodable {
+        let campaign: Campaign
+        let warnings: [PublishWarning]
+
+        enum Key: String, CodingKey { case warnings }
+
+        func encode(to encoder: Encoder) throws {
+            try campaign.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(warnings, forKey: .warnings)
+        }
+    }
+
+    struct PublishWarning: Encodable {
+        let code: String
+        let message: String
     }
 
     private func answer(_ stored: StoredCampaign, now: Date, status: Int = 200) throws -> Response {

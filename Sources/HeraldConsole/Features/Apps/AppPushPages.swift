@@ -6,7 +6,7 @@ import HeraldStorage
 
 /// The app page's push set-up: APNs and FCM credentials (checked, then stored sealed by the same
 /// `PushSetupEditor` as `herald app push`; a stored key or service account is never shown again), their
-/// removal after a confirmation page, and the app's push settings (daily cap, silent refresh).
+/// removal after a confirmation page, and the app's push settings (daily cap, silent refresh and its spacing).
 struct AppPushPages: Sendable {
     let services: Services
 
@@ -42,6 +42,7 @@ struct AppPushPages: Sendable {
         let fcmURL: FieldView
         let pushDailyCap: FieldView
         let refreshOnChange: ChoiceView
+        let refreshMinutes: FieldView
     }
 
     /// The panel for `app`, its fields holding what was just sent when a form is shown again.
@@ -52,6 +53,12 @@ struct AppPushPages: Sendable {
         func field(_ name: String, _ key: String, type: String = "text", hint: String? = nil, required: Bool = true) -> FieldView {
             FieldView(name, label: localizer("apps.push." + key), type: type, value: form[name] ?? "",
                       hint: hint.map { localizer("apps.push." + $0) }, required: required, errors: errors)
+        }
+        /// A key is never sent back to the browser, not even to a form refused for another field: the field
+        /// comes back empty, saying to give the key again.
+        func secret(_ name: String, _ key: String, hint: String) -> FieldView {
+            let given = !(form[name] ?? "").isEmpty
+            return FieldView(name, label: localizer("apps.push." + key), hint: localizer("apps.push." + (given ? "secret_again" : hint)), errors: errors)
         }
         return Panel(
             appID: app.id,
@@ -66,12 +73,12 @@ struct AppPushPages: Sendable {
             changed: setup.updatedAt.map { at in
                 localizer("apps.push.changed", ["time": localizer.dateTime(at), "who": Localizer.isolated(setup.updatedBy ?? "")])
             },
-            apnsKey: field("apnsKey", "apns_key", hint: "apns_key_hint"),
+            apnsKey: secret("apnsKey", "apns_key", hint: "apns_key_hint"),
             apnsKeyID: field("apnsKeyID", "apns_key_id", hint: "apns_key_id_hint"),
             apnsTeamID: field("apnsTeamID", "apns_team_id", hint: "apns_team_id_hint"),
             apnsTopic: field("apnsTopic", "apns_topic", hint: "apns_topic_hint"),
             apnsURL: field("apnsURL", "address", type: "url", hint: "apns_url_hint", required: false),
-            fcmServiceAccount: field("fcmServiceAccount", "fcm_service_account", hint: "fcm_service_account_hint"),
+            fcmServiceAccount: secret("fcmServiceAccount", "fcm_service_account", hint: "fcm_service_account_hint"),
             fcmURL: field("fcmURL", "address", type: "url", hint: "fcm_url_hint", required: false),
             pushDailyCap: FieldView(
                 "pushDailyCap", label: localizer("apps.push.daily_cap"), type: "number",
@@ -81,7 +88,12 @@ struct AppPushPages: Sendable {
             refreshOnChange: ChoiceView(
                 name: "refreshOnChange", value: "on", label: localizer("apps.push.refresh_on_change"),
                 hint: localizer("apps.push.refresh_on_change_hint"),
-                checked: sentSettings ? form["refreshOnChange"] == "on" : settings.refreshOnChange))
+                checked: sentSettings ? form["refreshOnChange"] == "on" : settings.refreshOnChange),
+            refreshMinutes: FieldView(
+                "refreshMinutes", label: localizer("apps.push.refresh_minutes"), type: "number",
+                value: sentSettings ? form["refreshMinutes"] ?? "" : String(settings.refreshMinutes),
+                hint: localizer("apps.push.refresh_minutes_hint", ["max": localizer.number(AppPushSettings.refreshMinutesRange.upperBound)]),
+                errors: errors))
     }
 
     func setAPNs(_ context: RequestContext) throws -> Response {
@@ -109,21 +121,36 @@ struct AppPushPages: Sendable {
     func saveSettings(_ context: RequestContext) throws -> Response {
         let app = try apps.app(context)
         let capText = (context.form["pushDailyCap"] ?? "").trimmingCharacters(in: .whitespaces)
+        let minutesText = (context.form["refreshMinutes"] ?? "").trimmingCharacters(in: .whitespaces)
         return try saving(context, app: app, flash: "apps.push.flash.settings") {
             var settings = AppPushSettings(refreshOnChange: context.form["refreshOnChange"] == "on")
-            if !capText.isEmpty {
-                // Digits only, at most three: whatever else was typed is refused, never converted.
-                guard capText.utf8.count <= 3, capText.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let cap = Int(capText),
-                      AppPushSettings.dailyCapRange.contains(cap) else {
-                    let range = AppPushSettings.dailyCapRange
-                    throw FormErrors("pushDailyCap", Phrase(
-                        "apps.push.errors.daily_cap", ["min": .number(range.lowerBound), "max": .number(range.upperBound)],
-                        english: "Leave it empty for no cap, or enter a whole number from \(range.lowerBound) to \(range.upperBound)."))
-                }
-                settings.dailyCap = cap
+            var errors = FormErrors()
+            /// A whole number typed in `field`, or its mistake added to `errors` (the range in the reader's digits).
+            func number(_ text: String, _ field: String, in range: ClosedRange<Int>, _ key: String, english: (Int, Int) -> String) -> Int? {
+                if let number = Self.wholeNumber(text, in: range) { return number }
+                errors.add(field, Phrase("apps.push.errors.\(key)", ["min": .number(range.lowerBound), "max": .number(range.upperBound)],
+                                         english: english(range.lowerBound, range.upperBound)))
+                return nil
             }
+            if !capText.isEmpty {
+                settings.dailyCap = number(capText, "pushDailyCap", in: AppPushSettings.dailyCapRange, "daily_cap") {
+                    "Leave it empty for no cap, or enter a whole number from \($0) to \($1)."
+                }
+            }
+            settings.refreshMinutes = number(minutesText, "refreshMinutes", in: AppPushSettings.refreshMinutesRange, "refresh_minutes") {
+                "Enter whole minutes from \($0) to \($1)."
+            } ?? settings.refreshMinutes
+            guard errors.isEmpty else { throw errors }
             try services.database.apps.setPushSettings(settings, appID: app.id, actor: context.actor, now: context.now)
         }
+    }
+
+    /// `text` as a number inside `range`: ASCII digits only, no more than the range's largest has, so whatever
+    /// else was typed is refused, never converted.
+    static func wholeNumber(_ text: String, in range: ClosedRange<Int>) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= String(range.upperBound).utf8.count, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              let number = Int(text), range.contains(number) else { return nil }
+        return number
     }
 
     /// Runs `change`; then the app page with `flash`, or the page again with the form's problems (422).

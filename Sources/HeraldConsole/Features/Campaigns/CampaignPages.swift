@@ -116,9 +116,12 @@ struct CampaignPages: Sendable {
         guard let appID = form["app"].flatMap(Int64.init), try services.database.apps.find(id: appID) != nil else {
             return try renderComposer(context, form: form, problems: [FieldProblem(path: "app", key: "app_required")], stored: nil, status: 422)
         }
-        let publish = intent == "publish"
+        let publish = intent == Self.publishIntent || intent == Self.publishAnywayIntent
         let (campaign, problems) = decode(form, app: appID, publish: publish, context)
         guard problems.isEmpty else { return try renderComposer(context, form: form, problems: problems, stored: nil, status: 422) }
+        if intent == Self.publishIntent, let warnings = try publishWarnings(campaign, context) {
+            return try renderComposer(context, form: form, problems: [], stored: nil, publishWarnings: warnings)
+        }
         let id = try store.create(campaign, state: publish ? .published : .draft, actor: context.actor, now: context.now)
         try services.flash(context, .success, context.localizer(
             publish ? "campaigns.flash.published" : "campaigns.flash.saved_draft", ["name": context.localizer.quoted(campaign.name)]))
@@ -149,12 +152,15 @@ struct CampaignPages: Sendable {
         if let (changed, problems) = rearranged(form, intent: intent, context) {
             return try renderComposer(context, form: changed, problems: problems, stored: stored, status: problems.isEmpty ? 200 : 422)
         }
-        let publishing = intent == "publish" && stored.state == .draft
+        let publishing = (intent == Self.publishIntent || intent == Self.publishAnywayIntent) && stored.state == .draft
         // A live campaign is on devices: every save must keep it publishable.
         let live = stored.state == .published || stored.state == .paused
         var (campaign, problems) = decode(form, app: stored.campaign.app, publish: publishing || live, context)
         campaign.id = stored.id
         guard problems.isEmpty else { return try renderComposer(context, form: form, problems: problems, stored: stored, status: 422) }
+        if publishing && intent == Self.publishIntent, let warnings = try publishWarnings(campaign, context) {
+            return try renderComposer(context, form: form, problems: [], stored: stored, publishWarnings: warnings)
+        }
         guard let base = form["revision"].flatMap(Int.init) else {
             throw HTTPError(400, context.localizer("composer.errors.lost_revision"))
         }
@@ -210,9 +216,13 @@ struct CampaignPages: Sendable {
         return (campaign, problems)
     }
 
+    /// The composer's buttons: publish, and publish though the app cannot reach its devices (after being told).
+    static let publishIntent = "publish"
+    static let publishAnywayIntent = "publish_anyway"
+
     private func renderComposer(
         _ context: RequestContext, form: FormData, problems: [FieldProblem], stored: StoredCampaign?,
-        conflict: ConflictView? = nil, status: Int = 200
+        conflict: ConflictView? = nil, publishWarnings: [String]? = nil, status: Int = 200
     ) throws -> Response {
         let localizer = context.localizer
         let newHeading = Channel(form: form) == .push ? "composer.heading_new_push" : "composer.heading_new"
@@ -221,7 +231,7 @@ struct CampaignPages: Sendable {
             heading: stored.map { localizer("composer.heading_edit", ["name": Localizer.isolated($0.campaign.name)]) } ?? localizer(newHeading),
             action: stored.map { "/campaigns/\($0.id)" } ?? "/campaigns", campaignID: stored?.id,
             revision: form["revision"].flatMap(Int.init), isLive: stored.map { $0.state == .published || $0.state == .paused } ?? false,
-            apps: try services.database.apps.all(), conflict: conflict, localizer: localizer)
+            apps: try services.database.apps.all(), conflict: conflict, publishWarnings: publishWarnings, localizer: localizer)
         return try services.page(.composer, title: model.heading, model: model, context: context, status: status)
     }
 
@@ -231,8 +241,31 @@ struct CampaignPages: Sendable {
         try renderSummary(context, stored: try campaign(context), problems: [])
     }
 
+    struct PublishConfirmation: Sendable {
+        let id: Int64
+        let heading: String
+        let warnings: [String]
+    }
+
+    /// Publishes; a push campaign whose app cannot reach its devices is first shown with what is missing, and
+    /// published when that page's button confirms it (`confirmed`).
     func publish(_ context: RequestContext) throws -> Response {
-        try perform(.publish, context, message: "campaigns.flash.published")
+        let stored = try campaign(context)
+        if stored.state == .draft && context.form["confirmed"] != "yes",
+           let warnings = try publishWarnings(stored.campaign, context) {
+            let heading = context.localizer("campaigns.publish_check.title", ["name": context.localizer.quoted(stored.campaign.name)])
+            return try services.page(
+                .confirmPublish, title: heading, model: PublishConfirmation(id: stored.id, heading: heading, warnings: warnings), context: context)
+        }
+        return try perform(.publish, context, message: "campaigns.flash.published")
+    }
+
+    /// What publishing `campaign` now would leave unreached, in the reader's language; nil when nothing.
+    private func publishWarnings(_ campaign: Campaign, _ context: RequestContext) throws -> [String]? {
+        let warnings = try services.push.publishWarnings(campaign)
+        guard !warnings.isEmpty else { return nil }
+        let app = try services.database.apps.find(id: campaign.app)?.name ?? String(campaign.app)
+        return warnings.map { $0.localized(context.localizer, app: app) }
     }
 
     func pause(_ context: RequestContext) throws -> Response {

@@ -167,6 +167,13 @@ struct ComposerView: Sendable {
     let isLive: Bool
     let errors: [ErrorSummaryItem]
     let conflict: ConflictView?
+    /// What publishing this push campaign would leave unreached, after a first Publish: its button then
+    /// publishes anyway.
+    let publishCheck: PublishCheck?
+
+    struct PublishCheck: Sendable {
+        let warnings: [String]
+    }
     let name: FieldInput
     let description: FieldInput
     let app: ComposerSelect?
@@ -209,7 +216,7 @@ struct ComposerView: Sendable {
     /// Builds the composer from form fields (and the problems to show beside them).
     init(
         form: FormData, problems: [FieldProblem], heading: String, action: String, campaignID: Int64?, revision: Int?,
-        isLive: Bool, apps: [App], conflict: ConflictView?, localizer: Localizer
+        isLive: Bool, apps: [App], conflict: ConflictView?, publishWarnings: [String]? = nil, localizer: Localizer
     ) {
         let channel = Channel(form: form)
         var bytes: [PushBytesView] = []
@@ -242,6 +249,7 @@ struct ComposerView: Sendable {
         self.isLive = isLive
         self.errors = problems.map { ComposerProblems.summaryItem($0, localizer) }
         self.conflict = conflict
+        publishCheck = publishWarnings.map(PublishCheck.init)
         name = inputs.field(ComposerFields.name)
         description = inputs.field(ComposerFields.description)
         let chosenApp = form["app"] ?? apps.first.map { String($0.id) } ?? ""

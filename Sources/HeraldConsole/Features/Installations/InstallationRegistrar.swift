@@ -20,6 +20,12 @@ struct InstallationRegistrar: Sendable {
             throw HTTPError(415, "Send the installation as JSON with `Content-Type: application/json`.")
         }
         let registration = try InstallationBody.read(context.request.body)
+        // A device of a platform the app does not ship on is another app's, or a mistake: nothing would reach it.
+        if let app = try services.database.apps.find(id: key.appID), !app.platforms.contains(registration.platform) {
+            let shipped = app.platforms.map(\.rawValue).joined(separator: ", ")
+            throw HTTPError(422, "`platform` \(registration.platform.rawValue) is not one of this key's app's platforms (\(shipped)); nothing was saved.",
+                            fields: [FieldProblem("platform", "Use one of the app's platforms: \(shipped).")])
+        }
         let (installation, created) = try services.database.installations.upsert(
             appID: key.appID, installationID: id, registration: registration, now: context.now)
         return .json(Array(try CampaignJSON.encoder().encode(installation)), status: created ? 201 : 200)

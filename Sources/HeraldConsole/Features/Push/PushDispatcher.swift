@@ -169,7 +169,7 @@ public final class PushDispatcher: Sendable {
         let after = try database.pushOutbox.plannedThrough(campaignID: stored.id)
         let page = try database.installations.withTokens(appID: campaign.app, after: after, pageSize: InstallationPage.planningSize)
         let testDevices = campaign.testOnDevice ? Set(try database.apps.testDevices(appID: campaign.app).map(\.installationID)) : []
-        let entries = page.installations.compactMap { installation -> (installation: Installation, due: Date)? in
+        let entries = page.installations.compactMap { installation -> (installation: Installation, due: Date?)? in
             guard PushAudience.admits(installation, campaign: campaign, campaignID: stored.id, testDevices: testDevices) else { return nil }
             return (installation, PushAudience.due(campaign, timeZone: installation.timeZone, publishedAt: stored.startedAt ?? now, now: now))
         }
@@ -208,15 +208,17 @@ public final class PushDispatcher: Sendable {
     /// The request for `entry`: its campaign's version for the device's language (a test's: the document as
     /// it was sent), or a feed refresh.
     private func payload(for entry: OutboxEntry) -> Result<PushRequest, PayloadProblem> {
+        // A row's platform is one a registration checked; were it not, the device is sent what Android gets.
+        let platform = Platform(rawValue: entry.platform) ?? .android
         let found: (id: Int64, campaign: Campaign)?
         if let testSendID = entry.testSendID {
             found = (try? database.testSends.find(id: testSendID)).flatMap { $0 }.map { ($0.campaignID, $0.campaign) }
         } else if let campaignID = entry.campaignID {
             found = campaign(campaignID).map { (campaignID, $0) }
         } else {
-            let body = PushPayload.feedRefresh(provider: entry.provider, token: entry.token)
+            let body = PushPayload.feedRefresh(provider: entry.provider, token: entry.token, platform: platform)
             return .success(PushRequest(deviceToken: entry.token, body: Data(body), apnsPushType: "background", apnsPriority: 5,
-                                        expiration: Date().addingTimeInterval(settings.expiration), collapseID: "herald-refresh"))
+                                        expiration: Date().addingTimeInterval(settings.expiration), collapseID: PushPayload.refreshCollapseID))
         }
         guard let (campaignID, campaign) = found, let push = campaign.push else {
             return .failure(PayloadProblem(reason: "campaign_missing"))
@@ -229,8 +231,8 @@ public final class PushDispatcher: Sendable {
             body = PushPayload.apns(version, campaignID: campaignID, data: campaign.data)
             size = body.count
         case .fcm:
-            body = PushPayload.fcm(version, campaignID: campaignID, data: campaign.data, token: entry.token)
-            size = PushPayload.size(version, campaignID: campaignID, data: campaign.data, provider: .fcm)
+            body = PushPayload.fcm(version, campaignID: campaignID, data: campaign.data, token: entry.token, platform: platform)
+            size = PushPayload.fcmSize(version, campaignID: campaignID, data: campaign.data, platform: platform)
         }
         // Validation refuses such a campaign; this holds even for one stored before the rule.
         guard size <= entry.provider.payloadLimit else { return .failure(PayloadProblem(reason: "PayloadTooLarge")) }

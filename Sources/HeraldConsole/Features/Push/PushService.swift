@@ -11,8 +11,16 @@ struct PushService: Sendable {
     let database: any HeraldDatabase
     let logger: Logger
 
+    /// What stops a push campaign from reaching its app's devices if it is published now (nothing for an in-app one).
+    func publishWarnings(_ campaign: Campaign) throws -> [PushPublishWarning] {
+        guard campaign.channel == .push else { return [] }
+        return try PushPublishWarning.warnings(for: campaign, database: database, setup: try editor.setup(appID: campaign.app))
+    }
+
     /// A push campaign published or resumed starts (or continues) sending at once; an in-app campaign
-    /// that starts or stops showing asks the app's devices to fetch the feed, when the app wants that.
+    /// that starts or stops showing asks the app's devices to fetch the feed, when the app wants that: at
+    /// once, or at the end of the quiet period after the app's latest refresh (`refreshMinutes`), which
+    /// then carries every change made in it.
     func campaignChanged(_ stored: StoredCampaign, to state: CampaignState) {
         switch stored.campaign.channel {
         case .push:
@@ -20,8 +28,10 @@ struct PushService: Sendable {
         case .inApp:
             guard state != stored.state, [.published, .paused, .stopped].contains(state) else { return }
             do {
-                guard try database.apps.pushSettings(appID: stored.campaign.app).refreshOnChange else { return }
-                let queued = try database.pushOutbox.queueRefresh(appID: stored.campaign.app, now: Date())
+                let settings = try database.apps.pushSettings(appID: stored.campaign.app)
+                guard settings.refreshOnChange else { return }
+                let queued = try database.pushOutbox.queueRefresh(
+                    appID: stored.campaign.app, now: Date(), spacing: TimeInterval(settings.refreshMinutes) * 60)
                 logger.info("asked \(queued) devices of app \(stored.campaign.app) to fetch the feed after campaign \(stored.id) became \(state.rawValue)")
                 dispatcher.wake()
             } catch {

@@ -14,11 +14,16 @@ public struct PushSetupEditor: Sendable {
         credentials = database.pushCredentials(box: box)
     }
 
-    /// Checks and stores an app's APNs key; `url` replaces Apple's production address (its sandbox, a test server).
+    /// Checks and stores an app's APNs key; `url` replaces Apple's production address (its sandbox, a test
+    /// server). Every setting that cannot work is refused at once, each at its field.
     public func setAPNs(appID: Int64, keyPEM: String, keyID: String, teamID: String, topic: String, url: String?, actor: AuditActor, now: Date) throws {
         try requireApp(appID)
-        let baseURL = try Self.url(url, field: .apnsURL) ?? APNsConfiguration.productionURL
-        let configuration = try Self.checked { try APNsConfiguration(keyPEM: keyPEM, keyID: keyID, teamID: teamID, topic: topic, baseURL: baseURL) }
+        var problems: [PushConfigurationError] = []
+        let baseURL = Self.url(url, field: .apnsURL, problems: &problems) ?? APNsConfiguration.productionURL
+        let configuration = Self.checked(&problems) {
+            try APNsConfiguration(keyPEM: keyPEM, keyID: keyID, teamID: teamID, topic: topic, baseURL: baseURL)
+        }
+        guard let configuration, problems.isEmpty else { throw Self.formErrors(problems) }
         try credentials.setAPNs(
             APNsCredentials(keyPEM: configuration.keyPEM, keyID: configuration.keyID, teamID: configuration.teamID, topic: configuration.topic,
                             url: Self.given(url)),
@@ -28,10 +33,11 @@ public struct PushSetupEditor: Sendable {
     /// Checks and stores an app's FCM service account (Google's JSON file); its token endpoint comes from the file.
     public func setFCM(appID: Int64, serviceAccountJSON: Data, url: String?, actor: AuditActor, now: Date) throws {
         try requireApp(appID)
-        let baseURL = try Self.url(url, field: .fcmURL) ?? FCMConfiguration.productionURL
-        let configuration = try Self.checked {
-            try FCMConfiguration(serviceAccount: try FCMServiceAccount(json: serviceAccountJSON), baseURL: baseURL)
-        }
+        var problems: [PushConfigurationError] = []
+        let baseURL = Self.url(url, field: .fcmURL, problems: &problems) ?? FCMConfiguration.productionURL
+        let account = Self.checked(&problems) { try FCMServiceAccount(json: serviceAccountJSON) }
+        let configuration = account.flatMap { account in Self.checked(&problems) { try FCMConfiguration(serviceAccount: account, baseURL: baseURL) } }
+        guard let configuration, problems.isEmpty else { throw Self.formErrors(problems) }
         try credentials.setFCM(
             FCMCredentials(serviceAccountJSON: serviceAccountJSON, projectID: configuration.serviceAccount.projectID,
                            clientEmail: configuration.serviceAccount.clientEmail, url: Self.given(url)),
@@ -61,23 +67,44 @@ public struct PushSetupEditor: Sendable {
         text.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    private static func url(_ text: String?, field: PushConfigurationError.Field) throws -> URL? {
+    /// The address typed, nil for none; one that is not a URL is a problem at its field.
+    private static func url(_ text: String?, field: PushConfigurationError.Field, problems: inout [PushConfigurationError]) -> URL? {
         guard let text = given(text) else { return nil }
-        guard let url = URL(string: text) else { throw problem(PushConfigurationError(field, "“\(text.prefix(80))” is not a URL.")) }
+        guard let url = URL(string: text) else {
+            problems.append(PushConfigurationError(field, "“\(text.prefix(80))” is not a URL."))
+            return nil
+        }
         return url
     }
 
-    private static func checked<Configuration>(_ make: () throws -> Configuration) throws -> Configuration {
+    /// What `make` makes, or nil with its problems added to `problems`.
+    private static func checked<Configuration>(_ problems: inout [PushConfigurationError], _ make: () throws -> Configuration) -> Configuration? {
         do {
             return try make()
+        } catch let error as PushConfigurationProblems {
+            problems += error.problems
         } catch let error as PushConfigurationError {
-            throw problem(error)
+            problems.append(error)
+        } catch {
+            problems.append(PushConfigurationError(.fcmServiceAccount, "\(error)"))
         }
+        return nil
     }
 
-    /// The provider library's error as a form error: its English says exactly what is wrong; the
-    /// console shows the catalog's sentence for the field in the reader's language.
-    static func problem(_ error: PushConfigurationError) -> FormErrors {
-        FormErrors(error.field.rawValue, Phrase("apps.push.errors.\(error.field.rawValue)", english: error.message))
+    /// The provider library's problems as form errors, one a field (the first found there): its English says
+    /// exactly what is wrong; the console shows the catalog's sentence for the field in the reader's language,
+    /// naming what a key of the wrong kind is.
+    static func formErrors(_ problems: [PushConfigurationError]) -> FormErrors {
+        var errors = FormErrors()
+        var fields = Set<PushConfigurationError.Field>()
+        for problem in problems where fields.insert(problem.field).inserted {
+            let phrase = if let kind = problem.keyKind {
+                Phrase("apps.push.errors.\(problem.field.rawValue)_kind", ["kind": .text(kind)], english: problem.message)
+            } else {
+                Phrase("apps.push.errors.\(problem.field.rawValue)", english: problem.message)
+            }
+            errors.add(problem.field.rawValue, phrase)
+        }
+        return errors
     }
 }

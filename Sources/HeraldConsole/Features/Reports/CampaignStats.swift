@@ -128,6 +128,8 @@ struct CampaignStats: Sendable, Equatable {
     var daily: [Day] = []
     /// Test devices' events, kept apart.
     var test = Totals()
+    /// A push campaign's own figures: its send, and its receipts and opens; nil for an in-app campaign.
+    var push: PushFigures?
 
     init(counts: EventCounts, range: DayRange) {
         from = range.from
@@ -176,7 +178,7 @@ struct CampaignStats: Sendable, Equatable {
         }
         json.closeArray()
         json.key("byPlatform")
-        Self.write(byPlatform, into: &json) { totals, json in Self.write(totals, into: &json) }
+        json.objectByName(byPlatform) { totals, json in Self.write(totals, into: &json) }
         json.key("clicksByAction")
         Self.write(clicksByAction, into: &json)
         json.key("conversionsByEvent")
@@ -204,6 +206,10 @@ struct CampaignStats: Sendable, Equatable {
         json.member("otherConversions", otherConversions)
         json.key("otherLanguages")
         Self.write(otherLanguages, into: &json)
+        if let push {
+            json.key("push")
+            push.write(into: &json)
+        }
         json.key("test")
         Self.write(test, into: &json)
         json.member("to", to)
@@ -240,17 +246,7 @@ struct CampaignStats: Sendable, Equatable {
     }
 
     private static func write(_ counts: [String: Int], into json: inout JSONWriter) {
-        write(counts, into: &json) { count, json in json.integer(count) }
-    }
-
-    /// An object of `values` by name, in the order of the names' bytes.
-    private static func write<Value>(_ values: [String: Value], into json: inout JSONWriter, _ value: (Value, inout JSONWriter) -> Void) {
-        json.open()
-        for (name, item) in values.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-            json.key(name)
-            value(item, &json)
-        }
-        json.close()
+        json.objectByName(counts) { count, json in json.integer(count) }
     }
 }
 
@@ -270,7 +266,11 @@ struct StatsAPI: Sendable {
         } catch {
             throw HTTPError(400, error.message)
         }
-        let stats = CampaignStats(counts: try services.database.events.counts(campaignID: id, from: range.from, to: range.to), range: range)
+        let counts = try services.database.events.counts(campaignID: id, from: range.from, to: range.to)
+        var stats = CampaignStats(counts: counts, range: range)
+        if stored.campaign.channel == .push {
+            stats.push = try PushFigures(campaignID: id, outbox: services.database.pushOutbox, counts: counts, range: range)
+        }
         return .json(stats.json)
     }
 }

@@ -33,7 +33,7 @@ extension ReportPages {
         if stored.campaign.channel == .push {
             let push = try PushReport(campaignID: stored.id, outbox: services.database.pushOutbox, counts: counts, range: days, localizer: l)
             lines += ["", ["date", "push_sent", "push_delivered", "push_opened"].map { Self.csvField(l("reports.csv." + $0)) }.joined(separator: ",")]
-            lines += push.dayRows.map { "\($0.day),\($0.sent),\($0.delivered),\($0.opened)" }
+            lines += push.dayRows.map { "\($0.date),\($0.sent),\($0.delivered),\($0.opened)" }
         }
         let filename = "campaign-\(stored.id)-report-\(days.from)-to-\(days.to).csv"
         return Response(
