@@ -227,11 +227,11 @@ public struct SQLiteTestSendStore: TestSendStore {
                 guard let installation, let provider = installation.pushProvider, let token = installation.pushToken else { continue }
                 try db.execute(
                     sql: """
-                        INSERT INTO push_outbox (app_id, campaign_id, test_send_id, installation_id, provider, token, platform, language, due_at, state)
+                        INSERT INTO push_outbox (app_id, campaign_id, test_send_id, installation_id, provider, token, platform, language, due_at_ms, state)
                         VALUES (?, NULL, ?, ?, ?, ?, ?, ?, ?, 'pending')
                         """,
                     arguments: [stored.campaign.app, id, installation.installationID, provider.rawValue, token, installation.platform.rawValue,
-                                installation.language, now])
+                                installation.language, now.storedMilliseconds])
             }
             try db.execute(
                 sql: "DELETE FROM test_sends WHERE campaign_id = ? AND id NOT IN (SELECT id FROM test_sends WHERE campaign_id = ? ORDER BY id DESC LIMIT ?)",

@@ -27,26 +27,14 @@ struct DeviceBitmapTests {
         return (shop, news, try campaign(shop, "Sale"), try campaign(shop, "Winter"), try campaign(news, "Digest"))
     }
 
-    /// The same apps and campaigns written as a schema of before 0015 or 0017 holds them, for the migration
-    /// tests: today's stores write columns such a schema does not have yet (the audit lines' arguments, 0022).
+    /// The same apps and campaigns written as a schema of before 0015 or 0017 holds them, for the migration tests.
     static func campaignsInEarlierSchema(_ database: AppDatabase) throws -> (shop: Int64, news: Int64, sale: Int64, winter: Int64, digest: Int64) {
-        let now = UTCTime.timestamp(start)
-        return try database.pool.write { db in
-            func app(_ name: String) throws -> Int64 {
-                try db.execute(sql: "INSERT INTO apps (name, platforms, created_at) VALUES (?, 'ios', ?)", arguments: [name, now])
-                return db.lastInsertedRowID
-            }
-            func campaign(_ app: Int64, _ name: String) throws -> Int64 {
-                let document = try CampaignJSON.encoder().encode(Campaign(app: app, name: name, message: Message(layout: .modal, title: .init(text: name))))
-                try db.execute(sql: """
-                    INSERT INTO campaigns (app_id, name, state, layout, priority, started_at, document, revision, created_at, updated_at, updated_by)
-                    VALUES (?, ?, 'published', 'modal', 5, ?, ?, 1, ?, ?, 'command line')
-                    """, arguments: [app, name, now, String(decoding: document, as: UTF8.self), now, now])
-                return db.lastInsertedRowID
-            }
-            let shop = try app("Shop"), news = try app("News")
-            return (shop, news, try campaign(shop, "Sale"), try campaign(shop, "Winter"), try campaign(news, "Digest"))
+        let shop = try TestApp.insertApp(named: "Shop", now: start, in: database)
+        let news = try TestApp.insertApp(named: "News", now: start, in: database)
+        func campaign(_ app: Int64, _ name: String) throws -> Int64 {
+            try TestApp.insertCampaign(Campaign(app: app, name: name, message: Message(layout: .modal, title: .init(text: name))), now: start, in: database)
         }
+        return (shop, news, try campaign(shop, "Sale"), try campaign(shop, "Winter"), try campaign(news, "Digest"))
     }
 
     static func event(app: Int64, campaign: Int64, installation: String, day: Int, test: Bool = false) -> Event {

@@ -13,9 +13,8 @@ struct PushDueMigrationTests {
         let folder = try TemporaryFolder()
         let (before, path) = try TestApp.database(migratedBefore: "0019", in: folder)
         let now = Date(timeIntervalSince1970: 1_790_000_000)
-        let shop = try before.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: now)
-        let campaign = try before.campaigns.create(
-            Campaign(app: shop.id, name: "Morning", push: PushNotification(title: "Hi")), state: .published, actor: .commandLine, now: now)
+        let shop = try TestApp.insertApp(named: "Shop", now: now, in: before)
+        let campaign = try TestApp.insertCampaign(Campaign(app: shop, name: "Morning", push: PushNotification(title: "Hi")), now: now, in: before)
         // Due times as GRDB wrote them before 0019, one with the five-digit year a device-time start near the end made.
         let written = ["2026-09-21 09:00:00.123", "2026-09-20 23:59:59.999", "10000-01-01 08:00:00.000", "9999-12-31 23:00:00.000"]
         try before.pool.write { db in
@@ -25,7 +24,7 @@ struct PushDueMigrationTests {
                         INSERT INTO push_outbox (app_id, campaign_id, installation_id, provider, token, platform, due_at, state)
                         VALUES (?, ?, ?, 'apns', ?, 'ios', ?, 'pending')
                         """,
-                    arguments: [shop.id, campaign, "iid-\(index)", "aa0\(index)", due])
+                    arguments: [shop, campaign, "iid-\(index)", "aa0\(index)", due])
             }
         }
         let oldOrder = try before.pool.read { db in

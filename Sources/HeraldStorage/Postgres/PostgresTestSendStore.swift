@@ -36,9 +36,9 @@ struct PostgresTestSendStore: TestSendStore {
                 guard let installation, let provider = installation.pushProvider, let token = installation.pushToken else { continue }
                 try session.execute(
                     """
-                    INSERT INTO push_outbox (app_id, campaign_id, test_send_id, installation_id, provider, token, platform, language, due_at, state)
+                    INSERT INTO push_outbox (app_id, campaign_id, test_send_id, installation_id, provider, token, platform, language, due_at_ms, state)
                     VALUES (\(stored.campaign.app), NULL, \(id), \(installation.installationID), \(provider.rawValue), \(token),
-                            \(installation.platform.rawValue), \(installation.language), \(stamp), 'pending')
+                            \(installation.platform.rawValue), \(installation.language), \(stamp.storedMilliseconds), 'pending')
                     """)
             }
             try session.execute(

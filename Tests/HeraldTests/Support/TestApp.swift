@@ -105,6 +105,29 @@ struct TestApp {
         return (database, path)
     }
 
+    /// An app written as the earliest schema holds it, for a database of `database(migratedBefore:in:)`:
+    /// today's stores write columns an earlier schema does not have yet (the audit lines' arguments, 0022).
+    static func insertApp(named name: String, platforms: String = "ios", now: Date, in database: AppDatabase) throws -> Int64 {
+        try database.pool.write { db in
+            try db.execute(sql: "INSERT INTO apps (name, platforms, created_at) VALUES (?, ?, ?)", arguments: [name, platforms, now])
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// A published campaign written as the earliest schema holds it (see `insertApp`), its document today's encoding.
+    static func insertCampaign(_ campaign: Campaign, now: Date, in database: AppDatabase) throws -> Int64 {
+        let document = String(decoding: try CampaignJSON.encoder().encode(campaign), as: UTF8.self)
+        return try database.pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO campaigns (app_id, name, state, layout, priority, started_at, document, revision, created_at, updated_at, updated_by)
+                    VALUES (?, ?, 'published', ?, ?, ?, ?, 1, ?, ?, 'command line')
+                    """,
+                arguments: [campaign.app, campaign.name, campaign.listedLayout, campaign.priority, now, document, now, now])
+            return db.lastInsertedRowID
+        }
+    }
+
     /// A browser with its own cookie jar.
     func browser(address: String = "10.0.0.1") -> TestBrowser {
         TestBrowser(app: self, address: address)
