@@ -6,6 +6,20 @@ public enum EventType: String, Sendable, Codable, CaseIterable {
     case pushReceived = "push_received"
     /// The user opened a push notification; the event's campaign is the push campaign.
     case pushOpen = "push_open"
+
+    /// The channel whose campaigns the event is about: what devices do with an in-app message, or with a
+    /// push notification. Ingestion refuses an event against a campaign of the other channel.
+    public var channel: Channel {
+        switch self {
+        case .impression, .click, .dismiss, .error, .conversion: .inApp
+        case .pushReceived, .pushOpen: .push
+        }
+    }
+}
+
+extension Channel {
+    /// The event types a campaign of this channel takes, in the vocabulary's order.
+    public var eventTypes: [EventType] { EventType.allCases.filter { $0.channel == self } }
 }
 
 /// Which part of a message was clicked.
@@ -25,9 +39,13 @@ public enum DisplayErrorCode: String, Sendable, Codable, CaseIterable {
 
 extension CaseIterable where Self: RawRepresentable, RawValue == String {
     /// The raw values as a list people read: `auto, click, swipe or unknown`.
-    public static var spokenList: String {
-        let values = allCases.map(\.rawValue)
-        guard values.count > 1 else { return values.joined() }
-        return values.dropLast().joined(separator: ", ") + " or " + (values.last ?? "")
+    public static var spokenList: String { allCases.map(\.rawValue).spokenList }
+}
+
+extension Array where Element == String {
+    /// The texts as a list people read: `auto, click, swipe or unknown`.
+    public var spokenList: String {
+        guard count > 1 else { return joined() }
+        return dropLast().joined(separator: ", ") + " or " + (last ?? "")
     }
 }

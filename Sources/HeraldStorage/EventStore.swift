@@ -172,8 +172,15 @@ public protocol EventStore: Sendable {
     /// Raw events for one installation (for tests and support questions).
     func count(installationID: String) throws -> Int
 
-    /// The campaign ids of an app, to check events against.
-    func campaignIDs(appID: Int64) throws -> Set<Int64>
+    /// The campaigns of an app and each one's channel, to check events against.
+    func campaignChannels(appID: Int64) throws -> [Int64: Channel]
+}
+
+extension Channel {
+    /// A stored campaign's channel, from its `layout` column (`Campaign.listedLayout`).
+    init(storedLayout: String) {
+        self = storedLayout == Campaign.pushLayout ? .push : .inApp
+    }
 }
 
 extension EventStore {
@@ -437,8 +444,11 @@ struct SQLiteEventStore: EventStore {
         try pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM events WHERE installation_id = ?", arguments: [installationID]) ?? 0 }
     }
 
-    func campaignIDs(appID: Int64) throws -> Set<Int64> {
-        try pool.read { Set(try Int64.fetchAll($0, sql: "SELECT id FROM campaigns WHERE app_id = ?", arguments: [appID])) }
+    func campaignChannels(appID: Int64) throws -> [Int64: Channel] {
+        try pool.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT id, layout FROM campaigns WHERE app_id = ?", arguments: [appID])
+            return Dictionary(rows.map { ($0[0], Channel(storedLayout: $0[1])) }, uniquingKeysWith: { first, _ in first })
+        }
     }
 }
 

@@ -85,6 +85,39 @@ struct EventTests {
         #expect(try fixture.stats("")["totals"].flatMap { $0 as? [String: Any] }?["impressions"] as? Int == 5)
     }
 
+    @Test("An event about the other channel's campaigns is refused by itself, with the reason: push events of in-app campaigns, display events of push campaigns")
+    func eventsBelongToTheirCampaignsChannel() async throws {
+        // Given an in-app campaign and a push campaign of the app
+        let fixture = try await Self.fixture()
+        let now = fixture.app.clock.now
+        let push = try fixture.app.database.campaigns.create(
+            Campaign(app: fixture.shop, name: "Sale push", push: PushNotification(title: "Sale")), state: .published, actor: .commandLine, now: now)
+        // When a batch mixes each event type against both
+        let batch = EventType.allCases.flatMap { type in
+            [fixture.campaign, push].map { campaign in
+                Self.event(type.rawValue, campaign: campaign, at: now, extra: ["action": "primary", "dismissType": "auto", "errorCode": "unspecified", "event": "purchase"])
+            }
+        }
+        let answer = try fixture.answer(fixture.post(batch))
+        // Then each event of the campaign's own channel is kept, and each of the other is rejected saying why
+        let kept = batch.indices.filter { index in
+            let type = EventType(rawValue: batch[index]["type"] as? String ?? "")
+            return type?.channel == ((batch[index]["campaignId"] as? Int64) == push ? .push : .inApp)
+        }
+        #expect(kept.count == 7)
+        #expect(answer["accepted"] as? Int == kept.count)
+        let rejected = try #require(answer["rejected"] as? [[String: Any]])
+        #expect(rejected.compactMap { $0["index"] as? Int } == batch.indices.filter { !kept.contains($0) })
+        let reasons = rejected.compactMap { $0["error"] as? String }
+        #expect(reasons.contains("`campaignId` \(push) is a push campaign: its events are push_received or push_open, not impression."))
+        #expect(reasons.contains("`campaignId` \(fixture.campaign) is an in-app campaign: its events are impression, click, dismiss, error or conversion, not push_open."))
+        // And nothing of the other channel reached either campaign's rollups
+        let inApp = try fixture.app.database.events.counts(campaignID: fixture.campaign, from: "2000-01-01", to: "2100-01-01").rows
+        let pushRows = try fixture.app.database.events.counts(campaignID: push, from: "2000-01-01", to: "2100-01-01").rows
+        #expect(inApp.allSatisfy { $0.type.channel == .inApp } && inApp.count == 5)
+        #expect(pushRows.allSatisfy { $0.type.channel == .push } && pushRows.count == 2)
+    }
+
     @Test("Limits and keys: 1001 events are refused, a feed-only key gets 403, bad JSON 400")
     func limits() async throws {
         let fixture = try await Self.fixture()

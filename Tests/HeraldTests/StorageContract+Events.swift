@@ -97,8 +97,10 @@ extension StorageContractTests {
         #expect(summary.count == 9 && summary.oldestReceivedAt?.asStored == Self.start.asStored)
         #expect(try events.count(installationID: "a") == 4)
         #expect(try events.count(installationID: "z") == 0)
-        #expect(try events.campaignIDs(appID: shop) == [sale, ids.winter])
-        #expect(try events.campaignIDs(appID: 9_999) == [])
+        let push = try database.stores.campaigns.create(
+            Campaign(app: shop, name: "Sale push", push: PushNotification(title: "Sale")), state: .draft, actor: .commandLine, now: Self.start)
+        #expect(try events.campaignChannels(appID: shop) == [sale: .inApp, ids.winter: .inApp, push: .push])
+        #expect(try events.campaignChannels(appID: 9_999) == [:])
     }
 
     @Test(arguments: StorageEngine.available)

@@ -233,8 +233,11 @@ struct PostgresEventStore: EventStore {
         try database.read { Int(clamping: try $0.one("SELECT count(*)::int8 FROM events WHERE installation_id = \(installationID)", as: Int64.self) ?? 0) }
     }
 
-    func campaignIDs(appID: Int64) throws -> Set<Int64> {
-        try database.read { Set(try $0.all("SELECT id FROM campaigns WHERE app_id = \(appID)", as: Int64.self)) }
+    func campaignChannels(appID: Int64) throws -> [Int64: HeraldDomain.Channel] {
+        try database.read { db in
+            let rows = try db.rows("SELECT id, layout FROM campaigns WHERE app_id = \(appID)").map { try $0.decode((Int64, String).self) }
+            return Dictionary(rows.map { ($0.0, HeraldDomain.Channel(storedLayout: $0.1)) }, uniquingKeysWith: { first, _ in first })
+        }
     }
 }
 

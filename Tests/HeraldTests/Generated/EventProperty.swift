@@ -41,7 +41,8 @@ struct EventBatchCase: Sendable, CustomStringConvertible {
 }
 
 enum EventBatches {
-    static let kinds = ["impression", "click", "dismiss", "error", "conversion"]
+    /// Every type, in-app and push (`EventType.allCases`).
+    static let kinds = EventType.allCases.map(\.rawValue)
     static let details = ["click": ["primary", "secondary", "body"], "dismiss": ["auto", "click", "swipe", "unknown"],
                           "error": ["image_fetch", "image_display", "image_format", "unspecified"]]
     static let detailKeys = ["click": "action", "dismiss": "dismissType", "error": "errorCode", "conversion": "event"]
@@ -51,13 +52,16 @@ enum EventBatches {
     /// 2020-01-01T00:00:00Z, the earliest time an event may claim.
     static let earliest: Int64 = 1_577_836_800_000
 
-    static func generator(campaigns: [Int64], otherAppCampaign: Int64, testDevice: String, now: Date) -> Generator<EventBatchCase, Shrink.None<EventBatchCase>> {
+    /// `campaigns` are in-app campaigns of the app, `pushCampaign` a push campaign of it.
+    static func generator(
+        campaigns: [Int64], pushCampaign: Int64, otherAppCampaign: Int64, testDevice: String, now: Date
+    ) -> Generator<EventBatchCase, Shrink.None<EventBatchCase>> {
         let nowMilliseconds = Int64((now.timeIntervalSince1970 * 1000).rounded())
         return Generated.cases { draw in
             let size = draw.chance(0.03) ? draw.pick([1000, 1001]) : draw.int(0...40)
             let events = (0..<size).map { _ in
                 size > 40 ? impression(&draw, campaign: campaigns[0], now: nowMilliseconds)
-                    : event(&draw, campaigns: campaigns, other: otherAppCampaign, testDevice: testDevice, now: nowMilliseconds)
+                    : event(&draw, campaigns: campaigns, push: pushCampaign, other: otherAppCampaign, testDevice: testDevice, now: nowMilliseconds)
             }
             var members: [(key: String, value: JSONValue)] = [("events", .array(events.map(\.json)))]
             if draw.chance(0.2) { members.insert(("batch", .object([("sdk", .string("herald-swift")), ("sent", .array([.number(1), .null]))])), at: draw.int(0...1)) }
@@ -100,11 +104,13 @@ enum EventBatches {
                                                       installation: nil, test: false, detail: "", language: nil), reason: "")
     }
 
-    /// An event, valid or broken in one documented way.
-    static func event(_ draw: inout Draw, campaigns: [Int64], other: Int64, testDevice: String, now: Int64) -> GeneratedEvent {
+    /// An event, valid or broken in one documented way: in-app events about one of `campaigns`, push events
+    /// about `push`, unless the event is drawn about a campaign of the other channel.
+    static func event(_ draw: inout Draw, campaigns: [Int64], push: Int64, other: Int64, testDevice: String, now: Int64) -> GeneratedEvent {
         let type = draw.pick(kinds)
+        let isPush = EventType(rawValue: type)?.channel == .push
         var id = uuid(&draw)
-        var campaign: JSONValue = .number(Double(draw.pick(campaigns)))
+        var campaign: JSONValue = .number(Double(isPush ? push : draw.pick(campaigns)))
         var time = draw.chance(0.8) ? now - draw.int64(0...86_400_000 * 300) : draw.int64(earliest...now)
         if draw.chance(0.05) { time = draw.pick([earliest, now + 3_600_000]) }
         var occurredAt = JSONValue.string(GeneratedTime.text(&draw, for: time))
@@ -162,6 +168,9 @@ enum EventBatches {
             members.append(("language", draw.pick([.string(""), .string("english"), .string("fa_IR"), .string("pt-BR-x"), .string("e\u{301}n"),
                                                    .string(String(repeating: "a", count: 13)), .string(GeneratedText.characters(40)), .number(1), .bool(true)])))
             reason = "language"
+        case 10, 11:
+            // About a campaign of the other channel: a push event of an in-app campaign, an in-app event of a push campaign.
+            campaign = .number(Double(isPush ? draw.pick(campaigns) : push)); reason = "channel"
         default: break
         }
         if let installation { members.append(("installationId", .string(installation))) } else if draw.chance(0.3) { members.append(("installationId", .null)) }
@@ -205,10 +214,13 @@ struct GeneratedEventProperty {
                 Campaign(app: fixture.shop, name: "Campaign \(index)", message: Message(layout: .modal, title: .init(text: "hi"))),
                 state: .published, actor: .commandLine, now: now)
         }
+        let push = try fixture.app.database.campaigns.create(
+            Campaign(app: fixture.shop, name: "Push", push: PushNotification(title: "hi")), state: .draft, actor: .commandLine, now: now)
         var stored: [(kept: GeneratedEvent.Kept, json: JSONValue)] = []
         var ids: Set<String> = []
         var run = GeneratedRun("event batches", cases: 250)
-        let generator = EventBatches.generator(campaigns: campaigns, otherAppCampaign: fixture.otherCampaign, testDevice: fixture.testDevice, now: now)
+        let generator = EventBatches.generator(
+            campaigns: campaigns, pushCampaign: push, otherAppCampaign: fixture.otherCampaign, testDevice: fixture.testDevice, now: now)
         run.run(generator) { batch, run in
             var events = batch.events.map { ($0.json, $0.kept) }
             if batch.status == 200, batch.events.count <= 40, !stored.isEmpty {
@@ -240,8 +252,26 @@ struct GeneratedEventProperty {
             run.note("events rejected", refused.count)
             run.note("duplicates", duplicates)
         }
-        for campaign in campaigns {
+        for campaign in campaigns + [push] {
             Self.expectStats(fixture, campaign: campaign, stored.map(\.kept).filter { $0.campaign == Int(campaign) }, &run)
+        }
+        Self.expectPushEvents(fixture, campaign: push, stored.map(\.kept).filter { $0.campaign == Int(push) }, &run)
+    }
+
+    /// The push campaign's rollups hold exactly its kept events, all of them push events: none of an in-app
+    /// campaign's events was stored against it (and the stats' in-app figures of it are zero, `expectStats`).
+    static func expectPushEvents(_ fixture: GeneratedFixture, campaign: Int64, _ kept: [GeneratedEvent.Kept], _ run: inout GeneratedRun) {
+        do {
+            let rows = try fixture.app.database.events.counts(campaignID: campaign, from: "2000-01-01", to: "2100-12-31", devices: false).rows
+            run.expect(rows.allSatisfy { $0.type.channel == .push }, "in-app events stored against a push campaign: \(rows.filter { $0.type.channel != .push })",
+                       input: campaign)
+            for type in Channel.push.eventTypes {
+                let stored = rows.filter { $0.type == type && !$0.test }.reduce(0) { $0 + $1.count }
+                let expected = kept.count { $0.type == type.rawValue && !$0.test }
+                run.expect(stored == expected, "\(stored) \(type.rawValue) events of the push campaign stored, not \(expected)", input: campaign)
+            }
+        } catch {
+            run.fail("the push campaign's counts did not read: \(error)", input: campaign)
         }
     }
 

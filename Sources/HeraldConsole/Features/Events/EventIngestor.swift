@@ -41,7 +41,7 @@ struct EventIngestor: Sendable {
             throw HTTPError(422, "A batch holds at most \(Self.maxEvents) events; this one has \(items.count). Send it in smaller batches.",
                             fields: [FieldProblem("events", "At most \(Self.maxEvents) events.")])
         }
-        let campaigns = try services.database.events.campaignIDs(appID: key.appID)
+        let campaigns = try services.database.events.campaignChannels(appID: key.appID)
         let testDevices = Set(try services.database.apps.testDevices(appID: key.appID).map(\.installationID))
         var events: [Event] = []
         var rejected: [Rejection] = []
@@ -61,7 +61,7 @@ struct EventIngestor: Sendable {
     }
 
     private func check(
-        _ item: Batch.Item, appID: Int64, campaigns: Set<Int64>, testDevices: Set<String>, now: Date
+        _ item: Batch.Item, appID: Int64, campaigns: [Int64: Channel], testDevices: Set<String>, now: Date
     ) -> Result<Event, Problem> {
         guard let item = item.fields else { return .failure(Problem(reason: item.wrongType ?? "Each event must be a JSON object.")) }
         guard let id = item.id.flatMap(Self.canonicalUUID) else {
@@ -70,8 +70,11 @@ struct EventIngestor: Sendable {
         guard let type = item.type.flatMap(EventType.init(rawValue:)) else {
             return .failure(Problem(reason: "`type` must be \(EventType.spokenList)."))
         }
-        guard let campaignID = item.campaignId, campaigns.contains(campaignID) else {
+        guard let campaignID = item.campaignId, let channel = campaigns[campaignID] else {
             return .failure(Problem(reason: "`campaignId` must be a campaign of this key's app."))
+        }
+        guard type.channel == channel else {
+            return .failure(Problem(reason: Self.otherChannel(type: type.rawValue, campaignID: campaignID, channel: channel)))
         }
         guard let occurredText = item.occurredAt,
               let occurredAt = UTCTime.date(rfc3339: occurredText) else {
@@ -126,6 +129,12 @@ struct EventIngestor: Sendable {
             id: id, appID: appID, campaignID: campaignID, type: type, occurredAt: occurredAt, platform: platform,
             installationID: installation, detail: detail, url: url, test: installation.map(testDevices.contains) ?? false,
             language: language))
+    }
+
+    /// Why an event of `type` cannot be about campaign `campaignID`, a campaign of `channel`.
+    static func otherChannel(type: String, campaignID: Int64, channel: Channel) -> String {
+        let kind = channel == .push ? "a push campaign" : "an in-app campaign"
+        return "`campaignId` \(campaignID) is \(kind): its events are \(channel.eventTypes.map(\.rawValue).spokenList), not \(type)."
     }
 
     /// `text` in lower case if it is a UUID in the 8-4-4-4-12 hex form, else nil. By hand: this runs for
