@@ -235,6 +235,16 @@ struct ReportTests {
     @Test("/reports lists each campaign with its figures and a trend, sorts by any column, and filters by app")
     func allCampaigns() async throws {
         let fixture = try await Self.fixture()
+        // Given, besides the campaigns with events, a published campaign with none yet, a draft and an archived one
+        let now = fixture.app.clock.now
+        func campaign(_ name: String, _ state: CampaignState) throws -> Int64 {
+            try fixture.app.database.campaigns.create(
+                Campaign(app: fixture.shop, name: name, triggers: [Trigger(event: "app_launch")], message: Message(layout: .modal, title: .init(text: "Hi"))),
+                state: state, actor: .commandLine, now: now)
+        }
+        _ = try campaign("Quiet", .published)
+        _ = try campaign("Idea", .draft)
+        _ = try campaign("Old", .archived)
         let response = fixture.browser.get("/reports?\(Self.range)")
         #expect(response.status == 200)
         let html = response.text
@@ -248,6 +258,9 @@ struct ReportTests {
         #expect(row(html, "Sale") == ["4", "2", "50.0%", "2", "1", "1"])
         #expect(row(html, "Welcome") == ["5", "1", "20.0%", "0", "0", "0"])
         #expect(row(html, "Hello") == ["1", "0", "0.0%", "0", "0", "0"])
+        // The published campaign without impressions yet is listed with zeros; the draft and the archived one are not
+        #expect(row(html, "Quiet") == ["0", "0", "—", "0", "0", "0"])
+        #expect(!html.contains(">Idea</a>") && !html.contains(">Old</a>"))
         #expect(html.contains(#"<svg class="sparkline""#))
         #expect(html.contains("<title id=\"trend-\(fixture.sale)\">Daily impressions from Sep 20, 2026 to Sep 22, 2026: busiest day Sep 20, 2026 with 3</title>"))
         #expect(html.contains(#"href="/campaigns/\#(fixture.sale)/report?from=2026-09-20&amp;to=2026-09-22""#))
@@ -277,6 +290,7 @@ struct ReportTests {
         let nothing = fixture.browser.get("/reports?from=2026-01-01&to=2026-01-31")
         #expect(nothing.status == 200)
         #expect(nothing.text.contains("Nothing delivered in this range"))
+        #expect(row(nothing.text, "Quiet") == ["0", "0", "—", "0", "0", "0"] && row(nothing.text, "Sale").first == "0")
     }
 
     // MARK: Ranges and access

@@ -83,6 +83,8 @@ struct ReportPages: Sendable {
         /// `from=…&to=…`, so a campaign's link keeps the range.
         let rangeQuery: String
         let ready: Bool
+        /// Some campaign delivered in the range; else the page says so above the campaigns it lists at zero.
+        let delivered: Bool
         let hasRows: Bool
         let filtered: Bool
         /// HTML: nothing delivered, from when to when (and in which app).
@@ -124,7 +126,7 @@ struct ReportPages: Sendable {
         guard let days = requested.range else {
             let model = IndexView(
                 range: range, problem: requested.problem(localizer), lead: localizer("reports.lead"), caption: "", rangeQuery: "", ready: false,
-                hasRows: false, filtered: appID != nil, emptyText: "", countText: "", columns: [], rows: [], hasPush: false, totals: nil, longerHref: "/reports",
+                delivered: false, hasRows: false, filtered: appID != nil, emptyText: "", countText: "", columns: [], rows: [], hasPush: false, totals: nil, longerHref: "/reports",
                 pagination: nil)
             return try services.page(.reports, title: localizer("reports.title"), model: model, context: context, status: 400)
         }
@@ -138,7 +140,12 @@ struct ReportPages: Sendable {
         let campaigns = Dictionary(uniqueKeysWithValues: try services.database.campaigns.list(filter, now: context.now).campaigns.map { ($0.id, $0) })
         let dates = days.days
         let dayIndex = Dictionary(uniqueKeysWithValues: dates.enumerated().map { ($0.element, $0.offset) })
+        // Every campaign that has been published and not archived is listed, with zeros until it delivers; a
+        // draft or an archived campaign only when it delivered in the range.
         var entries: [Int64: Entry] = [:]
+        for campaign in campaigns.values where Self.listedWithoutTraffic.contains(campaign.status) {
+            entries[campaign.id] = Entry(campaign: campaign, daily: Array(repeating: 0, count: dates.count))
+        }
         for row in counts.rows where !row.test {
             guard let campaign = campaigns[row.campaignID],
                   let type = Self.listedFigure(row.type, push: campaign.layout == Campaign.pushLayout) else { continue }
@@ -178,11 +185,12 @@ struct ReportPages: Sendable {
         let from = Markup.escape(localizer.day(days.from)), to = Markup.escape(localizer.day(days.to))
         let emptyText = appName.map { localizer.markup("reports.empty_text_app", ["app": Markup.user($0), "from": from, "to": to]) }
             ?? localizer.markup("reports.empty_text", ["from": from, "to": to])
-        let countText = appName.map { localizer.pluralMarkup("reports.delivered_app", count: sorted.count, ["app": Markup.user($0)]) }
-            ?? Markup.escape(localizer.plural("reports.delivered", count: sorted.count))
+        let delivered = sorted.count { $0.totals != CampaignStats.Totals() }
+        let countText = appName.map { localizer.pluralMarkup("reports.delivered_app", count: delivered, ["app": Markup.user($0)]) }
+            ?? Markup.escape(localizer.plural("reports.delivered", count: delivered))
         let model = IndexView(
             range: range, problem: nil, lead: localizer("reports.lead_range", ["range": rangeText]),
-            caption: localizer("reports.caption", ["range": rangeText]), rangeQuery: rangeQuery, ready: true, hasRows: !rows.isEmpty,
+            caption: localizer("reports.caption", ["range": rangeText]), rangeQuery: rangeQuery, ready: true, delivered: delivered > 0, hasRows: !rows.isEmpty,
             filtered: appID != nil, emptyText: emptyText, countText: countText,
             columns: columns, rows: Array(rows), hasPush: rows.contains { $0.isPush },
             totals: Figures(sum, localizer),
@@ -192,6 +200,9 @@ struct ReportPages: Sendable {
             })
         return try services.page(.reports, title: localizer("reports.title"), model: model, context: context)
     }
+
+    /// The statuses of the campaigns `/reports` lists even when they delivered nothing in the range.
+    static let listedWithoutTraffic: Set<CampaignStatus> = [.scheduled, .running, .paused, .ended]
 
     /// The column an event counts in on the list: a push campaign's receipts are its impressions and
     /// its opens its clicks (so the click rate is its open rate); an in-app campaign's events are their own.
