@@ -266,6 +266,7 @@ function compareStep(index, expect, world, client, outcomes, failures) {
       campaign: idOf(message),
       language: normalized(message.language),
       title: message.message.title ? message.message.title.text : null,
+      data: message.data.map((pair) => ({ key: pair.key, value: pair.value })),
     }));
     if (wanted === null || (typeof wanted !== "object")) {
       const ids = actual.map((message) => message.campaign);
@@ -273,7 +274,8 @@ function compareStep(index, expect, world, client, outcomes, failures) {
     } else {
       const matches = actual.length === 1 && same(wanted.campaign, actual[0].campaign)
         && (!("language" in wanted) || same(wanted.language, actual[0].language))
-        && (!("title" in wanted) || same(wanted.title, actual[0].title));
+        && (!("title" in wanted) || same(wanted.title, actual[0].title))
+        && (!("data" in wanted) || same(wanted.data, actual[0].data));
       if (!matches) fail("shown", wanted, actual);
     }
   }
