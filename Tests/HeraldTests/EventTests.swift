@@ -118,6 +118,72 @@ struct EventTests {
         #expect(pushRows.allSatisfy { $0.type.channel == .push } && pushRows.count == 2)
     }
 
+    @Test("Discard counts come with the events: each kept once per id and refused one by one with the reason; the stats show them by reason and in the funnel")
+    func discardCounts() async throws {
+        // Given an in-app campaign, a push campaign, a campaign of another app, and a test device
+        let fixture = try await Self.fixture()
+        let now = fixture.app.clock.now
+        let today = UTCTime.day(now)
+        let push = try fixture.app.database.campaigns.create(
+            Campaign(app: fixture.shop, name: "Sale push", push: PushNotification(title: "Sale")), state: .published, actor: .commandLine, now: now)
+        let other = try fixture.app.database.apps.create(name: "Other", platforms: [.ios], actor: .commandLine, now: now)
+        let elsewhere = try fixture.app.database.campaigns.create(
+            Campaign(app: other.id, name: "Elsewhere", message: Message(layout: .modal, title: .init(text: "Hi"))), state: .published,
+            actor: .commandLine, now: now)
+        _ = try fixture.app.database.apps.addTestDevice(appID: fixture.shop, installationID: "iid-qa", name: "QA", actor: .commandLine, now: now)
+        func count(_ reason: String, _ number: Any, campaign: Int64? = nil, day: String? = nil, id: String? = nil, installation: String? = nil) -> [String: Any] {
+            var count: [String: Any] = ["id": id ?? UUID().uuidString, "campaignId": campaign ?? fixture.campaign, "reason": reason, "day": day ?? today, "count": number]
+            if let installation { count["installationId"] = installation }
+            return count
+        }
+        let good = [
+            count("orientation", 2), count("throttled", 3), count("stack_full", 1, installation: "iid-1"), count("timeout", 4, installation: "iid-qa"),
+            count("delegate", DiscardCount.maxCount),
+        ]
+        let bad = [
+            count("bored", 1), count("orientation", 0), count("orientation", DiscardCount.maxCount + 1), count("orientation", 1.5),
+            count("orientation", "2"), count("orientation", 1, campaign: push), count("orientation", 1, campaign: elsewhere),
+            count("orientation", 1, day: "2019-12-31"), count("orientation", 1, day: UTCTime.day(now.addingTimeInterval(2 * 86_400))),
+            count("orientation", 1, day: "21/11/2026"), count("orientation", 1, id: "not-a-uuid"), count("orientation", 1, installation: ""),
+        ]
+        func post(_ discards: Any) -> Response {
+            let body = try! JSONSerialization.data(withJSONObject: ["events": [Self.event("impression", campaign: fixture.campaign, at: now)], "discards": discards])
+            return fixture.app.respond(Request(
+                method: "POST", target: "/api/v1/events",
+                headers: HTTPHeaders([("Authorization", "Bearer \(fixture.eventsKey)"), ("Content-Type", "application/json")]), body: Array(body)))
+        }
+        // When a batch carries them with an event
+        let first = post(good + bad)
+        #expect(first.status == 200, "\(first.text)")
+        let answer = try fixture.answer(first)
+        #expect(answer["accepted"] as? Int == 1)
+        // Then the good ones are kept and each bad one is refused by its index, saying which field is wrong
+        let discards = try #require(answer["discards"] as? [String: Any])
+        #expect(discards["accepted"] as? Int == good.count && discards["duplicates"] as? Int == 0)
+        let rejected = try #require(discards["rejected"] as? [[String: Any]])
+        #expect(rejected.compactMap { $0["index"] as? Int } == Array(good.count..<(good.count + bad.count)))
+        let reasons = rejected.compactMap { $0["error"] as? String }
+        for (index, field) in ["`reason`", "`count`", "`count`", "`count`", "`count`", "push campaign", "`campaignId`", "`day`", "`day`", "`day`", "`id`",
+                               "`installationId`"].enumerated() {
+            let reason = index < reasons.count ? reasons[index] : "none"
+            #expect(reason.contains(field), "\(index): \(reason)")
+        }
+        // And a retried upload counts once
+        let again = try #require(try fixture.answer(post(good))["discards"] as? [String: Any])
+        #expect(again["accepted"] as? Int == 0 && again["duplicates"] as? Int == good.count)
+
+        // And the stats show the real devices' discards by reason, and chosen = shown (an impression per post) + discarded
+        let stats = try fixture.stats("")
+        #expect(stats["discardsByReason"] as? [String: Int] == ["orientation": 2, "throttled": 3, "stack_full": 1, "delegate": DiscardCount.maxCount])
+        #expect(stats["funnel"] as? [String: Int] == ["chosen": 2 + 6 + DiscardCount.maxCount, "shown": 2, "clicked": 0])
+
+        // And a batch without discards (or with null) is answered with none; too many, or not an array, refuse the batch
+        #expect((try fixture.answer(post(NSNull()))["discards"] as? [String: Any])?["accepted"] as? Int == 0)
+        let tooMany = post((0...DiscardCount.maxPerBatch).map { _ in count("orientation", 1) })
+        #expect(tooMany.status == 422 && tooMany.text.contains("discards"))
+        #expect(post("orientation").status == 400)
+    }
+
     @Test("Limits and keys: 1001 events are refused, a feed-only key gets 403, bad JSON 400")
     func limits() async throws {
         let fixture = try await Self.fixture()

@@ -352,6 +352,8 @@ struct ReportPages: Sendable {
     struct CampaignReport: Sendable {
         let delivered: Bool
         let metrics: [Metric]
+        /// Chosen, shown, clicked (`funnel`).
+        let funnel: [Metric]
         let chart: DailyChart
         let dailyRows: String
         let breakdowns: [Breakdown]
@@ -478,11 +480,12 @@ struct ReportPages: Sendable {
             breakdown("errors", item: "error", stats.errorsByCode, known: known(DisplayErrorCode.allCases.map(\.rawValue)), empty: "", l),
             breakdown("conversions", item: "event", stats.conversionsByEvent, known: conversions,
                       other: stats.otherConversions, empty: l("reports.breakdown.no_conversions"), l),
+            discardsBreakdown(stats, l),
         ]
         let days = stats.daily.map { DayText($0, l) }
         return CampaignReport(
             delivered: totals.impressions + totals.clicks + totals.dismissals + totals.errors + totals.conversions > 0,
-            metrics: metrics, chart: DailyChart(days: days, localizer: l),
+            metrics: metrics, funnel: funnel(stats, l), chart: DailyChart(days: days, localizer: l),
             dailyRows: Self.dailyRows(days),
             breakdowns: breakdowns, platforms: platforms.map(\.row).joined(), hasPlatforms: !platforms.isEmpty,
             languages: languages.map(\.row).joined(), hasLanguages: !languages.isEmpty,
@@ -492,7 +495,7 @@ struct ReportPages: Sendable {
     /// The known values first, each shown even at zero, then anything else the events carried, then
     /// `other` (what the counts did not name one by one) as a last row. `id` and `item` name the catalog's
     /// heading and column (`reports.breakdown.<id>`, `reports.breakdown.<item>`).
-    private static func breakdown(
+    static func breakdown(
         _ id: String, item: String, _ counts: [String: Int], known: [(String, String)], other: Int = 0, empty: String, _ localizer: Localizer
     ) -> Breakdown {
         let knownCodes = Set(known.map(\.0))
