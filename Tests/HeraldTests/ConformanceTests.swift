@@ -90,6 +90,9 @@ struct ConformanceTests {
         for difference in await run.eventDifferences(from: vector["events"]) {
             Issue.record("\(file): events at the end: \(difference)")
         }
+        for difference in await run.discardDifferences(from: vector["discardCounts"]) {
+            Issue.record("\(file): discard counts at the end: \(difference)")
+        }
     }
 }
 
@@ -274,6 +277,38 @@ final class VectorRun: @unchecked Sendable {
         }
         if let expected = expect["noMatch"] {
             compare("noMatch", (expected.array ?? []).compactMap(\.string).joined(separator: ", "), happened.noMatch.joined(separator: ", "))
+        }
+        return differences
+    }
+
+    /// What differs between the vector's `discardCounts` and every count the client made (those uploaded,
+    /// then those still waiting), summed per campaign, reason, day and installation id, whatever uploads split
+    /// them into; a count sent twice must say the same both times.
+    func discardDifferences(from expected: JSONValue?) async -> [String] {
+        let uploaded = transport.uploadedDiscards
+        var differences: [String] = []
+        var sent: [String: Int] = [:]
+        for count in uploaded {
+            if let earlier = sent.updateValue(count.count, forKey: count.id), earlier != count.count {
+                differences.append("count \(count.id) was sent as \(earlier), then as \(count.count)")
+            }
+        }
+        var seen: Set<String> = []
+        let counts = (uploaded + (await client.pendingDiscards)).filter { seen.insert($0.id).inserted }
+        for id in counts.map(\.id) where !(UUID(uuidString: id) != nil && Array(id).count == 36 && Array(id)[14] == "7") {
+            differences.append("count id \(id) is not a UUIDv7")
+        }
+        guard let expected = expected?.array else { return differences }
+        let installationID = vector["device"]?["installationId"]?.string
+        let wanted = VectorValue.discardLines(expected.map {
+            ($0["campaignId"]?.number.map { Int64($0) } ?? -1, $0["reason"]?.string ?? "?", $0["day"]?.string ?? "?", $0["count"]?.number.map { Int($0) } ?? -1,
+             $0["installationId"]?.bool == true ? "true" : "false")
+        })
+        let got = VectorValue.discardLines(counts.map {
+            ($0.campaignId, $0.reason.rawValue, $0.day, $0.count, $0.installationId.map { $0 == installationID ? "true" : "another (\($0))" } ?? "false")
+        })
+        if wanted != got {
+            differences.append("expected\n  \(wanted.joined(separator: "\n  "))\ngot\n  \(got.joined(separator: "\n  "))")
         }
         return differences
     }

@@ -93,6 +93,15 @@ enum VectorValue {
         return value.string ?? "null"
     }
 
+    /// Discard counts summed per campaign, reason, day and installation id, one line each, in one order.
+    static func discardLines(_ counts: [(campaign: Int64, reason: String, day: String, count: Int, installation: String)]) -> [String] {
+        var sums: [String: Int] = [:]
+        for count in counts {
+            sums["campaignId=\(count.campaign) reason=\(count.reason) day=\(count.day) installationId=\(count.installation)", default: 0] += count.count
+        }
+        return sums.map { "\($0.key) count=\($0.value)" }.sorted()
+    }
+
     /// Expected custom data, a list of `{"key", "value"}`, as one line of its pairs in order.
     static func pairs(_ expected: JSONValue) -> String {
         (expected.array ?? []).map { pair(key: $0["key"]?.string ?? "?", value: $0["value"]?.string ?? "?") }.joined(separator: ", ")
