@@ -22,3 +22,15 @@ CREATE TABLE discard_ids (
     PRIMARY KEY (app_id, id)
 ) WITHOUT ROWID;
 CREATE INDEX discard_ids_by_received_at ON discard_ids (received_at);
+
+-- The platform each device sent from: per app and platform, a bitmap of its device numbers in chunks of
+-- 4096, as device_bitmaps (0015). A range's unique devices on a platform are its union of device_bitmaps
+-- ANDed with these, so the stats' byPlatform counts devices without a row per device. Filled as devices
+-- send events from now on: devices not heard from since are in no platform's count.
+CREATE TABLE device_platforms (
+    app_id INTEGER NOT NULL,
+    platform TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    bits BLOB NOT NULL,
+    PRIMARY KEY (app_id, platform, chunk)
+) WITHOUT ROWID;

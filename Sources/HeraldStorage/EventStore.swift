@@ -93,6 +93,8 @@ public struct EventCounts: Sendable, Equatable {
     /// range held more bitmap chunks than `EventStore.exactDeviceChunkLimit`.
     public var uniqueDevicesEstimated = false
     public var uniqueTestDevicesEstimated = false
+    /// Real traffic's unique devices per platform they sent from (estimated when `uniqueDevicesEstimated`).
+    public var uniqueDevicesByPlatform: [String: Int] = [:]
     /// One campaign's most recorded conversion events (real traffic), most first, at most
     /// `EventCounts.topConversionEvents`; empty for counts across campaigns.
     public var topConversions: [Conversion] = []
@@ -127,6 +129,12 @@ public struct EventCounts: Sendable, Equatable {
 }
 
 extension EventCounts {
+    /// The unique devices as `DeviceBitmaps.uniqueDevices` counted them, of real traffic and of test devices.
+    mutating func setUniqueDevices(real: DeviceBitmaps.UniqueDevices, test: DeviceBitmaps.UniqueDevices) {
+        (uniqueDevices, uniqueDevicesEstimated, uniqueDevicesByPlatform) = (real.count, real.estimated, real.byPlatform)
+        (uniqueTestDevices, uniqueTestDevicesEstimated) = (test.count, test.estimated)
+    }
+
     /// The language split from a campaign's per-language sums (`named` nil for the languages past the
     /// top ones, '' for the default version): the named ones ordered by impressions, then all events, then
     /// tag, and the rest by type. Each engine's query picks the top languages; this orders them alike.
@@ -305,7 +313,8 @@ struct EventTally {
             campaignID: event.campaignID, day: day, test: event.test, language: event.language ?? "", type: event.type), default: 0] += 1
         if let installation = event.installationID {
             devices.append(DeviceBitmaps.Sighting(
-                appID: event.appID, campaignID: event.campaignID, day: day, test: event.test, installationID: installation))
+                appID: event.appID, campaignID: event.campaignID, day: day, test: event.test, installationID: installation,
+                platform: event.platform))
         }
     }
 }
@@ -443,15 +452,12 @@ struct SQLiteEventStore: EventStore {
                 return EventCounts.Row(
                     campaignID: row[0], day: row[1], platform: row[2], test: row[3], type: type, detail: row[5], count: row[6])
             }
-            func unique(test: Bool) throws -> (count: Int, estimated: Bool) {
+            func unique(test: Bool) throws -> DeviceBitmaps.UniqueDevices {
                 try DeviceBitmaps.uniqueDevices(
                     campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: SQLiteDeviceRows(db: db))
             }
             var counts = EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0)
-            if devices {
-                (counts.uniqueDevices, counts.uniqueDevicesEstimated) = try unique(test: false)
-                (counts.uniqueTestDevices, counts.uniqueTestDevicesEstimated) = try unique(test: true)
-            }
+            if devices { counts.setUniqueDevices(real: try unique(test: false), test: try unique(test: true)) }
             if campaignID != nil {
                 counts.topConversions = try Row.fetchAll(
                     db.cachedStatement(sql: """

@@ -289,6 +289,11 @@ struct EventTests {
         let android = try #require((stats["byPlatform"] as? [String: Any])?["android"] as? [String: Any])
         #expect(android["impressions"] as? Int == 1)
         #expect(android["errors"] as? Int == 1)
+        // Devices per platform they sent from: c on Android (the impression without an installation is no
+        // device), a and b on iOS; the test device apart
+        #expect(android["uniqueDevices"] as? Int == 1)
+        let ios = try #require((stats["byPlatform"] as? [String: Any])?["ios"] as? [String: Any])
+        #expect(ios["uniqueDevices"] as? Int == 2)
         let daily = try #require(stats["daily"] as? [[String: Any]])
         #expect(daily.map { $0["date"] as? String } == ["2026-09-20", "2026-09-21", "2026-09-22"])
         #expect(daily.map { $0["impressions"] as? Int } == [3, 0, 1])

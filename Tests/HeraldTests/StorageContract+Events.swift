@@ -187,6 +187,51 @@ extension StorageContractTests {
     }
 
     @Test(arguments: StorageEngine.available)
+    func uniqueDevicesPerPlatform(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let ids = try Self.eventWorld(database)
+        let events = database.stores.events
+        // Given the sale seen by 3 iOS devices (i1 on both days), 2 Android and 1 web device, and a test device;
+        // the winter campaign of the same app by i1 and i4; the digest of another app by i1 (another device there)
+        let batch = [
+            Self.event("p1", app: ids.shop, campaign: ids.sale, installation: "i1"),
+            Self.event("p2", app: ids.shop, campaign: ids.sale, day: 1, installation: "i1"),
+            Self.event("p3", app: ids.shop, campaign: ids.sale, installation: "i2"),
+            Self.event("p4", app: ids.shop, campaign: ids.sale, .click, day: 1, installation: "i3", detail: "primary"),
+            Self.event("p5", app: ids.shop, campaign: ids.sale, platform: "android", installation: "a1"),
+            Self.event("p6", app: ids.shop, campaign: ids.sale, day: 1, platform: "android", installation: "a2"),
+            Self.event("p7", app: ids.shop, campaign: ids.sale, platform: "web", installation: "w1"),
+            Self.event("p8", app: ids.shop, campaign: ids.sale, platform: "android", installation: "tester", test: true),
+            Self.event("p9", app: ids.shop, campaign: ids.sale, platform: "web"),
+            Self.event("p10", app: ids.shop, campaign: ids.winter, installation: "i1"),
+            Self.event("p11", app: ids.shop, campaign: ids.winter, installation: "i4"),
+            Self.event("p12", app: ids.news, campaign: ids.digest, installation: "i1"),
+        ]
+        #expect(try events.ingest(batch, now: Self.start).accepted == batch.count)
+
+        // Then each platform counts its devices, whatever other campaigns and apps saw
+        let sale = try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22")
+        #expect(sale.uniqueDevices == 6 && sale.uniqueDevicesByPlatform == ["ios": 3, "android": 2, "web": 1])
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-22", to: "2026-09-22").uniqueDevicesByPlatform == ["ios": 2, "android": 1])
+        let all = try events.counts(campaignID: nil, from: "2026-09-21", to: "2026-09-22")
+        #expect(all.uniqueDevices == 8 && all.uniqueDevicesByPlatform == ["ios": 5, "android": 2, "web": 1])
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22", devices: false).uniqueDevicesByPlatform.isEmpty)
+
+        // And a range too large to count shares its estimate out as the app's devices are among platforms
+        var estimating = database.stores.events
+        estimating.exactDeviceChunkLimit = 0
+        let estimate = try estimating.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22")
+        #expect(estimate.uniqueDevicesEstimated && abs(estimate.uniqueDevices - 6) <= 1, "linear counting is near exact for a few devices")
+        // The app's devices: i1 to i4 on iOS; a1, a2 and the tester on Android; w1 on the web
+        let shares = ["ios": 4, "android": 3, "web": 1].mapValues { estimate.uniqueDevices * $0 / 8 }
+        #expect(estimate.uniqueDevicesByPlatform == shares)
+
+        // And an erased installation leaves its platform's count
+        _ = try events.eraseInstallation("i2", appID: ids.shop, actor: .commandLine, now: Self.start)
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22").uniqueDevicesByPlatform == ["ios": 2, "android": 2, "web": 1])
+    }
+
+    @Test(arguments: StorageEngine.available)
     func uniqueDevicesAreExactBelowTheChunkLimitAndEstimatedAbove(_ engine: StorageEngine) throws {
         let database = try EngineDatabase(engine)
         let ids = try Self.eventWorld(database)

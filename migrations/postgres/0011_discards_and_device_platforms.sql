@@ -16,3 +16,12 @@ CREATE TABLE discard_ids (
     PRIMARY KEY (app_id, id)
 );
 CREATE INDEX discard_ids_by_received_at ON discard_ids (received_at);
+
+-- The platform each device sent from, as SQLite's 0021: per app and platform, a bitmap of device numbers.
+CREATE TABLE device_platforms (
+    app_id bigint NOT NULL,
+    platform text COLLATE "C" NOT NULL,
+    chunk bigint NOT NULL,
+    bits bytea NOT NULL,
+    PRIMARY KEY (app_id, platform, chunk)
+);

@@ -215,12 +215,11 @@ struct PostgresEventStore: EventStore {
             var deviceRows = PostgresDeviceRows(db: db)
             var counts = try PostgresEventCounts.decode(row, campaignID: campaignID, from: from, to: to, devices: devices, into: &deviceRows)
             if devices {
-                func unique(test: Bool) throws -> (count: Int, estimated: Bool) {
+                func unique(test: Bool) throws -> DeviceBitmaps.UniqueDevices {
                     try DeviceBitmaps.uniqueDevices(
                         campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: deviceRows)
                 }
-                (counts.uniqueDevices, counts.uniqueDevicesEstimated) = try unique(test: false)
-                (counts.uniqueTestDevices, counts.uniqueTestDevicesEstimated) = try unique(test: true)
+                counts.setUniqueDevices(real: try unique(test: false), test: try unique(test: true))
             }
             return counts
         }

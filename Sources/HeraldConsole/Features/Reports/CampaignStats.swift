@@ -174,6 +174,10 @@ struct CampaignStats: Sendable, Equatable {
         otherLanguages = LanguageTotals(language: nil, counts: counts.otherLanguages)
         totals.uniqueDevices = counts.uniqueDevices
         totals.uniqueDevicesEstimated = counts.uniqueDevicesEstimated
+        for (platform, devices) in counts.uniqueDevicesByPlatform {
+            byPlatform[platform, default: Totals()].uniqueDevices = devices
+            byPlatform[platform]?.uniqueDevicesEstimated = counts.uniqueDevicesEstimated
+        }
         test.uniqueDevices = counts.uniqueTestDevices
         test.uniqueDevicesEstimated = counts.uniqueTestDevicesEstimated
         daily = range.days.map { date in
