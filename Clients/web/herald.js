@@ -20,6 +20,10 @@ const Herald = (() => {
     stack: 50,
     queue: 1000,
     batch: 500,
+    // Discard counts waiting (one per campaign, reason and UTC day), what one may say, and how many a batch carries.
+    discardCounts: 200,
+    discardCount: 10000,
+    discardBatch: 500,
     // A beacon's body: Chrome allows 64 KiB of keep-alive bodies in flight, headers not counted.
     beaconBytes: 60000,
     backoffSeconds: 300,
@@ -44,7 +48,7 @@ const Herald = (() => {
   });
 
   const LAYOUTS = ["card", "modal", "image_only", "banner", "slideup", "fullscreen"];
-  const DISCARD_REASONS = ["orientation", "image_fetch", "timeout", "delegate", "renderer_timeout", "ineligible", "stack_full"];
+  const DISCARD_REASONS = ["orientation", "image_fetch", "timeout", "delegate", "renderer_timeout", "ineligible", "stack_full", "throttled"];
   const CLICK_ACTIONS = ["primary", "secondary", "body"];
   const DISMISS_TYPES = ["auto", "click", "swipe", "unknown"];
   const ERROR_CODES = ["image_fetch", "image_display", "image_format", "unspecified"];
@@ -739,23 +743,26 @@ const Herald = (() => {
   }
 
   /** Splits events into request bodies of at most LIMITS.batch events and `maxBytes` UTF-8 bytes. */
-  function bodiesOf(events, maxBytes) {
+  /** Beacon bodies of at most `maxBytes`: the events in batches, the discard counts in the first (they are few and small). */
+  function bodiesOf(events, discards, maxBytes) {
     const bodies = [];
     let batch = [];
-    let bytes = 0;
+    const first = discards.length > 0 ? { discards } : {};
+    let bytes = discards.length > 0 ? utf8.encode(JSON.stringify(first)).length : 0;
     const wrapper = utf8.encode('{"events":[]}').length;
+    const body = (events) => JSON.stringify(bodies.length === 0 ? { events, ...first } : { events });
     for (const event of events) {
       const size = utf8.encode(JSON.stringify(event)).length + 1;
       if (wrapper + size > maxBytes) continue; // cannot go this way at all; the next fetch upload takes it
       if (batch.length === LIMITS.batch || wrapper + bytes + size > maxBytes) {
-        bodies.push(JSON.stringify({ events: batch }));
+        bodies.push(body(batch));
         batch = [];
         bytes = 0;
       }
       batch.push(event);
       bytes += size;
     }
-    if (batch.length > 0) bodies.push(JSON.stringify({ events: batch }));
+    if (batch.length > 0 || (bodies.length === 0 && discards.length > 0)) bodies.push(body(batch));
     return bodies;
   }
 
@@ -1332,6 +1339,19 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
     };
   }
 
+  const DAY_TEXT = /^\d{4}-\d{2}-\d{2}$/;
+
+  /** The discard counts waiting (docs/delivery-semantics.md §7), each as kept: what it counts, whether data
+   *  collection was on when it started, and whether an upload took it (then its count is fixed). */
+  function readDiscards(stored) {
+    const discards = Array.isArray(stored) ? stored : [];
+    return discards.filter((entry) => isRecord(entry) && typeof entry.id === "string" && Number.isSafeInteger(entry.campaignId)
+      && DISCARD_REASONS.includes(entry.reason) && typeof entry.day === "string" && DAY_TEXT.test(entry.day)
+      && Number.isSafeInteger(entry.count) && entry.count >= 1 && entry.count <= LIMITS.discardCount)
+      .map((entry) => ({ ...entry, identified: entry.identified === true, sent: entry.sent === true }))
+      .slice(-LIMITS.discardCounts);
+  }
+
   function readQueue(stored) {
     const queue = isRecord(stored) ? stored : {};
     return {
@@ -1370,6 +1390,7 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
       this.suppressed = false;
       this.renderer = null;
       this.discards = Object.fromEntries(DISCARD_REASONS.map((reason) => [reason, 0]));
+      this.droppedDiscards = 0;
       this.images = new Map();
       this.feedBackoff = new Backoff(settings.random || Math.random);
       this.uploadBackoff = new Backoff(settings.random || Math.random);
@@ -1648,7 +1669,10 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
         this.push(entry);
         return { event: name, outcome: "stacked", campaign: chosen.id };
       }
-      if (!chosen.test && this.insideInterval(now, state)) return { event: name, outcome: "throttled", campaign: chosen.id };
+      if (!chosen.test && this.insideInterval(now, state)) {
+        this.discard("throttled", entry, now);
+        return { event: name, outcome: "throttled", campaign: chosen.id };
+      }
       return { event: name, ...this.prepare(entry, now) };
     }
 
@@ -1657,14 +1681,29 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
       const key = entryKey(entry);
       this.stack = this.stack.filter((waiting) => entryKey(waiting) !== key);
       this.stack.push(entry);
-      while (this.stack.length > LIMITS.stack) {
-        this.stack.shift();
-        this.discard("stack_full");
-      }
+      while (this.stack.length > LIMITS.stack) this.discard("stack_full", this.stack.shift(), this.clock());
     }
 
-    discard(reason) {
+    /** A message chosen and not shown: counted in `discards`, and (a campaign's) for upload with the events, one
+     *  count per campaign, reason and UTC day until an upload takes it. */
+    discard(reason, entry, now) {
       this.discards[reason] += 1;
+      if (entry.local) return;
+      const identified = this.dataCollection;
+      const day = new Date(now).toISOString().slice(0, 10);
+      this.store.update("discards", (stored) => {
+        const discards = readDiscards(stored);
+        const open = discards.find((kept) => !kept.sent && kept.campaignId === entry.campaign.id && kept.reason === reason
+          && kept.day === day && kept.identified === identified && kept.count < LIMITS.discardCount);
+        if (open) {
+          open.count += 1;
+        } else {
+          discards.push({ id: uuidV7(now, this.settings.random), campaignId: entry.campaign.id, reason, day, count: 1, identified, sent: false });
+          while (discards.length > LIMITS.discardCounts) this.droppedDiscards += discards.shift().count;
+        }
+        return discards;
+      });
+      if (!this.timers.has("upload")) this.setTimer("upload", Math.max(now + LIMITS.uploadDelayMs, this.uploadBackoff.retryAt));
     }
 
     displayNext() {
@@ -1681,7 +1720,7 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
           // The campaign as the feed has it now: one paused or ended since has left the feed.
           const campaign = this.feed.campaigns.find((each) => each.id === top.campaign.id);
           if (!campaign || !this.eligible(campaign, now, state)) {
-            this.discard("ineligible");
+            this.discard("ineligible", top, now);
             continue;
           }
           top.campaign = campaign;
@@ -1699,7 +1738,7 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
       const campaign = entryId(entry);
       const lock = version.message.layout === "fullscreen" ? version.message.orientation : null;
       if ((lock === "portrait" || lock === "landscape") && lock !== this.settings.orientation()) {
-        this.discard("orientation");
+        this.discard("orientation", entry, now);
         return { outcome: "discarded", reason: "orientation", campaign };
       }
       const states = imagesOf(version.message).map((url) => this.imageState(url));
@@ -1716,7 +1755,7 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
     }
 
     discardForImage(entry, version, now) {
-      this.discard("image_fetch");
+      this.discard("image_fetch", entry, now);
       this.record(entry, version.language, "error", { errorCode: "image_fetch" }, now);
     }
 
@@ -1742,7 +1781,7 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
         return { outcome: "stacked", campaign };
       }
       if (answer === "discard") {
-        this.discard("delegate");
+        this.discard("delegate", entry, now);
         return { outcome: "discarded", reason: "delegate", campaign };
       }
       const slot = { entry, version, shown, phase: "shown", since: now, impressed: false };
@@ -1767,10 +1806,10 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
       if (!slot) return;
       if (slot.phase === "loading" && now - slot.since >= this.settings.displayTimeoutSeconds * 1000) {
         this.freeSlot();
-        this.discard("timeout");
+        this.discard("timeout", slot.entry, now);
       } else if (slot.phase === "shown" && !slot.impressed && now - slot.since >= this.settings.rendererTimeoutSeconds * 1000) {
         this.freeSlot();
-        this.discard("renderer_timeout");
+        this.discard("renderer_timeout", slot.entry, now);
         this.withdraw(slot);
       }
     }
@@ -2024,6 +2063,40 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
       return readQueue(this.store.read("queue"));
     }
 
+    pendingDiscards() {
+      return readDiscards(this.store.read("discards"));
+    }
+
+    /** Marks the counts an upload takes (the oldest, at most LIMITS.discardBatch) as sent, so they never change
+     *  again: a retry sends the same counts under the same ids. Returns them. */
+    takeDiscards() {
+      let taken = [];
+      this.store.update("discards", (stored) => {
+        const discards = readDiscards(stored);
+        taken = discards.slice(0, LIMITS.discardBatch);
+        taken.forEach((entry) => {
+          entry.sent = true;
+        });
+        return discards;
+      });
+      return taken;
+    }
+
+    removeDiscards(ids) {
+      const sent = new Set(ids);
+      this.store.update("discards", (stored) => readDiscards(stored).filter((entry) => !sent.has(entry.id)));
+    }
+
+    /** Counts as they leave the device: the installation id only if data collection was on when each started, and is on now. */
+    outgoingDiscards(discards) {
+      const state = this.readState();
+      return discards.map((entry) => {
+        const count = { id: entry.id, campaignId: entry.campaignId, reason: entry.reason, day: entry.day, count: entry.count };
+        if (entry.identified && state.dataCollection !== false) count.installationId = state.installationId;
+        return count;
+      });
+    }
+
     /** The events as they leave the device: without the installation id while data collection is off. */
     outgoing(events) {
       if (this.dataCollection) return events;
@@ -2061,18 +2134,21 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
       for (let round = 0; round < 2 * (LIMITS.queue / LIMITS.batch); round += 1) {
         const now = this.clock();
         const events = this.queue().events;
-        if (events.length === 0) break;
+        if (events.length === 0 && this.pendingDiscards().length === 0) break;
         if (!this.uploadBackoff.ready(now)) {
           this.setTimer("upload", this.uploadBackoff.retryAt);
           return { status: "waiting", retryAt: this.uploadBackoff.retryAt };
         }
         const batch = events.slice(0, LIMITS.batch);
+        const discards = this.takeDiscards();
+        const body = { events: this.outgoing(batch) };
+        if (discards.length > 0) body.discards = this.outgoingDiscards(discards);
         let response;
         try {
           response = await send(this.settings.fetch, `${this.settings.server}/api/v1/events`, {
             method: "POST",
             headers: { Authorization: `Bearer ${this.settings.apiKey}`, "Content-Type": "application/json" },
-            body: JSON.stringify({ events: this.outgoing(batch) }),
+            body: JSON.stringify(body),
             credentials: "omit",
           });
         } catch (error) {
@@ -2094,6 +2170,7 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
         }
         // Stored (2xx; items it rejected one by one would be rejected again), or refused as a whole (other 4xx): done with.
         this.removeFromQueue(batch.map((event) => event.id));
+        this.removeDiscards(discards.map((entry) => entry.id));
         this.uploadBackoff.succeeded();
       }
       return totals;
@@ -2110,7 +2187,8 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
     sendBeacons() {
       if (this.stoppedStatus !== null || typeof navigator === "undefined" || typeof navigator.sendBeacon !== "function") return;
       const url = `${this.settings.server}/api/v1/events?key=${encodeURIComponent(this.settings.apiKey)}`;
-      for (const body of bodiesOf(this.outgoing(this.queue().events), LIMITS.beaconBytes)) {
+      const discards = this.pendingDiscards().length > 0 ? this.takeDiscards() : [];
+      for (const body of bodiesOf(this.outgoing(this.queue().events), this.outgoingDiscards(discards), LIMITS.beaconBytes)) {
         let queued = false;
         try {
           queued = navigator.sendBeacon(url, new Blob([body], { type: "text/plain;charset=UTF-8" }));
@@ -2151,7 +2229,7 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
       if (this.stoppedStatus === null) {
         if (now >= this.nextPollAt) work.push(this.refresh());
         else if (!this.timers.has("poll")) this.setTimer("poll", this.nextPollAt);
-        if (this.queue().events.length > 0) {
+        if (this.queue().events.length > 0 || this.pendingDiscards().length > 0) {
           if (this.uploadBackoff.ready(now)) work.push(this.flush());
           else if (!this.timers.has("upload")) this.setTimer("upload", this.uploadBackoff.retryAt);
         }
@@ -2200,6 +2278,8 @@ button:focus-visible { outline: 3px solid #174ea6; outline-offset: 2px; box-shad
         get stack() { return client.stack.map(describe).reverse(); },
         get slot() { return client.slot ? { ...describe(client.slot.entry), phase: client.slot.phase } : null; },
         get queuedEvents() { return client.queue().events; },
+        get pendingDiscards() { return client.outgoingDiscards(client.pendingDiscards()); },
+        get droppedDiscards() { return client.droppedDiscards; },
         get droppedEvents() { return client.queue().dropped; },
         get stopped() { return client.stoppedStatus; },
       });

@@ -24,7 +24,7 @@ extension DeliveryClient {
         while let top = stack.last {
             guard let current = stillEligible(top, now: now) else {
                 stack.removeLast()
-                count(.ineligible)
+                discard(top, .ineligible, now: now)
                 continue
             }
             if !current.isTest, insideMinimumInterval(now: now) { return nil }
@@ -72,7 +72,10 @@ extension DeliveryClient {
             push(message)
             return .stacked(chosen.id)
         }
-        if chosen.test != true, insideMinimumInterval(now: now) { return .throttled(chosen.id) }
+        if chosen.test != true, insideMinimumInterval(now: now) {
+            discard(message, .throttled, now: now)
+            return .throttled(chosen.id)
+        }
         switch offer(message, now: now) {
         case .displayed: return .displayed(chosen.id)
         case .pending: return .pending(chosen.id)
@@ -94,7 +97,7 @@ extension DeliveryClient {
     func offer(_ waiting: InAppMessage, now: Date) -> Offer {
         let message = waiting.resolved(for: device.language)
         guard message.fits(device.orientation) else {
-            count(.orientation)
+            discard(message, .orientation, now: now)
             return .discarded(.orientation)
         }
         return proceed(message, waitingSince: now, now: now)
@@ -105,7 +108,7 @@ extension DeliveryClient {
         switch readiness(of: message) {
         case .failed:
             slot = nil
-            count(.imageFetch)
+            discard(message, .imageFetch, now: now)
             if !message.isLocal { record(message, type: .error, now: now) { $0.errorCode = .imageFetch } }
             return .discarded(.imageFetch)
         case .loading:
@@ -128,7 +131,7 @@ extension DeliveryClient {
                 return .stacked
             case .discard:
                 slot = nil
-                count(.delegate)
+                discard(ready, .delegate, now: now)
                 return .discarded(.delegate)
             }
         }
@@ -165,11 +168,11 @@ extension DeliveryClient {
         switch slot.phase {
         case .waitingForImages(let since) where now.timeIntervalSince(since) >= configuration.displayTimeout:
             self.slot = nil
-            count(.timeout)
+            discard(slot.message, .timeout, now: now)
         case .shown(let at, false) where now.timeIntervalSince(at) >= configuration.rendererTimeout:
             // A renderer that never reported may still hold the message: it takes it away, as the web client's does.
             self.slot = nil
-            count(.rendererTimeout)
+            discard(slot.message, .rendererTimeout, now: now)
             renderer?.withdraw(slot.message)
         default:
             break
@@ -210,9 +213,8 @@ extension DeliveryClient {
     func push(_ message: InAppMessage) {
         stack.removeAll { $0.id == message.id || (message.campaignID != nil && $0.campaignID == message.campaignID) }
         stack.append(message)
-        if stack.count > Self.stackLimit {
-            stack.removeFirst(stack.count - Self.stackLimit)
-            count(.stackFull)
+        while stack.count > Self.stackLimit {
+            discard(stack.removeFirst(), .stackFull, now: configuration.clock())
         }
     }
 
@@ -241,7 +243,15 @@ extension DeliveryClient {
         Eligibility.frequencyAllows(campaign, lastImpression: state.lastImpressions[String(campaign.id)], now: now)
     }
 
-    func count(_ reason: DiscardReason) {
+    /// Counts a message chosen and not shown: in `discards`, and (a campaign's) for upload with the events, with
+    /// the installation id later only if data collection is on now.
+    func discard(_ message: InAppMessage, _ reason: DiscardReason, now: Date) {
         discards[reason, default: 0] += 1
+        guard let campaignID = message.campaignID else { return }
+        do {
+            try discardTally.add(campaignID: campaignID, reason: reason, now: now, identified: automaticDataCollectionEnabled)
+        } catch {
+            storageFailed(.events, error)
+        }
     }
 }

@@ -87,21 +87,37 @@ extension DeliveryClient {
     /// Events dropped because the queue was full (the oldest go first), since this client started.
     public var droppedEventCount: Int { queue.dropped }
 
-    /// Uploads queued events in batches. Ids never change, so a retry after a lost answer counts once.
+    /// Discard counts waiting to be uploaded with the events, oldest first, as they will be sent.
+    public var pendingDiscards: [OutgoingDiscard] { discardTally.entries.map(outgoing) }
+
+    /// Discards dropped with the oldest counts when too many waited, since this client started.
+    public var droppedDiscardCount: Int { discardTally.dropped }
+
+    /// A count as it leaves the device: with the installation id only if data collection was on when it started
+    /// and is on now.
+    private func outgoing(_ entry: DiscardTally.Entry) -> OutgoingDiscard {
+        OutgoingDiscard(
+            id: entry.id, campaignId: entry.campaignId, reason: entry.reason, day: entry.day, count: entry.count,
+            installationId: entry.identified && automaticDataCollectionEnabled ? state.installationID : nil)
+    }
+
+    /// Uploads queued events in batches, the discard counts with the first. Ids never change, and a count taken
+    /// by an upload never changes again, so a retry after a lost answer counts once.
     /// After a failure, retries wait as feed fetches do (1 s, 2 s, 4 s … 5 min, ±20 %, never before
     /// `Retry-After`). A batch refused as a whole (a 4xx other than 401, 403, 408 and 429) is dropped.
     @discardableResult
     public func flushEvents() async -> UploadResult {
         if let stoppedStatus { return .stopped(stoppedStatus) }
-        guard !queue.isEmpty, !uploading, configuration.clock() >= nextUploadAttempt else { return .idle }
+        guard !queue.isEmpty || !discardTally.isEmpty, !uploading, configuration.clock() >= nextUploadAttempt else { return .idle }
         uploading = true
         defer { uploading = false }
         var accepted = 0, duplicates = 0, rejected = 0
-        while !queue.isEmpty {
+        while !queue.isEmpty || !discardTally.isEmpty {
             let batch = Array(queue.events.prefix(max(1, configuration.uploadBatchSize)))
+            let discards = discardTally.takeForUpload { storageFailed(.events, $0) }
             let body: Data
             do {
-                body = try CampaignJSON.encoder().encode(["events": batch])
+                body = try CampaignJSON.encoder().encode(UploadBody(events: batch, discards: discards.isEmpty ? nil : discards.map(outgoing)))
             } catch {
                 return uploadFailed("the events did not encode: \(error)", retryAfter: nil)
             }
@@ -121,7 +137,7 @@ extension DeliveryClient {
                 accepted += answer?.accepted ?? batch.count
                 duplicates += answer?.duplicates ?? 0
                 rejected += answer?.rejected.count ?? 0
-                acknowledge(batch)
+                acknowledge(batch, discards)
             case 401, 403:
                 stop(status: response.status)
                 return .stopped(response.status)
@@ -131,7 +147,7 @@ extension DeliveryClient {
             case 400..<500:
                 // Refused as a whole: it would never pass, so it is dropped rather than retried forever.
                 rejected += batch.count
-                acknowledge(batch)
+                acknowledge(batch, discards)
             default:
                 return uploadFailed("the server answered \(response.status)", retryAfter: nil)
             }
@@ -141,6 +157,12 @@ extension DeliveryClient {
         return .uploaded(accepted: accepted, duplicates: duplicates, rejected: rejected)
     }
 
+    /// A batch as the events endpoint takes it.
+    private struct UploadBody: Encodable {
+        let events: [OutgoingEvent]
+        let discards: [OutgoingDiscard]?
+    }
+
     private struct UploadAnswer: Decodable {
         struct Rejection: Decodable { let index: Int }
         let accepted: Int
@@ -148,9 +170,15 @@ extension DeliveryClient {
         let rejected: [Rejection]
     }
 
-    private func acknowledge(_ batch: [OutgoingEvent]) {
+    private func acknowledge(_ batch: [OutgoingEvent], _ discards: [DiscardTally.Entry]) {
         do {
             try queue.remove(ids: Set(batch.map(\.id)))
+        } catch {
+            storageFailed(.events, error)
+        }
+        guard !discards.isEmpty else { return }
+        do {
+            try discardTally.remove(ids: Set(discards.map(\.id)))
         } catch {
             storageFailed(.events, error)
         }

@@ -32,6 +32,7 @@ public actor DeliveryClient {
     var state: DeviceStore.Persisted
     var cachedFeed: DeviceStore.CachedFeed?
     var queue: EventQueue
+    var discardTally: DiscardTally
     var images: ImageCache
     /// Image loads under way, by URL; each task ends after recording its result.
     var imageLoads: [String: Task<Void, Never>] = [:]
@@ -62,7 +63,8 @@ public actor DeliveryClient {
     /// While true, triggers are ignored (not queued). Not persisted: a restart starts unsuppressed.
     public internal(set) var messageDisplaySuppressed = false
     public internal(set) var device: DeviceContext
-    /// Messages chosen but not shown, by reason, since this client started.
+    /// Messages chosen but not shown, by reason, since this client started (local messages included); a campaign's
+    /// are also counted for upload (`pendingDiscards`).
     public internal(set) var discards: [DiscardReason: Int] = [:]
 
     public init(configuration: DeliveryConfiguration) throws {
@@ -79,6 +81,7 @@ public actor DeliveryClient {
         self.state = state
         cachedFeed = store.loadFeed()
         queue = EventQueue(file: store.eventsFile, limit: configuration.eventQueueLimit)
+        discardTally = DiscardTally(file: store.discardsFile, limit: configuration.discardCountLimit)
         images = try ImageCache(folder: store.imagesFolder, limit: configuration.imageCacheBytes)
         device = configuration.device
         apiKey = configuration.apiKey

@@ -34,6 +34,8 @@ public struct DeliveryConfiguration: Sendable {
     public var eventQueueLimit: Int
     /// Events per upload request (the server takes up to 1000).
     public var uploadBatchSize: Int
+    /// The most discard counts waiting on the device (one per campaign, reason and day); when full, the oldest is dropped.
+    public var discardCountLimit: Int
 
     public init(
         serverURL: URL, apiKey: String, storageFolder: URL, device: DeviceContext,
@@ -43,7 +45,7 @@ public struct DeliveryConfiguration: Sendable {
         minimumInterval: TimeInterval? = nil, sessionTimeout: TimeInterval = 10, displayTimeout: TimeInterval = 10,
         rendererTimeout: TimeInterval = 10, imageCacheBytes: Int = 50 * 1024 * 1024, imageBytesLimit: Int = 5 * 1024 * 1024,
         eventQueueLimit: Int = 1_000,
-        uploadBatchSize: Int = 500
+        uploadBatchSize: Int = 500, discardCountLimit: Int = 200
     ) {
         self.serverURL = serverURL
         self.apiKey = apiKey
@@ -62,5 +64,6 @@ public struct DeliveryConfiguration: Sendable {
         self.imageBytesLimit = imageBytesLimit
         self.eventQueueLimit = eventQueueLimit
         self.uploadBatchSize = uploadBatchSize
+        self.discardCountLimit = discardCountLimit
     }
 }

@@ -3,7 +3,7 @@ import HeraldDomain
 
 /// What the client keeps on the device, in one folder: its state (installation, first open, frequency
 /// history, session, data-collection choice, push token and registration) and the last good feed, each written atomically and read at
-/// start. The event queue (`EventQueue`) and the images (`ImageCache`) have their own files there.
+/// start. The event queue (`EventQueue`), the discard counts (`DiscardTally`) and the images (`ImageCache`) have their own files there.
 struct DeviceStore: Sendable {
     /// The state that survives restarts.
     struct Persisted: Codable, Sendable, Equatable {
@@ -48,6 +48,7 @@ struct DeviceStore: Sendable {
     private var stateFile: URL { folder.appendingPathComponent("state.json") }
     private var feedFile: URL { folder.appendingPathComponent("feed.json") }
     var eventsFile: URL { folder.appendingPathComponent("events.jsonl") }
+    var discardsFile: URL { folder.appendingPathComponent("discards.json") }
     var imagesFolder: URL { folder.appendingPathComponent("images", isDirectory: true) }
 
     func loadState() -> Persisted { load(Persisted.self, from: stateFile) ?? Persisted() }

@@ -124,24 +124,6 @@ public struct TriggerResult: Sendable, Equatable {
     }
 }
 
-/// Why a chosen message was not shown (`docs/delivery-semantics.md` §7).
-public enum DiscardReason: String, Sendable, Equatable, CaseIterable, Codable {
-    /// A full-screen message locked to the other orientation.
-    case orientation
-    /// An image failed to load (a campaign's message also reports a `displayError` event).
-    case imageFetch = "image_fetch"
-    /// Its images did not load within the display timeout.
-    case timeout
-    /// The renderer's delegate answered `discard`.
-    case delegate
-    /// The renderer reported nothing at all within the renderer timeout.
-    case rendererTimeout = "renderer_timeout"
-    /// It left the stack no longer eligible (schedule, targeting, frequency, or gone from the feed).
-    case ineligible
-    /// It was at the bottom of a full stack when another message came.
-    case stackFull = "stack_full"
-}
-
 /// What the renderer's delegate answers before a message is handed to it.
 public enum DisplayDecision: Sendable, Equatable {
     /// Show it now (the default).

@@ -15,7 +15,7 @@ public final class AppDatabase: HeraldDatabase, Sendable {
     public let unavailability = UnavailabilityLog()
     private let observation = Mutex<AnyDatabaseCancellable?>(nil)
     /// Event batches that arrive together are written in one transaction.
-    private let eventBatches = GroupCommit<EventIngestBatch, EventIngestCounts>()
+    private let eventBatches = GroupCommit<EventIngestBatch, BatchIngestCounts>()
     /// SQLite found the file unwritable when it opened it (permissions, a read-only volume): reads work,
     /// every change fails until Herald is restarted on a writable file.
     public let openedReadOnly: Bool

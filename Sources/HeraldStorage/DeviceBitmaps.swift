@@ -88,6 +88,11 @@ struct DeviceChunkKey: Hashable {
     var sketchDay: DeviceSketches.Day { DeviceSketches.Day(campaignID: campaignID, test: test, day: day) }
 }
 
+/// An app's chunk of the device numbers seen on one platform: the key of a `device_platforms` row.
+struct DevicePlatformKey: Hashable {
+    let appID: Int64, platform: String, chunk: Int64
+}
+
 /// An installation of an app: the key of a `device_numbers` row.
 struct DeviceInstallation: Hashable {
     let appID: Int64, installationID: String
@@ -128,6 +133,11 @@ protocol DeviceRows {
     func chunkCount(_ range: DeviceRange) throws -> Int
     /// Calls `body` with the registers of each sketch row that covers the range (`DeviceSketches.Split`).
     func forEachSketch(_ range: DeviceRange, _ body: (UnsafeRawBufferPointer) -> Void) throws
+    func platformChunks(_ keys: [DevicePlatformKey]) throws -> [DevicePlatformKey: Data]
+    /// Inserts or replaces each platform chunk's bits.
+    func writePlatformChunks(_ chunks: [(DevicePlatformKey, Data)]) throws
+    /// Calls `body` with each platform chunk of these apps, its bits read in place.
+    func forEachPlatformChunk(apps: Set<Int64>, _ body: (DevicePlatformKey, UnsafeRawBufferPointer) -> Void) throws
 }
 
 /// Unique devices per campaign, test flag and day, as bitmaps over per-app device numbers
@@ -137,7 +147,7 @@ protocol DeviceRows {
 enum DeviceBitmaps {
     /// A campaign's device on a day, as ingestion sees it.
     struct Sighting: Hashable {
-        let appID: Int64, campaignID: Int64, day: String, test: Bool, installationID: String
+        let appID: Int64, campaignID: Int64, day: String, test: Bool, installationID: String, platform: String
     }
 
     /// Numbers installations never seen in their app (in the order given, so a batch numbers its devices
@@ -145,6 +155,8 @@ enum DeviceBitmaps {
     static func record(_ sightings: [Sighting], in rows: some DeviceRows) throws {
         guard !sightings.isEmpty else { return }
         let numbers = try self.numbers(for: sightings.map { DeviceInstallation(appID: $0.appID, installationID: $0.installationID) }, in: rows)
+        // Before the days' locks: apps' locks are taken first (`DeviceRows.lock`).
+        try recordPlatforms(sightings, numbers: numbers, in: rows)
         var offsets: [DeviceChunkKey: [Int]] = [:]
         var apps: [Int64: Int64] = [:]
         for sighting in sightings {
@@ -172,6 +184,35 @@ enum DeviceBitmaps {
         }
         try rows.writeChunks(writes)
         try DeviceSketches.record(added, in: rows)
+    }
+
+    /// Sets each device's bit in its app's bitmap of the platform it sent from (`device_platforms`), which
+    /// splits unique devices by platform. A device is new to its platform once, so most batches only read:
+    /// only a batch with a new one takes its apps' locks, and reads again under them before it writes.
+    private static func recordPlatforms(_ sightings: [Sighting], numbers: [DeviceInstallation: Int64], in rows: some DeviceRows) throws {
+        var offsets: [DevicePlatformKey: Set<Int>] = [:]
+        for sighting in sightings {
+            guard let number = numbers[DeviceInstallation(appID: sighting.appID, installationID: sighting.installationID)] else { continue }
+            let (chunk, offset) = DeviceBitmap.position(of: number)
+            offsets[DevicePlatformKey(appID: sighting.appID, platform: sighting.platform, chunk: chunk), default: []].insert(offset)
+        }
+        func unset(in stored: [DevicePlatformKey: Data]) -> [DevicePlatformKey] {
+            offsets.compactMap { key, wanted in
+                let bitmap = stored[key].map(DeviceBitmap.init(blob:)) ?? DeviceBitmap()
+                return wanted.allSatisfy(bitmap.contains) ? nil : key
+            }
+        }
+        let keys = unset(in: try rows.platformChunks(Array(offsets.keys)))
+        guard !keys.isEmpty else { return }
+        try rows.lock(apps: Set(keys.map(\.appID)), days: [])
+        let stored = try rows.platformChunks(keys)
+        var writes: [(DevicePlatformKey, Data)] = []
+        for key in keys {
+            var bitmap = stored[key].map(DeviceBitmap.init(blob:)) ?? DeviceBitmap()
+            let changed = (offsets[key] ?? []).reduce(false) { changed, offset in bitmap.insert(offset) || changed }
+            if changed { writes.append((key, bitmap.blob)) }
+        }
+        try rows.writePlatformChunks(writes)
     }
 
     /// Each installation's number in its app, given out from the app's counter to those without one.
@@ -204,27 +245,62 @@ enum DeviceBitmaps {
     static func uniqueDevices(
         campaignID: Int64?, from: String, to: String, test: Bool, exactChunkLimit: Int = DeviceSketches.exactChunkLimit,
         in rows: some DeviceRows
-    ) throws -> (count: Int, estimated: Bool) {
+    ) throws -> UniqueDevices {
         let range = DeviceRange(campaignID: campaignID, from: from, to: to, test: test)
         let chunks = try rows.chunkCount(range)
-        if chunks > exactChunkLimit {
-            return (try DeviceSketches.estimate(range, in: rows), true)
-        }
         // No chunk row, no device: nothing to read (most ranges of test devices).
-        return chunks == 0 ? (0, false) : (try exactUniqueDevices(range, in: rows), false)
+        guard chunks > 0 else { return UniqueDevices(count: 0, estimated: false, byPlatform: [:]) }
+        let apps = try rows.campaignApps(campaignID: range.campaignID)
+        if chunks > exactChunkLimit {
+            let count = try DeviceSketches.estimate(range, in: rows)
+            return UniqueDevices(count: count, estimated: true, byPlatform: try apportion(count, byPlatformsOf: Set(apps.values), in: rows))
+        }
+        let union = try self.union(range, apps: apps, in: rows)
+        var byPlatform: [String: Int] = [:]
+        try rows.forEachPlatformChunk(apps: Set(apps.values)) { key, bits in
+            let common = union.countInBoth(app: key.appID, chunk: key.chunk, bits: bits)
+            if common > 0 { byPlatform[key.platform, default: 0] += common }
+        }
+        return UniqueDevices(count: union.count, estimated: false, byPlatform: byPlatform)
+    }
+
+    /// A range's distinct devices, in all and per platform (each device under the platforms it sent from).
+    struct UniqueDevices: Equatable {
+        var count: Int
+        /// Estimated from the days' sketches (about 1.6 % standard error), not counted; then `byPlatform`
+        /// is the estimate shared out as the apps' devices are among platforms.
+        var estimated: Bool
+        var byPlatform: [String: Int]
     }
 
     /// Distinct devices of a range, the union of its bitmap chunks.
     static func exactUniqueDevices(_ range: DeviceRange, in rows: some DeviceRows) throws -> Int {
-        // Numbers are per app: chunks of different apps are different devices. The apps are read first,
-        // a row per campaign, so the chunk rows need no join.
-        let apps = try rows.campaignApps(campaignID: range.campaignID)
+        try union(range, apps: rows.campaignApps(campaignID: range.campaignID), in: rows).count
+    }
+
+    /// The union of a range's bitmap chunks. Numbers are per app: chunks of different apps are different
+    /// devices. `apps` (each campaign's) is read first, a row per campaign, so the chunk rows need no join.
+    private static func union(_ range: DeviceRange, apps: [Int64: Int64], in rows: some DeviceRows) throws -> ChunkUnion {
         var union = ChunkUnion()
         try rows.forEachChunk(range) { campaignID, chunk, bits in
             guard let app = apps[campaignID] else { return }
             union.add(app: app, chunk: chunk, bits: bits)
         }
-        return union.count
+        return union
+    }
+
+    /// `total` shared out among platforms as the apps' devices are (rounded down; read from the platform
+    /// bitmaps, a few rows per app and platform), for a range too large to count per platform.
+    private static func apportion(_ total: Int, byPlatformsOf apps: Set<Int64>, in rows: some DeviceRows) throws -> [String: Int] {
+        var devices: [String: Int] = [:]
+        try rows.forEachPlatformChunk(apps: apps) { key, bits in
+            var count = 0
+            for index in 0..<(bits.count / 8) { count += bits.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self).nonzeroBitCount }
+            devices[key.platform, default: 0] += count
+        }
+        let all = devices.values.reduce(0, +)
+        guard all > 0 else { return [:] }
+        return devices.mapValues { Int(Double(total) * Double($0) / Double(all)) }
     }
 
     /// The union of chunks by app and chunk number: each distinct chunk's 64 words in one flat array, so
@@ -258,6 +334,16 @@ enum DeviceBitmaps {
         }
 
         var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
+
+        /// The devices both in the union and in a stored chunk of the app (0 when the union has none of it).
+        func countInBoth(app: Int64, chunk: Int64, bits: UnsafeRawBufferPointer) -> Int {
+            guard let base = slots[Key(app: app, chunk: chunk)] else { return 0 }
+            var count = 0
+            for index in 0..<min(bits.count / 8, Self.wordsPerChunk) {
+                count += (words[base + index] & UInt64(littleEndian: bits.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))).nonzeroBitCount
+            }
+            return count
+        }
     }
 
     /// The chunks of an installation's app that have its bit set, and its number; read in a snapshot
@@ -308,6 +394,14 @@ enum DeviceBitmaps {
         try rows.writeChunks(writes)
         try rows.deleteChunks(deletes)
         try DeviceSketches.record(removedChunks, in: rows)
+        // Its number is never given out again; its platform bit goes with it all the same.
+        var platformWrites: [(DevicePlatformKey, Data)] = []
+        try rows.forEachPlatformChunk(apps: [appID]) { key, bits in
+            guard key.chunk == chunk else { return }
+            var bitmap = DeviceBitmap(blob: Data(bits))
+            if bitmap.remove(offset) { platformWrites.append((key, bitmap.blob)) }
+        }
+        try rows.writePlatformChunks(platformWrites)
         try rows.deleteNumber(installation)
     }
 

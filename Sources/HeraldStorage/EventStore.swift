@@ -41,6 +41,31 @@ public struct Event: Sendable, Equatable {
     public var day: String { UTCTime.day(occurredAt) }
 }
 
+/// A discard count from a delivery client (`DiscardCount`), checked and ready to store: how many times one
+/// device chose a campaign's message on a UTC day and did not show it, for one reason.
+public struct Discard: Sendable, Equatable {
+    /// Made by the client, so a retried upload counts once.
+    public var id: String
+    public var appID: Int64
+    public var campaignID: Int64
+    public var reason: DiscardReason
+    /// The UTC day, `YYYY-MM-DD`, the discards happened on.
+    public var day: String
+    public var count: Int
+    /// From one of the app's test devices: counted apart from real traffic.
+    public var test: Bool
+
+    public init(id: String, appID: Int64, campaignID: Int64, reason: DiscardReason, day: String, count: Int, test: Bool) {
+        self.id = id
+        self.appID = appID
+        self.campaignID = campaignID
+        self.reason = reason
+        self.day = day
+        self.count = count
+        self.test = test
+    }
+}
+
 /// Counts for one campaign (or all) over a range of UTC days, read from the rollups.
 public struct EventCounts: Sendable, Equatable {
     public struct Row: Sendable, Equatable {
@@ -68,6 +93,8 @@ public struct EventCounts: Sendable, Equatable {
     /// range held more bitmap chunks than `EventStore.exactDeviceChunkLimit`.
     public var uniqueDevicesEstimated = false
     public var uniqueTestDevicesEstimated = false
+    /// Real traffic's unique devices per platform they sent from (estimated when `uniqueDevicesEstimated`).
+    public var uniqueDevicesByPlatform: [String: Int] = [:]
     /// One campaign's most recorded conversion events (real traffic), most first, at most
     /// `EventCounts.topConversionEvents`; empty for counts across campaigns.
     public var topConversions: [Conversion] = []
@@ -78,6 +105,10 @@ public struct EventCounts: Sendable, Equatable {
     public var topLanguages: [LanguageCounts] = []
     /// The counts of every other language shown, by type.
     public var otherLanguages: [EventType: Int] = [:]
+    /// One campaign's messages chosen and not shown (real traffic), by reason; empty for counts across campaigns.
+    public var discards: [DiscardReason: Int] = [:]
+    /// The same from test devices.
+    public var testDiscards: [DiscardReason: Int] = [:]
 
     /// How many conversion events a campaign's counts name one by one; the rest are counted together.
     public static let topConversionEvents = 20
@@ -98,6 +129,12 @@ public struct EventCounts: Sendable, Equatable {
 }
 
 extension EventCounts {
+    /// The unique devices as `DeviceBitmaps.uniqueDevices` counted them, of real traffic and of test devices.
+    mutating func setUniqueDevices(real: DeviceBitmaps.UniqueDevices, test: DeviceBitmaps.UniqueDevices) {
+        (uniqueDevices, uniqueDevicesEstimated, uniqueDevicesByPlatform) = (real.count, real.estimated, real.byPlatform)
+        (uniqueTestDevices, uniqueTestDevicesEstimated) = (test.count, test.estimated)
+    }
+
     /// The language split from a campaign's per-language sums (`named` nil for the languages past the
     /// top ones, '' for the default version): the named ones ordered by impressions, then all events, then
     /// tag, and the rest by type. Each engine's query picks the top languages; this orders them alike.
@@ -120,6 +157,15 @@ extension EventCounts {
         return (top, other)
     }
 
+    /// A campaign's discard sums by test flag and reason, as each engine's query reads them, into `discards` and
+    /// `testDiscards`; a reason this binary does not know (never stored by it) is left out.
+    mutating func addDiscards(_ rows: [(test: Bool, reason: String, count: Int)]) {
+        for row in rows {
+            guard let reason = DiscardReason(rawValue: row.reason) else { continue }
+            if row.test { testDiscards[reason, default: 0] += row.count } else { discards[reason, default: 0] += row.count }
+        }
+    }
+
     /// Conversions (real traffic) of every event name past the top ones.
     static func otherConversions(rows: [Row], top: [Conversion]) -> Int {
         rows.filter { !$0.test && $0.type == .conversion }.reduce(0) { $0 + $1.count } - top.reduce(0) { $0 + $1.count }
@@ -128,6 +174,12 @@ extension EventCounts {
 
 /// What a batch's ingestion stored: the events new under their id, and those already stored.
 public typealias EventIngestCounts = (accepted: Int, duplicates: Int)
+
+/// What a batch's ingestion stored of its events and of its discard counts, each new under its id or already stored.
+public struct BatchIngestCounts: Sendable {
+    public var events: EventIngestCounts
+    public var discards: EventIngestCounts
+}
 
 /// What an erasure removed.
 public struct EventErasure: Sendable, Equatable {
@@ -147,10 +199,10 @@ public protocol EventStore: Sendable {
     /// A range with more device bitmap chunks than this has its unique devices estimated (tests lower it).
     var exactDeviceChunkLimit: Int { get set }
 
-    /// Stores a batch, updating the rollups with it; returns how many were new (the others were
-    /// already stored under their id, by this instance or any other). Batches arriving together share one
-    /// transaction and one commit (group commit). A return means the batch is durable.
-    func ingest(_ events: [Event], now: Date) throws -> EventIngestCounts
+    /// Stores a batch of events and discard counts, updating the rollups with them; returns how many of each
+    /// were new (the others were already stored under their id, by this instance or any other). Batches
+    /// arriving together share one transaction and one commit (group commit). A return means the batch is durable.
+    func ingest(_ events: [Event], discards: [Discard], now: Date) throws -> BatchIngestCounts
 
     /// Rollup rows for `campaignID` (or every campaign when nil) from `from` to `to`, inclusive UTC days,
     /// one per campaign, day, platform, test flag, type and detail, in no promised order: every reader
@@ -172,11 +224,23 @@ public protocol EventStore: Sendable {
     /// Raw events for one installation (for tests and support questions).
     func count(installationID: String) throws -> Int
 
-    /// The campaign ids of an app, to check events against.
-    func campaignIDs(appID: Int64) throws -> Set<Int64>
+    /// The campaigns of an app and each one's channel, to check events against.
+    func campaignChannels(appID: Int64) throws -> [Int64: Channel]
+}
+
+extension Channel {
+    /// A stored campaign's channel, from its `layout` column (`Campaign.listedLayout`).
+    init(storedLayout: String) {
+        self = storedLayout == Campaign.pushLayout ? .push : .inApp
+    }
 }
 
 extension EventStore {
+    /// Stores a batch of events only.
+    public func ingest(_ events: [Event], now: Date) throws -> EventIngestCounts {
+        try ingest(events, discards: [], now: now).events
+    }
+
     public func counts(campaignID: Int64?, from: String, to: String) throws -> EventCounts {
         try counts(campaignID: campaignID, from: from, to: to, devices: true)
     }
@@ -190,7 +254,25 @@ let eventErasureInFlight: TimeInterval = 600
 /// A group of batches written together, each with its arrival time.
 struct EventIngestBatch: Sendable {
     let events: [Event]
+    let discards: [Discard]
     let receivedAt: Date
+}
+
+/// How long the id of a discard count received is remembered (`discard_ids`): a retry within it counts
+/// once. Clients retry within minutes, so a week covers a device that lost an answer and went offline.
+let discardIDsKeptFor: TimeInterval = 7 * 86_400
+
+/// The most expired discard ids a group's write forgets: at least as many as it adds, so the table holds
+/// about a week's ids whatever the traffic, and no write does a long delete.
+func expiredDiscardIDsToForget(adding added: Int) -> Int { max(100, added) }
+
+/// The discard rollup a stored count adds to.
+struct DiscardRollupKey: Hashable, Comparable {
+    let campaignID: Int64, day: String, test: Bool, reason: DiscardReason
+
+    static func < (a: Self, b: Self) -> Bool {
+        (a.campaignID, a.day, a.test ? 1 : 0, a.reason.rawValue) < (b.campaignID, b.day, b.test ? 1 : 0, b.reason.rawValue)
+    }
 }
 
 /// The rollup a stored event adds one to.
@@ -217,6 +299,11 @@ struct EventTally {
     var rollups: [EventRollupKey: Int] = [:]
     var languageRollups: [EventLanguageRollupKey: Int] = [:]
     var devices: [DeviceBitmaps.Sighting] = []
+    var discards: [DiscardRollupKey: Int] = [:]
+
+    mutating func add(_ discard: Discard) {
+        discards[DiscardRollupKey(campaignID: discard.campaignID, day: discard.day, test: discard.test, reason: discard.reason), default: 0] += discard.count
+    }
 
     mutating func add(_ event: Event, day: String) {
         rollups[EventRollupKey(
@@ -226,7 +313,8 @@ struct EventTally {
             campaignID: event.campaignID, day: day, test: event.test, language: event.language ?? "", type: event.type), default: 0] += 1
         if let installation = event.installationID {
             devices.append(DeviceBitmaps.Sighting(
-                appID: event.appID, campaignID: event.campaignID, day: day, test: event.test, installationID: installation))
+                appID: event.appID, campaignID: event.campaignID, day: day, test: event.test, installationID: installation,
+                platform: event.platform))
         }
     }
 }
@@ -234,19 +322,19 @@ struct EventTally {
 /// The event store in SQLite.
 struct SQLiteEventStore: EventStore {
     let pool: DatabasePool
-    let batches: GroupCommit<EventIngestBatch, EventIngestCounts>
+    let batches: GroupCommit<EventIngestBatch, BatchIngestCounts>
     var exactDeviceChunkLimit = DeviceSketches.exactChunkLimit
 
-    func ingest(_ events: [Event], now: Date) throws -> EventIngestCounts {
-        try batches.submit(EventIngestBatch(events: events, receivedAt: now)) { group in
+    func ingest(_ events: [Event], discards: [Discard], now: Date) throws -> BatchIngestCounts {
+        try batches.submit(EventIngestBatch(events: events, discards: discards, receivedAt: now)) { group in
             try pool.write { db in try Self.write(group, db) }
         }
     }
 
     /// Inserts each event of each batch (bound straight through SQLite's C API: this loop is the
-    /// ingestion hot path), then adds the new ones to the rollups and device rows, one statement per
-    /// distinct row of the whole group. Returns each batch's counts.
-    private static func write(_ group: [EventIngestBatch], _ db: Database) throws -> [EventIngestCounts] {
+    /// ingestion hot path) and each discard count's id, then adds the new ones to the rollups and device
+    /// rows, one statement per distinct row of the whole group. Returns each batch's counts.
+    private static func write(_ group: [EventIngestBatch], _ db: Database) throws -> [BatchIngestCounts] {
         let insert = try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO events
                 (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, detail, url, test, received_at, language)
@@ -255,7 +343,7 @@ struct SQLiteEventStore: EventStore {
         let statement = insert.sqliteStatement
         defer { sqlite3_reset(statement) }
         var tally = EventTally()
-        var counts: [EventIngestCounts] = []
+        var counts: [BatchIngestCounts] = []
         for batch in group {
             let receivedAt = UTCTime.timestamp(batch.receivedAt)
             var accepted = 0
@@ -283,7 +371,21 @@ struct SQLiteEventStore: EventStore {
                 accepted += 1
                 tally.add(event, day: day)
             }
-            counts.append((accepted, batch.events.count - accepted))
+            counts.append(BatchIngestCounts(events: (accepted, batch.events.count - accepted), discards: (0, 0)))
+        }
+        let discardID = try db.cachedStatement(sql: "INSERT OR IGNORE INTO discard_ids (app_id, id, received_at) VALUES (?, ?, ?)")
+        var newDiscardIDs = 0
+        for (index, batch) in group.enumerated() where !batch.discards.isEmpty {
+            let receivedAt = UTCTime.timestamp(batch.receivedAt)
+            var accepted = 0
+            for discard in batch.discards {
+                try discardID.execute(arguments: [discard.appID, discard.id, receivedAt])
+                guard db.changesCount > 0 else { continue }
+                accepted += 1
+                tally.add(discard)
+            }
+            counts[index].discards = (accepted, batch.discards.count - accepted)
+            newDiscardIDs += accepted
         }
 
         let rollup = try db.cachedStatement(sql: """
@@ -301,6 +403,19 @@ struct SQLiteEventStore: EventStore {
             try languageRollup.execute(arguments: [key.campaignID, key.day, key.test, key.language, key.type.rawValue, count])
         }
         try DeviceBitmaps.record(tally.devices, in: SQLiteDeviceRows(db: db))
+        let discardRollup = try db.cachedStatement(sql: """
+            INSERT INTO discard_rollups (campaign_id, day, test, reason, count) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (campaign_id, day, test, reason) DO UPDATE SET count = count + excluded.count
+            """)
+        for (key, count) in tally.discards {
+            try discardRollup.execute(arguments: [key.campaignID, key.day, key.test, key.reason.rawValue, count])
+        }
+        if newDiscardIDs > 0, let latest = group.map(\.receivedAt).max() {
+            try db.cachedStatement(sql: """
+                DELETE FROM discard_ids WHERE (app_id, id) IN (
+                    SELECT app_id, id FROM discard_ids WHERE received_at < ? ORDER BY received_at LIMIT ?)
+                """).execute(arguments: [UTCTime.timestamp(latest.addingTimeInterval(-discardIDsKeptFor)), expiredDiscardIDsToForget(adding: newDiscardIDs)])
+        }
         return counts
     }
 
@@ -337,15 +452,12 @@ struct SQLiteEventStore: EventStore {
                 return EventCounts.Row(
                     campaignID: row[0], day: row[1], platform: row[2], test: row[3], type: type, detail: row[5], count: row[6])
             }
-            func unique(test: Bool) throws -> (count: Int, estimated: Bool) {
+            func unique(test: Bool) throws -> DeviceBitmaps.UniqueDevices {
                 try DeviceBitmaps.uniqueDevices(
                     campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: SQLiteDeviceRows(db: db))
             }
             var counts = EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0)
-            if devices {
-                (counts.uniqueDevices, counts.uniqueDevicesEstimated) = try unique(test: false)
-                (counts.uniqueTestDevices, counts.uniqueTestDevicesEstimated) = try unique(test: true)
-            }
+            if devices { counts.setUniqueDevices(real: try unique(test: false), test: try unique(test: true)) }
             if campaignID != nil {
                 counts.topConversions = try Row.fetchAll(
                     db.cachedStatement(sql: """
@@ -356,6 +468,11 @@ struct SQLiteEventStore: EventStore {
                 ).map { EventCounts.Conversion(event: $0["detail"], count: $0["total"]) }
                 counts.otherConversions = EventCounts.otherConversions(rows: rows, top: counts.topConversions)
                 (counts.topLanguages, counts.otherLanguages) = try Self.languages(db, arguments: arguments)
+                counts.addDiscards(try Row.fetchAll(
+                    db.cachedStatement(sql: """
+                        SELECT test, reason, SUM(count) FROM discard_rollups WHERE \(filter)day BETWEEN ? AND ? GROUP BY test, reason
+                        """), arguments: arguments
+                ).map { (test: $0[0], reason: $0[1], count: $0[2]) })
             }
             return counts
         }
@@ -436,8 +553,11 @@ struct SQLiteEventStore: EventStore {
         try pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM events WHERE installation_id = ?", arguments: [installationID]) ?? 0 }
     }
 
-    func campaignIDs(appID: Int64) throws -> Set<Int64> {
-        try pool.read { Set(try Int64.fetchAll($0, sql: "SELECT id FROM campaigns WHERE app_id = ?", arguments: [appID])) }
+    func campaignChannels(appID: Int64) throws -> [Int64: Channel] {
+        try pool.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT id, layout FROM campaigns WHERE app_id = ?", arguments: [appID])
+            return Dictionary(rows.map { ($0[0], Channel(storedLayout: $0[1])) }, uniquingKeysWith: { first, _ in first })
+        }
     }
 }
 

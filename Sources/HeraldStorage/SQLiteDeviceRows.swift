@@ -139,4 +139,31 @@ struct SQLiteDeviceRows: DeviceRows {
             }
         }
     }
+
+    func platformChunks(_ keys: [DevicePlatformKey]) throws -> [DevicePlatformKey: Data] {
+        let read = try db.cachedStatement(sql: "SELECT bits FROM device_platforms WHERE app_id = ? AND platform = ? AND chunk = ?")
+        var chunks: [DevicePlatformKey: Data] = [:]
+        for key in keys { chunks[key] = try Data.fetchOne(read, arguments: [key.appID, key.platform, key.chunk]) }
+        return chunks
+    }
+
+    func writePlatformChunks(_ chunks: [(DevicePlatformKey, Data)]) throws {
+        let write = try db.cachedStatement(sql: """
+            INSERT INTO device_platforms (app_id, platform, chunk, bits) VALUES (?, ?, ?, ?)
+            ON CONFLICT (app_id, platform, chunk) DO UPDATE SET bits = excluded.bits
+            """)
+        for (key, bits) in chunks { try write.execute(arguments: [key.appID, key.platform, key.chunk, bits]) }
+    }
+
+    func forEachPlatformChunk(apps: Set<Int64>, _ body: (DevicePlatformKey, UnsafeRawBufferPointer) -> Void) throws {
+        let read = try db.cachedStatement(sql: "SELECT platform, chunk, bits FROM device_platforms WHERE app_id = ?")
+        for app in apps.sorted() {
+            let rows = try Row.fetchCursor(read, arguments: [app])
+            while let row = try rows.next() {
+                try row.withUnsafeData(atIndex: 2) { bits in
+                    bits?.withUnsafeBytes { body(DevicePlatformKey(appID: app, platform: row[0], chunk: row[1]), $0) }
+                }
+            }
+        }
+    }
 }

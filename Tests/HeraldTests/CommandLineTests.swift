@@ -397,6 +397,9 @@ struct CommandLineTests {
         #expect(summary.conversions == total(.conversion))
         #expect(summary.impressions > 0)
         #expect(summary.sessions >= 8, "every device begins a session when it starts")
+        // And without a push campaign no push event was sent, so none was stored against these in-app campaigns
+        #expect(summary.pushesReceived == 0 && summary.pushOpens == 0)
+        #expect(!counts.rows.contains { $0.type.channel == .push }, "\(counts.rows.filter { $0.type.channel == .push })")
         // And the failing image discarded its messages, each reported as an image_fetch error of its campaign only
         let fetchErrors = counts.rows.filter { $0.type == .error && $0.detail == "image_fetch" }
         #expect((summary.discards["image_fetch"] ?? 0) > 0, "\(summary.discards)")
@@ -421,7 +424,7 @@ struct CommandLineTests {
 
     @Test("herald simulate registers each device with a token derived from its id, then has a push campaign received by all and opened by the fraction asked")
     func simulatePushes() throws {
-        // Given a campaign that stands for a push, and an in-app campaign that follows it when it is opened
+        // Given a push campaign, and an in-app campaign that follows it when it is opened
         let folder = try TemporaryFolder()
         let db = folder.url.appendingPathComponent("herald.sqlite").path
         let app = try Self.run(["app", "create", "--db", db, "--name", "Shop", "--platform", "ios", "--platform", "android"]).lastWord
@@ -430,8 +433,7 @@ struct CommandLineTests {
         let setup = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try setup.migrate()
         let push = try setup.campaigns.create(
-            Campaign(app: appID, name: "Sale push", triggers: [Trigger(event: "never_fired")], message: Message(layout: .modal, title: .init(text: "Sale"))),
-            state: .published, actor: .commandLine, now: Date())
+            Campaign(app: appID, name: "Sale push", push: PushNotification(title: "Sale")), state: .published, actor: .commandLine, now: Date())
         let followUp = try setup.campaigns.create(
             Campaign(app: appID, name: "After the push",
                      triggers: [Trigger(event: "push_click", filters: [PropertyFilter(property: "campaign_id", op: .eq, value: .number(Double(push)))])],

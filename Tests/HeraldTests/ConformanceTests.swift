@@ -21,6 +21,60 @@ struct ConformanceTests {
         }
     }
 
+    /// A row of the README's coverage table: its `rules` tags and the vectors it names.
+    struct CoverageRow {
+        let rule: String
+        let tags: [String]
+        let vectors: String
+    }
+
+    /// The rows of `## Coverage` in `Tests/conformance/README.md` (`| § | rule | rules | vectors |`).
+    static func coverageRows() throws -> [CoverageRow] {
+        let readme = try String(contentsOf: folder.deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+        guard let section = readme.range(of: "## Coverage") else { throw TestFailure("README.md has no ## Coverage section") }
+        return readme[section.upperBound...].split(separator: "\n").filter { $0.hasPrefix("|") && !$0.hasPrefix("|---") && !$0.hasPrefix("| §") }
+            .map { line in
+                let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
+                let tags = cells.count > 2 ? cells[2].matches(of: /`([^`]+)`/).map { String($0.output.1) } : []
+                return CoverageRow(rule: cells.count > 1 ? cells[1] : line.description, tags: tags, vectors: cells.count > 3 ? cells[3] : "")
+            }
+    }
+
+    @Test("The coverage table and the vectors agree: every tag a vector uses is a row's, every row names vectors that exist and carry one of its tags, and every vector is named")
+    func coverageTable() throws {
+        let rows = try Self.coverageRows()
+        #expect(rows.count >= 30, "read \(rows.count) rows")
+        var rules: [String: Set<String>] = [:]
+        for file in Self.files {
+            let vector = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: Self.folder.appendingPathComponent(file)))
+            rules[String(file.dropLast(5))] = Set((vector["rules"]?.array ?? []).compactMap(\.string))
+        }
+        let tabled = Set(rows.flatMap(\.tags))
+        for (vector, tags) in rules.sorted(by: { $0.key < $1.key }) {
+            #expect(tags.isSubset(of: tabled), "\(vector): \(tags.subtracting(tabled).sorted()) in no row of the coverage table")
+            #expect(tags.allSatisfy { $0.wholeMatch(of: /[a-z]+(-[a-z]+)*/) != nil }, "\(vector): tags are lower-case words joined by -: \(tags.sorted())")
+        }
+        var named: Set<String> = []
+        for row in rows {
+            guard !row.tags.isEmpty else {
+                // A rule the vectors cannot pin says where it is pinned instead.
+                #expect(row.vectors.hasPrefix("not in vectors") || row.vectors.hasPrefix("every vector"), "\(row.rule): no tag and no vector")
+                continue
+            }
+            let vectors = row.vectors.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(!vectors.isEmpty, "\(row.rule): no vector")
+            for vector in vectors {
+                named.insert(vector)
+                guard let tags = rules[vector] else {
+                    Issue.record("\(row.rule): there is no vector \(vector).json")
+                    continue
+                }
+                #expect(!tags.isDisjoint(with: row.tags), "\(row.rule): \(vector) carries none of \(row.tags) (it has \(tags.sorted()))")
+            }
+        }
+        #expect(Set(rules.keys).subtracting(named).isEmpty, "vectors no row names: \(Set(rules.keys).subtracting(named).sorted())")
+    }
+
     @Test("Vector", arguments: files)
     func vector(_ file: String) async throws {
         let vector = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: Self.folder.appendingPathComponent(file)))
@@ -35,6 +89,9 @@ struct ConformanceTests {
         }
         for difference in await run.eventDifferences(from: vector["events"]) {
             Issue.record("\(file): events at the end: \(difference)")
+        }
+        for difference in await run.discardDifferences(from: vector["discardCounts"]) {
+            Issue.record("\(file): discard counts at the end: \(difference)")
         }
     }
 }
@@ -182,7 +239,8 @@ final class VectorRun: @unchecked Sendable {
             compare("outcomes", VectorValue.outcomes(expected), outcomes.map(VectorValue.describe).joined(separator: ", "))
         }
         if let expected = expect["shown"] {
-            // An id, or an object with the id as `campaign` and the version's `language` and `title`.
+            // An id, or an object with the id as `campaign` and the version's `language` and `title`, and the
+            // custom data the renderer got (`data`, ordered pairs).
             let isObject = !expected.members.isEmpty
             let campaign = isObject ? expected["campaign"] ?? .null : expected
             let language = isObject ? expected["language"] : expect["language"]
@@ -192,6 +250,9 @@ final class VectorRun: @unchecked Sendable {
             if happened.shown.count > 1 { differences.append("shown: \(happened.shown.count) messages in one step") }
             if let language { compare("language shown", language.string ?? "null", shown?.language ?? "null") }
             if let title { compare("title drawn", title.string ?? "null", shown?.message.title?.text ?? "null") }
+            if isObject, let data = expected["data"] {
+                compare("custom data", VectorValue.pairs(data), shown.map { VectorValue.pairs($0.data) } ?? "null")
+            }
         }
         if let expected = expect["slot"] {
             let shown = await client.currentMessage
@@ -216,6 +277,38 @@ final class VectorRun: @unchecked Sendable {
         }
         if let expected = expect["noMatch"] {
             compare("noMatch", (expected.array ?? []).compactMap(\.string).joined(separator: ", "), happened.noMatch.joined(separator: ", "))
+        }
+        return differences
+    }
+
+    /// What differs between the vector's `discardCounts` and every count the client made (those uploaded,
+    /// then those still waiting), summed per campaign, reason, day and installation id, whatever uploads split
+    /// them into; a count sent twice must say the same both times.
+    func discardDifferences(from expected: JSONValue?) async -> [String] {
+        let uploaded = transport.uploadedDiscards
+        var differences: [String] = []
+        var sent: [String: Int] = [:]
+        for count in uploaded {
+            if let earlier = sent.updateValue(count.count, forKey: count.id), earlier != count.count {
+                differences.append("count \(count.id) was sent as \(earlier), then as \(count.count)")
+            }
+        }
+        var seen: Set<String> = []
+        let counts = (uploaded + (await client.pendingDiscards)).filter { seen.insert($0.id).inserted }
+        for id in counts.map(\.id) where !(UUID(uuidString: id) != nil && Array(id).count == 36 && Array(id)[14] == "7") {
+            differences.append("count id \(id) is not a UUIDv7")
+        }
+        guard let expected = expected?.array else { return differences }
+        let installationID = vector["device"]?["installationId"]?.string
+        let wanted = VectorValue.discardLines(expected.map {
+            ($0["campaignId"]?.number.map { Int64($0) } ?? -1, $0["reason"]?.string ?? "?", $0["day"]?.string ?? "?", $0["count"]?.number.map { Int($0) } ?? -1,
+             $0["installationId"]?.bool == true ? "true" : "false")
+        })
+        let got = VectorValue.discardLines(counts.map {
+            ($0.campaignId, $0.reason.rawValue, $0.day, $0.count, $0.installationId.map { $0 == installationID ? "true" : "another (\($0))" } ?? "false")
+        })
+        if wanted != got {
+            differences.append("expected\n  \(wanted.joined(separator: "\n  "))\ngot\n  \(got.joined(separator: "\n  "))")
         }
         return differences
     }

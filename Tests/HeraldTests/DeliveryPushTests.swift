@@ -134,7 +134,10 @@ struct DeliveryPushTests {
     @Test("pushReceived records push_received, pushOpened records push_open and fires push_click: Herald stores both under the push campaign")
     func receivedAndOpened() async throws {
         let fixture = try await Fixture()
-        let push = try fixture.campaign("Sale push", event: "never_fired")
+        // (Push events count only against a push campaign: against an in-app one they are refused.)
+        let push = try fixture.app.database.campaigns.create(
+            Campaign(app: fixture.shop, name: "Sale push", push: PushNotification(title: "Sale")), state: .published, actor: .commandLine,
+            now: fixture.app.clock.now)
         let followUp = try fixture.campaign("After the push", event: "push_click", filters: [
             PropertyFilter(property: "campaign_id", op: .eq, value: .number(Double(push))),
         ])

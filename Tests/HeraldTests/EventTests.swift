@@ -85,6 +85,105 @@ struct EventTests {
         #expect(try fixture.stats("")["totals"].flatMap { $0 as? [String: Any] }?["impressions"] as? Int == 5)
     }
 
+    @Test("An event about the other channel's campaigns is refused by itself, with the reason: push events of in-app campaigns, display events of push campaigns")
+    func eventsBelongToTheirCampaignsChannel() async throws {
+        // Given an in-app campaign and a push campaign of the app
+        let fixture = try await Self.fixture()
+        let now = fixture.app.clock.now
+        let push = try fixture.app.database.campaigns.create(
+            Campaign(app: fixture.shop, name: "Sale push", push: PushNotification(title: "Sale")), state: .published, actor: .commandLine, now: now)
+        // When a batch mixes each event type against both
+        let batch = EventType.allCases.flatMap { type in
+            [fixture.campaign, push].map { campaign in
+                Self.event(type.rawValue, campaign: campaign, at: now, extra: ["action": "primary", "dismissType": "auto", "errorCode": "unspecified", "event": "purchase"])
+            }
+        }
+        let answer = try fixture.answer(fixture.post(batch))
+        // Then each event of the campaign's own channel is kept, and each of the other is rejected saying why
+        let kept = batch.indices.filter { index in
+            let type = EventType(rawValue: batch[index]["type"] as? String ?? "")
+            return type?.channel == ((batch[index]["campaignId"] as? Int64) == push ? .push : .inApp)
+        }
+        #expect(kept.count == 7)
+        #expect(answer["accepted"] as? Int == kept.count)
+        let rejected = try #require(answer["rejected"] as? [[String: Any]])
+        #expect(rejected.compactMap { $0["index"] as? Int } == batch.indices.filter { !kept.contains($0) })
+        let reasons = rejected.compactMap { $0["error"] as? String }
+        #expect(reasons.contains("`campaignId` \(push) is a push campaign: its events are push_received or push_open, not impression."))
+        #expect(reasons.contains("`campaignId` \(fixture.campaign) is an in-app campaign: its events are impression, click, dismiss, error or conversion, not push_open."))
+        // And nothing of the other channel reached either campaign's rollups
+        let inApp = try fixture.app.database.events.counts(campaignID: fixture.campaign, from: "2000-01-01", to: "2100-01-01").rows
+        let pushRows = try fixture.app.database.events.counts(campaignID: push, from: "2000-01-01", to: "2100-01-01").rows
+        #expect(inApp.allSatisfy { $0.type.channel == .inApp } && inApp.count == 5)
+        #expect(pushRows.allSatisfy { $0.type.channel == .push } && pushRows.count == 2)
+    }
+
+    @Test("Discard counts come with the events: each kept once per id and refused one by one with the reason; the stats show them by reason and in the funnel")
+    func discardCounts() async throws {
+        // Given an in-app campaign, a push campaign, a campaign of another app, and a test device
+        let fixture = try await Self.fixture()
+        let now = fixture.app.clock.now
+        let today = UTCTime.day(now)
+        let push = try fixture.app.database.campaigns.create(
+            Campaign(app: fixture.shop, name: "Sale push", push: PushNotification(title: "Sale")), state: .published, actor: .commandLine, now: now)
+        let other = try fixture.app.database.apps.create(name: "Other", platforms: [.ios], actor: .commandLine, now: now)
+        let elsewhere = try fixture.app.database.campaigns.create(
+            Campaign(app: other.id, name: "Elsewhere", message: Message(layout: .modal, title: .init(text: "Hi"))), state: .published,
+            actor: .commandLine, now: now)
+        _ = try fixture.app.database.apps.addTestDevice(appID: fixture.shop, installationID: "iid-qa", name: "QA", actor: .commandLine, now: now)
+        func count(_ reason: String, _ number: Any, campaign: Int64? = nil, day: String? = nil, id: String? = nil, installation: String? = nil) -> [String: Any] {
+            var count: [String: Any] = ["id": id ?? UUID().uuidString, "campaignId": campaign ?? fixture.campaign, "reason": reason, "day": day ?? today, "count": number]
+            if let installation { count["installationId"] = installation }
+            return count
+        }
+        let good = [
+            count("orientation", 2), count("throttled", 3), count("stack_full", 1, installation: "iid-1"), count("timeout", 4, installation: "iid-qa"),
+            count("delegate", DiscardCount.maxCount),
+        ]
+        let bad = [
+            count("bored", 1), count("orientation", 0), count("orientation", DiscardCount.maxCount + 1), count("orientation", 1.5),
+            count("orientation", "2"), count("orientation", 1, campaign: push), count("orientation", 1, campaign: elsewhere),
+            count("orientation", 1, day: "2019-12-31"), count("orientation", 1, day: UTCTime.day(now.addingTimeInterval(2 * 86_400))),
+            count("orientation", 1, day: "21/11/2026"), count("orientation", 1, id: "not-a-uuid"), count("orientation", 1, installation: ""),
+        ]
+        func post(_ discards: Any) -> Response {
+            let body = try! JSONSerialization.data(withJSONObject: ["events": [Self.event("impression", campaign: fixture.campaign, at: now)], "discards": discards])
+            return fixture.app.respond(Request(
+                method: "POST", target: "/api/v1/events",
+                headers: HTTPHeaders([("Authorization", "Bearer \(fixture.eventsKey)"), ("Content-Type", "application/json")]), body: Array(body)))
+        }
+        // When a batch carries them with an event
+        let first = post(good + bad)
+        #expect(first.status == 200, "\(first.text)")
+        let answer = try fixture.answer(first)
+        #expect(answer["accepted"] as? Int == 1)
+        // Then the good ones are kept and each bad one is refused by its index, saying which field is wrong
+        let discards = try #require(answer["discards"] as? [String: Any])
+        #expect(discards["accepted"] as? Int == good.count && discards["duplicates"] as? Int == 0)
+        let rejected = try #require(discards["rejected"] as? [[String: Any]])
+        #expect(rejected.compactMap { $0["index"] as? Int } == Array(good.count..<(good.count + bad.count)))
+        let reasons = rejected.compactMap { $0["error"] as? String }
+        for (index, field) in ["`reason`", "`count`", "`count`", "`count`", "`count`", "push campaign", "`campaignId`", "`day`", "`day`", "`day`", "`id`",
+                               "`installationId`"].enumerated() {
+            let reason = index < reasons.count ? reasons[index] : "none"
+            #expect(reason.contains(field), "\(index): \(reason)")
+        }
+        // And a retried upload counts once
+        let again = try #require(try fixture.answer(post(good))["discards"] as? [String: Any])
+        #expect(again["accepted"] as? Int == 0 && again["duplicates"] as? Int == good.count)
+
+        // And the stats show the real devices' discards by reason, and chosen = shown (an impression per post) + discarded
+        let stats = try fixture.stats("")
+        #expect(stats["discardsByReason"] as? [String: Int] == ["orientation": 2, "throttled": 3, "stack_full": 1, "delegate": DiscardCount.maxCount])
+        #expect(stats["funnel"] as? [String: Int] == ["chosen": 2 + 6 + DiscardCount.maxCount, "shown": 2, "clicked": 0])
+
+        // And a batch without discards (or with null) is answered with none; too many, or not an array, refuse the batch
+        #expect((try fixture.answer(post(NSNull()))["discards"] as? [String: Any])?["accepted"] as? Int == 0)
+        let tooMany = post((0...DiscardCount.maxPerBatch).map { _ in count("orientation", 1) })
+        #expect(tooMany.status == 422 && tooMany.text.contains("discards"))
+        #expect(post("orientation").status == 400)
+    }
+
     @Test("Limits and keys: 1001 events are refused, a feed-only key gets 403, bad JSON 400")
     func limits() async throws {
         let fixture = try await Self.fixture()
@@ -190,6 +289,11 @@ struct EventTests {
         let android = try #require((stats["byPlatform"] as? [String: Any])?["android"] as? [String: Any])
         #expect(android["impressions"] as? Int == 1)
         #expect(android["errors"] as? Int == 1)
+        // Devices per platform they sent from: c on Android (the impression without an installation is no
+        // device), a and b on iOS; the test device apart
+        #expect(android["uniqueDevices"] as? Int == 1)
+        let ios = try #require((stats["byPlatform"] as? [String: Any])?["ios"] as? [String: Any])
+        #expect(ios["uniqueDevices"] as? Int == 2)
         let daily = try #require(stats["daily"] as? [[String: Any]])
         #expect(daily.map { $0["date"] as? String } == ["2026-09-20", "2026-09-21", "2026-09-22"])
         #expect(daily.map { $0["impressions"] as? Int } == [3, 0, 1])

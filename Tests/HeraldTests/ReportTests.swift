@@ -69,7 +69,14 @@ struct ReportTests {
         for device in ["w1", "w2", "w3", "w4", "w5"] { add(.impression, welcome, day2, device: device) }
         add(.click, welcome, day2, device: "w1", detail: "primary")
         add(.impression, hello, day2, app: blog.id, platform: "web", device: "h1")
-        _ = try app.database.events.ingest(events, now: now)
+        // And devices chose Sale's message 5 more times without showing it (2 in the other orientation, 3 too soon
+        // after another), and a test device once (its images were too slow)
+        let discards = [
+            Discard(id: UUID().uuidString, appID: shop.id, campaignID: sale, reason: .orientation, day: "2026-09-20", count: 2, test: false),
+            Discard(id: UUID().uuidString, appID: shop.id, campaignID: sale, reason: .throttled, day: "2026-09-22", count: 3, test: false),
+            Discard(id: UUID().uuidString, appID: shop.id, campaignID: sale, reason: .timeout, day: "2026-09-21", count: 1, test: true),
+        ]
+        _ = try app.database.events.ingest(events, discards: discards, now: now)
 
         let read = try app.database.apiKeys.create(appID: shop.id, name: "reader", scopes: [.campaignsRead], actor: .commandLine, now: now)
         return Fixture(app: app, browser: browser, shop: shop.id, sale: sale, welcome: welcome, readKey: read.secret)
@@ -138,6 +145,18 @@ struct ReportTests {
         let conversions = Self.section(html, #"aria-labelledby="conversions-heading""#)
         #expect(Self.cells(conversions, row: "purchase") == ["1", "100.0%"])
 
+        // The funnel: chosen (4 shown + 5 discarded) → shown → clicked, and the discards by reason, every reason listed
+        let funnel = Self.section(html, #"class="panel report-funnel""#)
+        #expect(Self.metric(funnel, "Chosen") == "9" && funnel.contains("shown + discarded"))
+        #expect(Self.metric(funnel, "Shown") == "4" && funnel.contains("44.4% of chosen"))
+        #expect(Self.metric(funnel, "Clicked") == "2" && funnel.contains("50.0% of shown"))
+        let discards = Self.section(html, #"aria-labelledby="discards-heading""#)
+        #expect(discards.contains("Discards by reason"))
+        #expect(Self.cells(discards, row: "Screen in the other orientation") == ["2", "40.0%"])
+        #expect(Self.cells(discards, row: "Too soon after the last message") == ["3", "60.0%"])
+        #expect(Self.cells(discards, row: "Images too slow to load") == ["0", "0.0%"], "the test device's discard is not here")
+        #expect(DiscardReason.allCases.allSatisfy { discards.contains(#"<code dir="ltr">\#($0.rawValue)</code>"#) })
+
         let platforms = Self.section(html, #"class="panel report-platforms""#)
         // share of impressions, impressions, clicks, CTR, dismissals, errors, conversions
         #expect(Self.cells(platforms, row: "iOS") == ["75.0%", "3", "2", "66.7%", "2", "0", "1"])
@@ -204,9 +223,9 @@ struct ReportTests {
         let disposition = try #require(response.headers["Content-Disposition"])
         #expect(disposition.hasPrefix("attachment;"))
         #expect(disposition.contains("campaign-\(fixture.sale)-report-2026-09-20-to-2026-09-22.csv"))
-        // Two sections: the days, then after an empty line the languages shown
+        // Four sections: the days, then after an empty line the languages shown, the funnel and the discards by reason
         let sections = response.text.components(separatedBy: "\r\n\r\n")
-        #expect(sections.count == 2)
+        #expect(sections.count == 4)
         let lines = sections[0].split(separator: "\r\n").map(String.init)
         #expect(lines.first == "date,impressions,clicks,ctr,dismissals,errors,conversions")
         #expect(lines.count == 4)
@@ -224,9 +243,15 @@ struct ReportTests {
         #expect(sum(1) == 4 && sum(2) == 2)
 
         // The same columns per language, the default version labelled in the reader's words; they sum to the totals too
-        #expect(sections.last?.split(separator: "\r\n") == [
+        #expect(sections[1].split(separator: "\r\n") == [
             "language,impressions,clicks,ctr,dismissals,errors,conversions",
             "fa,3,2,0.6667,0,0,1", "Default version,1,0,0.0000,2,0,0", "ar,0,0,0.0000,0,1,0",
+        ])
+        // The funnel's stages in the reader's words, then every discard reason by its code, test devices left out
+        #expect(sections[2].split(separator: "\r\n") == ["stage,count", "Chosen,9", "Shown,4", "Clicked,2"])
+        #expect(sections[3].split(separator: "\r\n") == [
+            "discard reason,count", "orientation,2", "image_fetch,0", "timeout,0", "delegate,0", "renderer_timeout,0", "ineligible,0",
+            "stack_full,0", "throttled,3",
         ])
     }
 
@@ -235,6 +260,16 @@ struct ReportTests {
     @Test("/reports lists each campaign with its figures and a trend, sorts by any column, and filters by app")
     func allCampaigns() async throws {
         let fixture = try await Self.fixture()
+        // Given, besides the campaigns with events, a published campaign with none yet, a draft and an archived one
+        let now = fixture.app.clock.now
+        func campaign(_ name: String, _ state: CampaignState) throws -> Int64 {
+            try fixture.app.database.campaigns.create(
+                Campaign(app: fixture.shop, name: name, triggers: [Trigger(event: "app_launch")], message: Message(layout: .modal, title: .init(text: "Hi"))),
+                state: state, actor: .commandLine, now: now)
+        }
+        _ = try campaign("Quiet", .published)
+        _ = try campaign("Idea", .draft)
+        _ = try campaign("Old", .archived)
         let response = fixture.browser.get("/reports?\(Self.range)")
         #expect(response.status == 200)
         let html = response.text
@@ -248,6 +283,9 @@ struct ReportTests {
         #expect(row(html, "Sale") == ["4", "2", "50.0%", "2", "1", "1"])
         #expect(row(html, "Welcome") == ["5", "1", "20.0%", "0", "0", "0"])
         #expect(row(html, "Hello") == ["1", "0", "0.0%", "0", "0", "0"])
+        // The published campaign without impressions yet is listed with zeros; the draft and the archived one are not
+        #expect(row(html, "Quiet") == ["0", "0", "—", "0", "0", "0"])
+        #expect(!html.contains(">Idea</a>") && !html.contains(">Old</a>"))
         #expect(html.contains(#"<svg class="sparkline""#))
         #expect(html.contains("<title id=\"trend-\(fixture.sale)\">Daily impressions from Sep 20, 2026 to Sep 22, 2026: busiest day Sep 20, 2026 with 3</title>"))
         #expect(html.contains(#"href="/campaigns/\#(fixture.sale)/report?from=2026-09-20&amp;to=2026-09-22""#))
@@ -277,6 +315,7 @@ struct ReportTests {
         let nothing = fixture.browser.get("/reports?from=2026-01-01&to=2026-01-31")
         #expect(nothing.status == 200)
         #expect(nothing.text.contains("Nothing delivered in this range"))
+        #expect(row(nothing.text, "Quiet") == ["0", "0", "—", "0", "0", "0"] && row(nothing.text, "Sale").first == "0")
     }
 
     // MARK: Ranges and access

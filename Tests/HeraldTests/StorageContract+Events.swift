@@ -97,8 +97,53 @@ extension StorageContractTests {
         #expect(summary.count == 9 && summary.oldestReceivedAt?.asStored == Self.start.asStored)
         #expect(try events.count(installationID: "a") == 4)
         #expect(try events.count(installationID: "z") == 0)
-        #expect(try events.campaignIDs(appID: shop) == [sale, ids.winter])
-        #expect(try events.campaignIDs(appID: 9_999) == [])
+        let push = try database.stores.campaigns.create(
+            Campaign(app: shop, name: "Sale push", push: PushNotification(title: "Sale")), state: .draft, actor: .commandLine, now: Self.start)
+        #expect(try events.campaignChannels(appID: shop) == [sale: .inApp, ids.winter: .inApp, push: .push])
+        #expect(try events.campaignChannels(appID: 9_999) == [:])
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func discardCountsAddOncePerIDAndRollUpByDayTestAndReason(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let ids = try Self.eventWorld(database)
+        let events = database.stores.events
+        func discard(
+            _ id: String, _ campaign: Int64, _ reason: DiscardReason, _ count: Int, day: String = "2026-09-21", test: Bool = false, app: Int64? = nil
+        ) -> Discard {
+            Discard(id: id, appID: app ?? ids.shop, campaignID: campaign, reason: reason, day: day, count: count, test: test)
+        }
+        // Given counts of two campaigns of one app over two days, a test device's, one id twice, and the same id in another app
+        let batch = [
+            discard("d1", ids.sale, .orientation, 3),
+            discard("d2", ids.sale, .orientation, 2, day: "2026-09-22"),
+            discard("d3", ids.sale, .throttled, 5),
+            discard("d4", ids.sale, .timeout, 1, test: true),
+            discard("d1", ids.sale, .delegate, 100),
+            discard("d5", ids.winter, .stackFull, 4),
+            discard("d1", ids.digest, .ineligible, 7, app: ids.news),
+        ]
+        // When they are stored with an event, and the same batch is sent again
+        let stored = try events.ingest([Self.event("e1", app: ids.shop, campaign: ids.sale)], discards: batch, now: Self.start)
+        #expect(stored.events == (1, 0) && stored.discards == (6, 1))
+        #expect(try events.ingest([], discards: batch, now: Self.start.addingTimeInterval(3600)).discards == (0, 7))
+
+        // Then each campaign's counts sum them by reason over the range, test devices apart
+        let sale = try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22")
+        #expect(sale.discards == [.orientation: 5, .throttled: 5] && sale.testDiscards == [.timeout: 1])
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-22", to: "2026-09-22").discards == [.orientation: 2])
+        #expect(try events.counts(campaignID: ids.winter, from: "2026-09-21", to: "2026-09-22").discards == [.stackFull: 4])
+        #expect(try events.counts(campaignID: ids.digest, from: "2026-09-21", to: "2026-09-22").discards == [.ineligible: 7])
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-23", to: "2026-09-30").discards == [:])
+        #expect(try events.counts(campaignID: nil, from: "2026-09-21", to: "2026-09-22").discards == [:], "read for one campaign only")
+        // And another instance knows the ids
+        #expect(try database.open().events.ingest([], discards: [batch[2]], now: Self.start.addingTimeInterval(7200)).discards == (0, 1))
+
+        // When counts arrive more than a week later, the week-old ids are forgotten: one sent again now counts again
+        let later = Self.start.addingTimeInterval(8 * 86_400)
+        #expect(try events.ingest([], discards: [discard("d9", ids.sale, .ineligible, 1, day: "2026-09-29")], now: later).discards == (1, 0))
+        #expect(try events.ingest([], discards: [discard("d2", ids.sale, .orientation, 2, day: "2026-09-22")], now: later).discards == (1, 0))
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-30").discards == [.orientation: 7, .throttled: 5, .ineligible: 1])
     }
 
     @Test(arguments: StorageEngine.available)
@@ -112,26 +157,78 @@ extension StorageContractTests {
 
         // The same batch at both instances at once: every event counts once between them.
         let concurrent = (0..<300).map { Self.event("both-\($0)", app: ids.shop, campaign: ids.sale, installation: "device-\($0 % 40)") }
-        let outcomes = Mutex<[EventIngestCounts]>([])
+        let discards = (0..<50).map {
+            Discard(id: "count-\($0)", appID: ids.shop, campaignID: ids.sale, reason: DiscardReason.allCases[$0 % DiscardReason.allCases.count],
+                    day: "2026-09-21", count: 2, test: false)
+        }
+        let outcomes = Mutex<[BatchIngestCounts]>([])
         let failures = Mutex<[String]>([])
         let handles: [any Stores] = [database.stores, other]
         DispatchQueue.concurrentPerform(iterations: 4) { index in
             do {
-                let outcome = try handles[index % 2].events.ingest(concurrent, now: Self.start)
+                let outcome = try handles[index % 2].events.ingest(concurrent, discards: discards, now: Self.start)
                 outcomes.withLock { $0.append(outcome) }
             } catch {
                 failures.withLock { $0.append("\(error)") }
             }
         }
         #expect(failures.withLock { $0 } == [])
-        #expect(outcomes.withLock { $0.map(\.accepted).reduce(0, +) } == 300)
-        #expect(outcomes.withLock { $0.map(\.duplicates).reduce(0, +) } == 900)
+        #expect(outcomes.withLock { $0.map(\.events.accepted).reduce(0, +) } == 300)
+        #expect(outcomes.withLock { $0.map(\.events.duplicates).reduce(0, +) } == 900)
+        #expect(outcomes.withLock { $0.map(\.discards.accepted).reduce(0, +) } == 50)
+        #expect(outcomes.withLock { $0.map(\.discards.duplicates).reduce(0, +) } == 150)
         for handle in handles {
             let counts = try handle.events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-21")
             #expect(counts.rows.map(\.count) == [305])
+            #expect(counts.discards.values.reduce(0, +) == 100)
             #expect(counts.uniqueDevices == 40)
             #expect(try handle.events.rawEventSummary().count == 305)
         }
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func uniqueDevicesPerPlatform(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let ids = try Self.eventWorld(database)
+        let events = database.stores.events
+        // Given the sale seen by 3 iOS devices (i1 on both days), 2 Android and 1 web device, and a test device;
+        // the winter campaign of the same app by i1 and i4; the digest of another app by i1 (another device there)
+        let batch = [
+            Self.event("p1", app: ids.shop, campaign: ids.sale, installation: "i1"),
+            Self.event("p2", app: ids.shop, campaign: ids.sale, day: 1, installation: "i1"),
+            Self.event("p3", app: ids.shop, campaign: ids.sale, installation: "i2"),
+            Self.event("p4", app: ids.shop, campaign: ids.sale, .click, day: 1, installation: "i3", detail: "primary"),
+            Self.event("p5", app: ids.shop, campaign: ids.sale, platform: "android", installation: "a1"),
+            Self.event("p6", app: ids.shop, campaign: ids.sale, day: 1, platform: "android", installation: "a2"),
+            Self.event("p7", app: ids.shop, campaign: ids.sale, platform: "web", installation: "w1"),
+            Self.event("p8", app: ids.shop, campaign: ids.sale, platform: "android", installation: "tester", test: true),
+            Self.event("p9", app: ids.shop, campaign: ids.sale, platform: "web"),
+            Self.event("p10", app: ids.shop, campaign: ids.winter, installation: "i1"),
+            Self.event("p11", app: ids.shop, campaign: ids.winter, installation: "i4"),
+            Self.event("p12", app: ids.news, campaign: ids.digest, installation: "i1"),
+        ]
+        #expect(try events.ingest(batch, now: Self.start).accepted == batch.count)
+
+        // Then each platform counts its devices, whatever other campaigns and apps saw
+        let sale = try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22")
+        #expect(sale.uniqueDevices == 6 && sale.uniqueDevicesByPlatform == ["ios": 3, "android": 2, "web": 1])
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-22", to: "2026-09-22").uniqueDevicesByPlatform == ["ios": 2, "android": 1])
+        let all = try events.counts(campaignID: nil, from: "2026-09-21", to: "2026-09-22")
+        #expect(all.uniqueDevices == 8 && all.uniqueDevicesByPlatform == ["ios": 5, "android": 2, "web": 1])
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22", devices: false).uniqueDevicesByPlatform.isEmpty)
+
+        // And a range too large to count shares its estimate out as the app's devices are among platforms
+        var estimating = database.stores.events
+        estimating.exactDeviceChunkLimit = 0
+        let estimate = try estimating.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22")
+        #expect(estimate.uniqueDevicesEstimated && abs(estimate.uniqueDevices - 6) <= 1, "linear counting is near exact for a few devices")
+        // The app's devices: i1 to i4 on iOS; a1, a2 and the tester on Android; w1 on the web
+        let shares = ["ios": 4, "android": 3, "web": 1].mapValues { estimate.uniqueDevices * $0 / 8 }
+        #expect(estimate.uniqueDevicesByPlatform == shares)
+
+        // And an erased installation leaves its platform's count
+        _ = try events.eraseInstallation("i2", appID: ids.shop, actor: .commandLine, now: Self.start)
+        #expect(try events.counts(campaignID: ids.sale, from: "2026-09-21", to: "2026-09-22").uniqueDevicesByPlatform == ["ios": 2, "android": 2, "web": 1])
     }
 
     @Test(arguments: StorageEngine.available)
@@ -311,8 +408,14 @@ extension StorageContractTests {
             var detail: String, test: Bool, language: String?, url: String?
         }
 
+        /// A discard count: its campaign (0...2), id (from the same few as events', so some repeat), reason, day and count.
+        struct DrawnDiscard: Sendable {
+            var campaign: Int, id: String, reason: DiscardReason, day: Int, count: Int, test: Bool
+        }
+
         struct Batch: Sendable {
             var events: [Drawn]
+            var discards: [DrawnDiscard] = []
             var receivedDay: Int
         }
 
@@ -352,7 +455,12 @@ extension StorageContractTests {
                     receivedDay += draw.int(0...4)
                     var events: [Drawn] = []
                     for _ in 0..<draw.int(0...40) { events.append(drawn(&draw, ids: ids, receivedDay: receivedDay)) }
-                    batches.append(Batch(events: events, receivedDay: receivedDay))
+                    let discards = (0..<draw.int(0...8)).map { _ in
+                        DrawnDiscard(
+                            campaign: draw.int(0...2), id: draw.pick(ids), reason: draw.pick(DiscardReason.allCases), day: receivedDay - draw.int(0...3),
+                            count: draw.chance(0.1) ? DiscardCount.maxCount : draw.int(1...20), test: draw.chance(0.1))
+                    }
+                    batches.append(Batch(events: events, discards: discards, receivedDay: receivedDay))
                 }
                 return GeneratedEventScenario(
                     batches: batches, erased: [draw.pick(installations), draw.pick(installations)], retentionDays: draw.int(1...40))
@@ -395,6 +503,9 @@ extension StorageContractTests {
             let campaigns = [(world.shop, world.sale), (world.shop, world.winter), (world.news, world.digest)]
             let now = Self.start
             var stored: Set<[String]> = []
+            // Discard ids remembered, with when: a write that adds one forgets those received over a week before it.
+            var discardIDs: [[String]: Date] = [:]
+            var discarded: [Int64: [DiscardReason: Int]] = [:]
             var devices: Set<[String]> = []
             for batch in scenario.batches {
                 let events = batch.events.map { drawn in
@@ -403,12 +514,27 @@ extension StorageContractTests {
                         occurredAt: now.addingTimeInterval(Double(drawn.day) * 86_400 + drawn.seconds), platform: drawn.platform,
                         installationID: drawn.installation, detail: drawn.detail, url: drawn.url, test: drawn.test, language: drawn.language)
                 }
+                let discards = batch.discards.map { drawn in
+                    Discard(
+                        id: drawn.id, appID: campaigns[drawn.campaign].0, campaignID: campaigns[drawn.campaign].1, reason: drawn.reason,
+                        day: UTCTime.day(now.addingTimeInterval(Double(drawn.day) * 86_400)), count: drawn.count, test: drawn.test)
+                }
                 let new = events.filter { stored.insert(["\($0.appID)", $0.id]).inserted }
                 for event in new where !event.test { if let installation = event.installationID { devices.insert(["\(event.appID)", installation]) } }
                 let received = now.addingTimeInterval(Double(batch.receivedDay) * 86_400)
+                let newDiscards = discards.filter { discard in
+                    guard discardIDs[["\(discard.appID)", discard.id]] == nil else { return false }
+                    discardIDs[["\(discard.appID)", discard.id]] = received
+                    return true
+                }
+                if !newDiscards.isEmpty { discardIDs = discardIDs.filter { $0.value >= received.addingTimeInterval(-7 * 86_400) } }
+                for discard in newDiscards where !discard.test { discarded[discard.campaignID, default: [:]][discard.reason, default: 0] += discard.count }
                 for database in databases {
-                    let counts = try database.stores.events.ingest(events, now: received)
-                    run.expect(counts == (new.count, events.count - new.count), "\(database.engine) ingested \(counts), the model \(new.count)", input: scenario)
+                    let counts = try database.stores.events.ingest(events, discards: discards, now: received)
+                    run.expect(counts.events == (new.count, events.count - new.count), "\(database.engine) ingested \(counts.events), the model \(new.count)",
+                               input: scenario)
+                    run.expect(counts.discards == (newDiscards.count, discards.count - newDiscards.count),
+                               "\(database.engine) ingested discard counts \(counts.discards), the model \(newDiscards.count)", input: scenario)
                 }
             }
             run.note("events", stored.count)
@@ -421,6 +547,11 @@ extension StorageContractTests {
             }
             try compare("after ingestion")
             for database in databases {
+                for campaign in [world.sale, world.winter, world.digest] {
+                    let counts = try database.stores.events.counts(campaignID: campaign, from: "0000-01-01", to: "9999-12-31")
+                    run.expect(counts.discards == discarded[campaign, default: [:]],
+                               "\(database.engine) summed \(counts.discards) discards of \(campaign), the model \(discarded[campaign, default: [:]])", input: scenario)
+                }
                 let all = try database.stores.events.counts(campaignID: nil, from: "0000-01-01", to: "9999-12-31")
                 run.expect(all.uniqueDevices == devices.count, "\(database.engine) counted \(all.uniqueDevices) devices, the model \(devices.count)", input: scenario)
                 run.expect(all.rows.reduce(0) { $0 + $1.count } == stored.count, "\(database.engine) rolled up every stored event", input: scenario)

@@ -90,7 +90,11 @@ def _shop_page(herald: str) -> str:
   window.herald = await Herald.start({{
     server: "{herald}", apiKey: params.get("key"), minimumIntervalSeconds: 0,
     // The shop stays on the page to be tested: returning false keeps herald.js from following the link.
-    delegate: {{ clicked(message, action, url) {{ window.clicks.push({{ campaign: message.campaignId, action, url }}); return false; }} }},
+    // ?decide=discard: the shop declines every message (during a checkout, say), a `delegate` discard.
+    delegate: {{
+      clicked(message, action, url) {{ window.clicks.push({{ campaign: message.campaignId, action, url }}); return false; }},
+      decide() {{ return params.get("decide") || "show"; }},
+    }},
   }});
   window.heraldReady = true;
 </script></body></html>"""
@@ -226,6 +230,24 @@ def test_a_message_seen_before_leaving_reaches_the_report_by_beacon(browser, wor
     browser.get("about:blank")  # page hide: the queue leaves by navigator.sendBeacon
     _until(lambda: _stats(world, "banner")["totals"]["impressions"] == before + 1, seconds=20, every=0.3,
            what="the beacon's impression in the report")
+
+
+def test_a_message_the_shop_declines_reaches_the_report_as_a_discard(browser, world):
+    # Given the shop declining every message
+    before = _stats(world, "card")
+    browser.get(world["shop"] + "&decide=discard")
+    _until(lambda: browser.execute_script("return window.heraldReady === true"), what="herald.js to start on the shop page")
+    # When the card is chosen twice and declined, and the events are uploaded
+    for _ in range(2):
+        outcome = json.loads(browser.execute_script("return JSON.stringify(window.herald.triggerEvent('show_card'))"))
+        assert outcome == {"event": "show_card", "outcome": "discarded", "reason": "delegate", "campaign": world["campaigns"]["card"]}, outcome
+    assert [(count["reason"], count["count"]) for count in browser.execute_script("return window.herald.pendingDiscards")] == [("delegate", 2)]
+    browser.execute_script("return window.herald.flush().then(r => JSON.stringify(r))")
+    _until(lambda: browser.execute_script("return window.herald.pendingDiscards.length === 0"), what="the discard counts to upload")
+    # Then the card's report counts them, once, as chosen and not shown
+    after = _stats(world, "card")
+    assert after["discardsByReason"].get("delegate", 0) == before["discardsByReason"].get("delegate", 0) + 2, after["discardsByReason"]
+    assert after["funnel"]["chosen"] == before["funnel"]["chosen"] + 2 and after["funnel"]["shown"] == before["funnel"]["shown"], after["funnel"]
 
 
 def test_only_allowed_origins_get_cors(browser, world):

@@ -3,7 +3,8 @@
 
 51 campaigns each answer one chapter of a `chapter_done` event. With the app in the background, every
 trigger stacks its campaign (docs/delivery-semantics.md §2.5); the stack holds at most 50, so the 51st
-pushes the bottom one (campaign 1) out and counts a `stack_full` discard. Run from anywhere:
+pushes the bottom one (campaign 1) out and counts a `stack_full` discard, which it uploads as campaign 1's
+count. Run from anywhere:
 
     python3 Tests/conformance/generate.py
 """
@@ -68,6 +69,9 @@ def vector():
                                                     "stack": kept}},
                     {"do": "displayNext", "expect": {"shown": CAMPAIGNS, "slot": CAMPAIGNS, "stack": kept[1:]}}],
         "events": [],
+        # The campaigns pushed out of the stack, counted for upload (the first ones, one each).
+        "discardCounts": [{"campaignId": chapter, "reason": "stack_full", "day": START[:10], "count": 1, "installationId": True}
+                          for chapter in range(1, CAMPAIGNS - STACK_LIMIT + 1)],
     }
 
 

@@ -4,9 +4,9 @@
 // The client gets the testing hooks of docs/web-client.md: the vector's clock, an in-memory storage that
 // survives `restart`, a fetch that serves the vector's feed, image loads the vector decides, and a renderer
 // that records what it is given. Its server takes uploads and beacons, and the events compared at the end
-// are all the client made: those it sent, then those still queued.
+// are all the client made: those it sent, then those still queued; the discard counts likewise.
 
-const REASONS = ["orientation", "image_fetch", "timeout", "delegate", "renderer_timeout", "ineligible", "stack_full"];
+const REASONS = ["orientation", "image_fetch", "timeout", "delegate", "renderer_timeout", "ineligible", "stack_full", "throttled"];
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const EVENT_FIELDS = ["type", "campaignId", "language", "action", "url", "dismissType", "errorCode", "event"];
 
@@ -71,6 +71,8 @@ class World {
     this.images = new Map(Object.entries(vector.images || {}).map(([url, status]) => [url, { status, waiting: [] }]));
     this.onScreen = null;
     this.sent = new Map();
+    this.sentDiscards = new Map();
+    this.changedDiscards = [];
     this.beacons = [];
     this.beginStep();
   }
@@ -88,15 +90,21 @@ class World {
       if (headers["If-None-Match"] === etag) return new Response(null, { status: 304, headers: { ETag: etag } });
       return new Response(JSON.stringify(this.feed), { status: 200, headers: { ETag: etag, "Content-Type": "application/json" } });
     }
-    const events = JSON.parse(init.body).events;
-    this.received(events);
-    return new Response(JSON.stringify({ accepted: events.length, duplicates: 0, rejected: [] }), { status: 200 });
+    const batch = JSON.parse(init.body);
+    this.received(batch);
+    return new Response(JSON.stringify({ accepted: batch.events.length, duplicates: 0, rejected: [] }), { status: 200 });
   }
 
-  /** What the server was sent, by upload or beacon; an id sent twice counts once, as Herald counts it. */
-  received(events) {
-    for (const event of events) {
+  /** What the server was sent, by upload or beacon; an id sent twice counts once, as Herald counts it, and a
+   *  discard count sent again under its id must say the same. */
+  received(batch) {
+    for (const event of batch.events) {
       if (!this.sent.has(event.id)) this.sent.set(event.id, event);
+    }
+    for (const count of batch.discards || []) {
+      const earlier = this.sentDiscards.get(count.id);
+      if (earlier === undefined) this.sentDiscards.set(count.id, count);
+      else if (earlier.count !== count.count) this.changedDiscards.push(count.id);
     }
   }
 
@@ -105,7 +113,7 @@ class World {
     if (typeof navigator === "undefined" || typeof navigator.sendBeacon !== "function") return () => undefined;
     const original = navigator.sendBeacon;
     navigator.sendBeacon = (url, body) => {
-      this.beacons.push(body.text().then((text) => this.received(JSON.parse(text).events)));
+      this.beacons.push(body.text().then((text) => this.received(JSON.parse(text))));
       return true;
     };
     return () => {
@@ -121,6 +129,16 @@ class World {
       if (!this.sent.has(event.id)) events.push(event);
     }
     return events;
+  }
+
+  /** Every discard count the client made: those it sent, then those still waiting. */
+  async allDiscards(client) {
+    await Promise.all(this.beacons);
+    const counts = [...this.sentDiscards.values()];
+    for (const count of client.pendingDiscards) {
+      if (!this.sentDiscards.has(count.id)) counts.push(count);
+    }
+    return counts;
   }
 
   loadImage(url) {
@@ -266,6 +284,7 @@ function compareStep(index, expect, world, client, outcomes, failures) {
       campaign: idOf(message),
       language: normalized(message.language),
       title: message.message.title ? message.message.title.text : null,
+      data: message.data.map((pair) => ({ key: pair.key, value: pair.value })),
     }));
     if (wanted === null || (typeof wanted !== "object")) {
       const ids = actual.map((message) => message.campaign);
@@ -273,7 +292,8 @@ function compareStep(index, expect, world, client, outcomes, failures) {
     } else {
       const matches = actual.length === 1 && same(wanted.campaign, actual[0].campaign)
         && (!("language" in wanted) || same(wanted.language, actual[0].language))
-        && (!("title" in wanted) || same(wanted.title, actual[0].title));
+        && (!("title" in wanted) || same(wanted.title, actual[0].title))
+        && (!("data" in wanted) || same(wanted.data, actual[0].data));
       if (!matches) fail("shown", wanted, actual);
     }
   }
@@ -329,6 +349,32 @@ function compareEvents(expected, queued, world, failures) {
   });
 }
 
+/** The counts summed per campaign, reason, day and whether they carry the device's installation id, in
+ *  one order: how a vector states them, whatever uploads split them into. */
+function summedDiscards(counts, world) {
+  const sums = new Map();
+  for (const count of counts) {
+    const installationId = count.installationId === undefined ? false : count.installationId === world.device.installationId || count.installationId;
+    const key = JSON.stringify([count.campaignId, count.reason, count.day, installationId]);
+    sums.set(key, (sums.get(key) || 0) + count.count);
+  }
+  return [...sums].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, count]) => {
+    const [campaignId, reason, day, installationId] = JSON.parse(key);
+    return { campaignId, reason, day, count, installationId };
+  });
+}
+
+function compareDiscards(expected, counts, world, failures) {
+  const fail = (field, wanted, actual) => failures.push({ step: "discardCounts", field, expected: wanted, actual });
+  const ids = counts.map((count) => count.id);
+  if (!ids.every((id) => UUID_V7.test(id))) fail("id", "UUIDv7 ids", ids);
+  if (new Set(ids).size !== ids.length) fail("id", "distinct ids", ids);
+  if (world.changedDiscards.length > 0) fail("count", "a count sent again unchanged", world.changedDiscards);
+  const wanted = summedDiscards(expected.map((count) => ({ ...count, installationId: count.installationId ? world.device.installationId : undefined })), world);
+  const actual = summedDiscards(counts, world);
+  if (!same(wanted, actual)) fail("discardCounts", wanted, actual);
+}
+
 /** Runs `vector` with a client made by `Herald`; resolves to the differences found. */
 export async function runVector(Herald, vector) {
   const world = new World(vector);
@@ -351,6 +397,7 @@ export async function runVector(Herald, vector) {
       if (step.expect) compareStep(index, step.expect, world, client, outcomes, failures);
     }
     if (Array.isArray(vector.events)) compareEvents(vector.events, await world.allEvents(client), world, failures);
+    if (Array.isArray(vector.discardCounts)) compareDiscards(vector.discardCounts, await world.allDiscards(client), world, failures);
   } finally {
     client.stop();
     restoreBeacons();

@@ -60,36 +60,48 @@ enum ReferenceJSON {
 }
 
 /// `EventBatchReader.read`: it accepts only JSON Foundation also reads, finds as many items as the
-/// `events` array holds, and reads every well-formed batch that is no deeper than the limit.
+/// `events` array holds and as the `discards` array holds (none when it is absent or null), and reads every
+/// well-formed batch that is no deeper than the limit.
 enum EventBatchTarget {
     static func run(_ bytes: [UInt8]) {
-        let items: [EventIngestor.Batch.Item]
+        let batch: EventBatch
         do {
-            items = try EventBatchReader.read(bytes)
+            batch = try EventBatchReader.read(bytes)
         } catch {
-            require(error.message.hasPrefix("The body is not valid JSON") || error.message.contains("`events`")
+            require(error.message.hasPrefix("The body is not valid JSON") || error.message.contains("`events`") || error.message.contains("`discards`")
                     || error.message.contains("nests arrays and objects") || error.message.contains("not valid UTF-8"),
                     "the refusal does not say what is wrong: \(error.message)")
             // Refusing what Foundation reads is right only past the nesting limit, with `events` absent or not an
-            // array, or for a trailing comma (which Foundation lets through and JSON does not).
+            // array, `discards` neither an array nor null, or for a trailing comma (which Foundation lets through
+            // and JSON does not).
             if JSONBody.firstInvalidUTF8(bytes) == nil, !ReferenceJSON.hasTrailingComma(bytes),
                let object = ReferenceJSON.parse(bytes) as? [String: Any], ReferenceJSON.depth(object) <= JSONBody.maxDepth,
-               object["events"] is [Any], occurrences(of: #""events""#, in: bytes) == 1 {
+               object["events"] is [Any], occurrences(of: #""events""#, in: bytes) == 1,
+               object["discards"] == nil || object["discards"] is [Any] || object["discards"] is NSNull,
+               occurrences(of: #""discards""#, in: bytes) <= 1 {
                 require(false, "a well-formed batch was refused: \(error.message)")
             }
             return
         }
         guard let object = ReferenceJSON.parse(bytes) as? [String: Any], let events = object["events"] as? [Any] else {
-            require(ReferenceJSON.hasHugeNumber(bytes), "read \(items.count) items from a body Foundation does not read as {\"events\": [...]}")
+            require(ReferenceJSON.hasHugeNumber(bytes), "read \(batch.events.count) items from a body Foundation does not read as {\"events\": [...]}")
             return
         }
-        require(items.count == events.count, "read \(items.count) items from an array of \(events.count)")
-        for (item, event) in zip(items, events) where !(event is [String: Any]) {
+        require(batch.events.count == events.count, "read \(batch.events.count) items from an array of \(events.count)")
+        for (item, event) in zip(batch.events, events) where !(event is [String: Any]) {
             require(item.fields == nil && item.wrongType != nil, "a non-object event was read as an event")
+        }
+        // (With the key written twice, which value counts is Foundation's choice, not JSON's.)
+        if occurrences(of: #""discards""#, in: bytes) <= 1 {
+            let discards = object["discards"] as? [Any] ?? []
+            require(batch.discards.count == discards.count, "read \(batch.discards.count) discard counts from an array of \(discards.count)")
+            for (item, discard) in zip(batch.discards, discards) where !(discard is [String: Any]) {
+                require(item.fields == nil && item.wrongType != nil, "a non-object discard count was read as one")
+            }
         }
         // A language tag that ingestion would keep is stored in canonical case: still valid, the same tag
         // but for case, and canonical once and for all.
-        for tag in items.compactMap({ $0.fields?.language }) where LanguageTag.isValid(tag) {
+        for tag in batch.events.compactMap({ $0.fields?.language }) where LanguageTag.isValid(tag) {
             let canonical = LanguageTag.canonical(tag)
             require(LanguageTag.isValid(canonical) && canonical.lowercased() == tag.lowercased() && LanguageTag.canonical(canonical) == canonical,
                     "\(tag) in canonical case is \(canonical)")

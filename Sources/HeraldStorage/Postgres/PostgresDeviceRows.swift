@@ -166,6 +166,44 @@ struct PostgresDeviceRows: DeviceRows {
         return apps
     }
 
+    func platformChunks(_ keys: [DevicePlatformKey]) throws -> [DevicePlatformKey: Data] {
+        var chunks: [DevicePlatformKey: Data] = [:]
+        for part in keys.chunked(PostgresEventStore.rowsPerStatement) {
+            let (apps, platforms, numbers) = (part.map(\.appID), part.map(\.platform), part.map(\.chunk))
+            for row in try db.rows(
+                """
+                SELECT app_id, platform, chunk, bits FROM device_platforms
+                WHERE (app_id, platform, chunk) IN (SELECT * FROM unnest(\(apps)::int8[], \(platforms)::text[], \(numbers)::int8[]))
+                """) {
+                let (app, platform, chunk, bits) = try row.decode((Int64, String, Int64, ByteBuffer).self)
+                chunks[DevicePlatformKey(appID: app, platform: platform, chunk: chunk)] = Data(buffer: bits)
+            }
+        }
+        return chunks
+    }
+
+    func writePlatformChunks(_ chunks: [(DevicePlatformKey, Data)]) throws {
+        for part in chunks.chunked(PostgresEventStore.rowsPerStatement) {
+            let (apps, platforms, numbers) = (part.map(\.0.appID), part.map(\.0.platform), part.map(\.0.chunk))
+            let bits = part.map { ByteBuffer(data: $0.1) }
+            try db.execute(
+                """
+                INSERT INTO device_platforms (app_id, platform, chunk, bits)
+                SELECT * FROM unnest(\(apps)::int8[], \(platforms)::text[], \(numbers)::int8[], \(bits)::bytea[])
+                ON CONFLICT (app_id, platform, chunk) DO UPDATE SET bits = excluded.bits
+                """)
+        }
+    }
+
+    func forEachPlatformChunk(apps: Set<Int64>, _ body: (DevicePlatformKey, UnsafeRawBufferPointer) -> Void) throws {
+        guard !apps.isEmpty else { return }
+        let ids = apps.sorted()
+        for row in try db.rows("SELECT app_id, platform, chunk, bits FROM device_platforms WHERE app_id = ANY(\(ids))") {
+            let (app, platform, chunk, bits) = try row.decode((Int64, String, Int64, ByteBuffer).self)
+            bits.withUnsafeReadableBytes { body(DevicePlatformKey(appID: app, platform: platform, chunk: chunk), $0) }
+        }
+    }
+
     /// Migration 0007's second half, as SQLite's 0018: a week row for every week the days' sketches hold,
     /// a campaign at a time, so memory holds one campaign's sketches.
     static func fillWeeks(_ session: PostgresSession) throws {

@@ -124,7 +124,11 @@ enum PostgresEventCounts {
                 split AS (
                     SELECT CASE WHEN language IN (SELECT language FROM top_languages) THEN language END AS named, type,
                         SUM(count)::int8 AS count
-                    FROM shown GROUP BY named, type)
+                    FROM shown GROUP BY named, type),
+                discarded AS (
+                    SELECT test, reason, SUM(count)::int8 AS count FROM discard_rollups
+                    WHERE campaign_id = $1 AND day BETWEEN \(first) AND \(last)
+                    GROUP BY test, reason)
                 """)
             // Arrays of one part are aligned by the same total order (each row's key is unique).
             let conversions = "ORDER BY total DESC, detail) FROM top_conversions"
@@ -135,6 +139,10 @@ enum PostgresEventCounts {
             columns.append("(SELECT array_agg(COALESCE(named, '') \(languages)) AS language_tags")
             columns.append("(SELECT array_agg(type \(languages)) AS language_types")
             columns.append("(SELECT array_agg(count \(languages)) AS language_counts")
+            let discards = "ORDER BY test, reason) FROM discarded"
+            columns.append("(SELECT array_agg(test \(discards)) AS discard_tests")
+            columns.append("(SELECT array_agg(reason \(discards)) AS discard_reasons")
+            columns.append("(SELECT array_agg(count \(discards)) AS discard_counts")
         }
         return """
             WITH \(common.joined(separator: ",\n"))
@@ -204,6 +212,10 @@ enum PostgresEventCounts {
                 (named: others[index] ? nil : tags[index], type: languageTypes[index], count: Int(clamping: languageCounts[index]))
             }
             (counts.topLanguages, counts.otherLanguages) = EventCounts.languages(shown)
+            let (discardTests, reasons) = (try array("discard_tests", of: Bool.self), try array("discard_reasons", of: String.self))
+            let discardCounts = try array("discard_counts", of: Int64.self)
+            try sameCount(discardTests.count, reasons.count, discardCounts.count)
+            counts.addDiscards(discardTests.indices.map { (test: discardTests[$0], reason: reasons[$0], count: Int(clamping: discardCounts[$0])) })
         }
         return counts
     }

@@ -8,7 +8,7 @@ import Synchronization
 /// What an instance's event stores share: ingestion's group commit, and the months whose partition of
 /// `events` this instance has seen made (so a batch checks the catalog once a month, not every time).
 final class PostgresEventIngestion: Sendable {
-    let batches = GroupCommit<EventIngestBatch, EventIngestCounts>()
+    let batches = GroupCommit<EventIngestBatch, BatchIngestCounts>()
     let months = Mutex<Set<String>>([])
 }
 
@@ -24,8 +24,8 @@ struct PostgresEventStore: EventStore {
     /// Rows bound in one statement (each column an array): bounds a statement's size whatever the group's.
     static let rowsPerStatement = 1000
 
-    func ingest(_ events: [Event], now: Date) throws -> EventIngestCounts {
-        try ingestion.batches.submit(EventIngestBatch(events: events, receivedAt: now)) { group in
+    func ingest(_ events: [Event], discards: [Discard], now: Date) throws -> BatchIngestCounts {
+        try ingestion.batches.submit(EventIngestBatch(events: events, discards: discards, receivedAt: now)) { group in
             try makePartitions(for: group.map(\.receivedAt.storedPrecision))
             do {
                 return try database.write { try Self.write(group, $0) }
@@ -56,8 +56,9 @@ struct PostgresEventStore: EventStore {
 
     /// Inserts the group's events (the first of each id in arrival order; later ones in the group are
     /// duplicates, as SQLite's INSERT OR IGNORE makes them), in key order so that two instances' groups
-    /// lock ids in one order; then adds the stored ones to the rollups and devices in arrival order.
-    private static func write(_ group: [EventIngestBatch], _ db: PostgresSession) throws -> [EventIngestCounts] {
+    /// lock ids in one order; then adds the stored ones to the rollups and devices in arrival order; then the
+    /// discard counts alike (`writeDiscards`).
+    private static func write(_ group: [EventIngestBatch], _ db: PostgresSession) throws -> [BatchIngestCounts] {
         var firsts: [(event: Event, receivedAt: Date)] = []
         var seen: Set<Key> = []
         for batch in group {
@@ -106,18 +107,62 @@ struct PostgresEventStore: EventStore {
         }
 
         var tally = EventTally()
-        var counts: [EventIngestCounts] = []
+        var counts: [BatchIngestCounts] = []
         for batch in group {
             var accepted = 0
             for event in batch.events where stored.remove(Key(appID: event.appID, id: event.id)) != nil {
                 accepted += 1
                 tally.add(event, day: event.day)
             }
-            counts.append((accepted, batch.events.count - accepted))
+            counts.append(BatchIngestCounts(events: (accepted, batch.events.count - accepted), discards: (0, 0)))
         }
+        try writeDiscards(group, into: &counts, &tally, db)
         try addRollups(tally, db)
         try DeviceBitmaps.record(tally.devices, in: PostgresDeviceRows(db: db))
         return counts
+    }
+
+    /// Records the ids of the group's discard counts (the first of each id, in key order, as events'), adds
+    /// the new ones to `tally` and each batch's `counts`, and forgets at least as many expired ids.
+    private static func writeDiscards(_ group: [EventIngestBatch], into counts: inout [BatchIngestCounts], _ tally: inout EventTally, _ db: PostgresSession) throws {
+        var firsts: [(app: Int64, id: String, receivedAt: Date)] = []
+        var seen: Set<Key> = []
+        for batch in group {
+            for discard in batch.discards where seen.insert(Key(appID: discard.appID, id: discard.id)).inserted {
+                firsts.append((discard.appID, discard.id, batch.receivedAt.storedPrecision))
+            }
+        }
+        guard !firsts.isEmpty else { return }
+        firsts.sort { ($0.app, $0.id) < ($1.app, $1.id) }
+        var stored: Set<Key> = []
+        for part in firsts.chunked(rowsPerStatement) {
+            let (apps, ids, received) = (part.map(\.app), part.map(\.id), part.map(\.receivedAt))
+            for row in try db.rows(
+                """
+                INSERT INTO discard_ids (app_id, id, received_at) SELECT * FROM unnest(\(apps)::int8[], \(ids)::text[], \(received)::timestamptz[])
+                ON CONFLICT DO NOTHING RETURNING app_id, id
+                """) {
+                let (app, id) = try row.decode((Int64, String).self)
+                stored.insert(Key(appID: app, id: id))
+            }
+        }
+        for (index, batch) in group.enumerated() {
+            var accepted = 0
+            for discard in batch.discards where stored.remove(Key(appID: discard.appID, id: discard.id)) != nil {
+                accepted += 1
+                tally.add(discard)
+            }
+            counts[index].discards = (accepted, batch.discards.count - accepted)
+        }
+        let added = counts.reduce(0) { $0 + $1.discards.accepted }
+        if added > 0, let latest = group.map(\.receivedAt).max() {
+            try db.execute(
+                """
+                DELETE FROM discard_ids WHERE (app_id, id) IN (
+                    SELECT app_id, id FROM discard_ids WHERE received_at < \(latest.addingTimeInterval(-discardIDsKeptFor).storedPrecision)
+                    ORDER BY received_at LIMIT \(Int64(expiredDiscardIDsToForget(adding: added))))
+                """)
+        }
     }
 
     /// Adds the group's counts to the rollups, in key order (so concurrent groups lock rows in one order).
@@ -148,6 +193,18 @@ struct PostgresEventStore: EventStore {
                 ON CONFLICT (campaign_id, day, test, language, type) DO UPDATE SET count = event_language_rollups.count + excluded.count
                 """)
         }
+        let discards = tally.discards.sorted { $0.key < $1.key }
+        for part in discards.chunked(rowsPerStatement) {
+            let keys = part.map(\.key)
+            let (campaigns, days, tests) = (keys.map(\.campaignID), keys.map(\.day), keys.map(\.test))
+            let (reasons, counts) = (keys.map(\.reason.rawValue), part.map { Int64($0.value) })
+            try db.execute(
+                """
+                INSERT INTO discard_rollups (campaign_id, day, test, reason, count)
+                SELECT * FROM unnest(\(campaigns)::int8[], \(days)::text[], \(tests)::bool[], \(reasons)::text[], \(counts)::int8[])
+                ON CONFLICT (campaign_id, day, test, reason) DO UPDATE SET count = discard_rollups.count + excluded.count
+                """)
+        }
     }
 
     func counts(campaignID: Int64?, from: String, to: String, devices: Bool) throws -> EventCounts {
@@ -158,12 +215,11 @@ struct PostgresEventStore: EventStore {
             var deviceRows = PostgresDeviceRows(db: db)
             var counts = try PostgresEventCounts.decode(row, campaignID: campaignID, from: from, to: to, devices: devices, into: &deviceRows)
             if devices {
-                func unique(test: Bool) throws -> (count: Int, estimated: Bool) {
+                func unique(test: Bool) throws -> DeviceBitmaps.UniqueDevices {
                     try DeviceBitmaps.uniqueDevices(
                         campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: deviceRows)
                 }
-                (counts.uniqueDevices, counts.uniqueDevicesEstimated) = try unique(test: false)
-                (counts.uniqueTestDevices, counts.uniqueTestDevicesEstimated) = try unique(test: true)
+                counts.setUniqueDevices(real: try unique(test: false), test: try unique(test: true))
             }
             return counts
         }
@@ -232,8 +288,11 @@ struct PostgresEventStore: EventStore {
         try database.read { Int(clamping: try $0.one("SELECT count(*)::int8 FROM events WHERE installation_id = \(installationID)", as: Int64.self) ?? 0) }
     }
 
-    func campaignIDs(appID: Int64) throws -> Set<Int64> {
-        try database.read { Set(try $0.all("SELECT id FROM campaigns WHERE app_id = \(appID)", as: Int64.self)) }
+    func campaignChannels(appID: Int64) throws -> [Int64: HeraldDomain.Channel] {
+        try database.read { db in
+            let rows = try db.rows("SELECT id, layout FROM campaigns WHERE app_id = \(appID)").map { try $0.decode((Int64, String).self) }
+            return Dictionary(rows.map { ($0.0, HeraldDomain.Channel(storedLayout: $0.1)) }, uniquingKeysWith: { first, _ in first })
+        }
     }
 }
 

@@ -34,6 +34,12 @@ struct EventBatchCase: Sendable, CustomStringConvertible {
     let status: Int
     /// Earlier kept events (by position in the run's list of kept events) sent again in this batch.
     let resent: [Int]
+    /// Its discard counts, and the `discards` member as sent (nil: absent).
+    var discards: [GeneratedDiscard] = []
+    var discardsMember: JSONValue?
+
+    /// `"discards": null`, which reads as none.
+    var sendsNullDiscards: Bool { if case .null? = discardsMember { true } else { false } }
 
     var description: String {
         "\(status) \(String(decoding: body.prefix(4000), as: UTF8.self))" + (resent.isEmpty ? "" : "\nresending kept events \(resent)")
@@ -41,7 +47,8 @@ struct EventBatchCase: Sendable, CustomStringConvertible {
 }
 
 enum EventBatches {
-    static let kinds = ["impression", "click", "dismiss", "error", "conversion"]
+    /// Every type, in-app and push (`EventType.allCases`).
+    static let kinds = EventType.allCases.map(\.rawValue)
     static let details = ["click": ["primary", "secondary", "body"], "dismiss": ["auto", "click", "swipe", "unknown"],
                           "error": ["image_fetch", "image_display", "image_format", "unspecified"]]
     static let detailKeys = ["click": "action", "dismiss": "dismissType", "error": "errorCode", "conversion": "event"]
@@ -51,15 +58,21 @@ enum EventBatches {
     /// 2020-01-01T00:00:00Z, the earliest time an event may claim.
     static let earliest: Int64 = 1_577_836_800_000
 
-    static func generator(campaigns: [Int64], otherAppCampaign: Int64, testDevice: String, now: Date) -> Generator<EventBatchCase, Shrink.None<EventBatchCase>> {
+    /// `campaigns` are in-app campaigns of the app, `pushCampaign` a push campaign of it.
+    static func generator(
+        campaigns: [Int64], pushCampaign: Int64, otherAppCampaign: Int64, testDevice: String, now: Date
+    ) -> Generator<EventBatchCase, Shrink.None<EventBatchCase>> {
         let nowMilliseconds = Int64((now.timeIntervalSince1970 * 1000).rounded())
         return Generated.cases { draw in
             let size = draw.chance(0.03) ? draw.pick([1000, 1001]) : draw.int(0...40)
             let events = (0..<size).map { _ in
                 size > 40 ? impression(&draw, campaign: campaigns[0], now: nowMilliseconds)
-                    : event(&draw, campaigns: campaigns, other: otherAppCampaign, testDevice: testDevice, now: nowMilliseconds)
+                    : event(&draw, campaigns: campaigns, push: pushCampaign, other: otherAppCampaign, testDevice: testDevice, now: nowMilliseconds)
             }
             var members: [(key: String, value: JSONValue)] = [("events", .array(events.map(\.json)))]
+            let discards = DiscardBatches.member(
+                &draw, campaigns: campaigns, push: pushCampaign, other: otherAppCampaign, testDevice: testDevice, now: nowMilliseconds)
+            if let member = discards.json { members.insert(("discards", member), at: draw.int(0...1)) }
             if draw.chance(0.2) { members.insert(("batch", .object([("sdk", .string("herald-swift")), ("sent", .array([.number(1), .null]))])), at: draw.int(0...1)) }
             let resent = draw.chance(0.3) ? draw.list(1...5) { $0.int(0...10_000) } : []
             let json = JSONValue.object(members)
@@ -71,7 +84,9 @@ enum EventBatches {
                 refused.contentType = draw.pick(["text/html", "application/x-ndjson", "", "multipart/form-data; boundary=x"])
                 return refused
             default:
-                var batch = EventBatchCase(body: Array(json.text.utf8), events: events, status: size > 1000 ? 422 : 200, resent: resent)
+                var batch = EventBatchCase(
+                    body: Array(json.text.utf8), events: events, status: size > 1000 || discards.tooMany ? 422 : 200, resent: resent,
+                    discards: discards.discards, discardsMember: discards.json)
                 // A browser's beacon sends the same JSON as text/plain.
                 if draw.chance(0.1) { batch.contentType = draw.pick(["text/plain;charset=UTF-8", "text/plain"]) }
                 return batch
@@ -85,7 +100,8 @@ enum EventBatches {
         case 0: Array(text.prefix(draw.int(0...(text.count - 1))))
         case 1: text + Array(draw.pick(["x", "}", ",", "[]"]).utf8)
         case 2: Array(#"{"events": [{"id": "\#u{FF}"}]}"#.utf8).map { $0 == 0xC3 ? 0xFF : $0 }
-        case 3: Array(draw.pick([#"{"events": {}}"#, #"{"event": []}"#, "[]", "null", #"{"events": "x"}"#, ""]).utf8)
+        case 3: Array(draw.pick([#"{"events": {}}"#, #"{"event": []}"#, "[]", "null", #"{"events": "x"}"#, "", #"{"events": [], "discards": {}}"#,
+                                 #"{"discards": [], "events": [], "discards": 1}"#]).utf8)
         case 4: Array(("{\"deep\": " + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + ", \"events\": []}").utf8)
         default: Array(#"{"events": [{"id": "\ud800"}]}"#.utf8)
         }
@@ -100,11 +116,13 @@ enum EventBatches {
                                                       installation: nil, test: false, detail: "", language: nil), reason: "")
     }
 
-    /// An event, valid or broken in one documented way.
-    static func event(_ draw: inout Draw, campaigns: [Int64], other: Int64, testDevice: String, now: Int64) -> GeneratedEvent {
+    /// An event, valid or broken in one documented way: in-app events about one of `campaigns`, push events
+    /// about `push`, unless the event is drawn about a campaign of the other channel.
+    static func event(_ draw: inout Draw, campaigns: [Int64], push: Int64, other: Int64, testDevice: String, now: Int64) -> GeneratedEvent {
         let type = draw.pick(kinds)
+        let isPush = EventType(rawValue: type)?.channel == .push
         var id = uuid(&draw)
-        var campaign: JSONValue = .number(Double(draw.pick(campaigns)))
+        var campaign: JSONValue = .number(Double(isPush ? push : draw.pick(campaigns)))
         var time = draw.chance(0.8) ? now - draw.int64(0...86_400_000 * 300) : draw.int64(earliest...now)
         if draw.chance(0.05) { time = draw.pick([earliest, now + 3_600_000]) }
         var occurredAt = JSONValue.string(GeneratedTime.text(&draw, for: time))
@@ -162,6 +180,9 @@ enum EventBatches {
             members.append(("language", draw.pick([.string(""), .string("english"), .string("fa_IR"), .string("pt-BR-x"), .string("e\u{301}n"),
                                                    .string(String(repeating: "a", count: 13)), .string(GeneratedText.characters(40)), .number(1), .bool(true)])))
             reason = "language"
+        case 10, 11:
+            // About a campaign of the other channel: a push event of an in-app campaign, an in-app event of a push campaign.
+            campaign = .number(Double(isPush ? draw.pick(campaigns) : push)); reason = "channel"
         default: break
         }
         if let installation { members.append(("installationId", .string(installation))) } else if draw.chance(0.3) { members.append(("installationId", .null)) }
@@ -205,43 +226,96 @@ struct GeneratedEventProperty {
                 Campaign(app: fixture.shop, name: "Campaign \(index)", message: Message(layout: .modal, title: .init(text: "hi"))),
                 state: .published, actor: .commandLine, now: now)
         }
+        let push = try fixture.app.database.campaigns.create(
+            Campaign(app: fixture.shop, name: "Push", push: PushNotification(title: "hi")), state: .draft, actor: .commandLine, now: now)
         var stored: [(kept: GeneratedEvent.Kept, json: JSONValue)] = []
         var ids: Set<String> = []
+        var storedDiscards: [(kept: GeneratedDiscard.Kept, json: JSONValue)] = []
+        var discardIDs: Set<String> = []
         var run = GeneratedRun("event batches", cases: 250)
-        let generator = EventBatches.generator(campaigns: campaigns, otherAppCampaign: fixture.otherCampaign, testDevice: fixture.testDevice, now: now)
+        let generator = EventBatches.generator(
+            campaigns: campaigns, pushCampaign: push, otherAppCampaign: fixture.otherCampaign, testDevice: fixture.testDevice, now: now)
         run.run(generator) { batch, run in
             var events = batch.events.map { ($0.json, $0.kept) }
+            var discards = batch.discards.map { ($0.json, $0.kept) }
             if batch.status == 200, batch.events.count <= 40, !stored.isEmpty {
                 events += batch.resent.map { stored[$0 % stored.count] }.map { ($0.json, $0.kept) }
             }
-            let body = batch.status == 200 ? Array(JSONValue.object([("events", .array(events.map(\.0)))]).text.utf8) : batch.body
+            if batch.status == 200, !batch.sendsNullDiscards, !storedDiscards.isEmpty {
+                discards += batch.resent.map { storedDiscards[$0 % storedDiscards.count] }.map { ($0.json, $0.kept) }
+            }
+            var members: [(key: String, value: JSONValue)] = [("events", .array(events.map(\.0)))]
+            if batch.sendsNullDiscards {
+                members.append(("discards", .null))
+            } else if !discards.isEmpty {
+                members.append(("discards", .array(discards.map(\.0))))
+            }
+            let body = batch.status == 200 ? Array(JSONValue.object(members).text.utf8) : batch.body
             let answer = fixture.api("POST", "/api/v1/events", body: body, contentType: batch.contentType)
             run.note("\(answer.status)")
             run.expect(answer.status == batch.status, "answered \(answer.status), not \(batch.status): \(answer.text.prefix(1000))", input: batch)
             guard answer.status == 200, batch.status == 200 else { return }
             let result = try JSONValue.parse(answer.body)
-            var accepted = 0, duplicates = 0
-            for (json, kept) in events {
-                guard let kept else { continue }
-                if ids.insert(kept.id).inserted {
-                    accepted += 1
-                    stored.append((kept, json))
-                } else {
-                    duplicates += 1
-                }
-            }
-            let rejected: [Int] = if case .array(let items)? = result["rejected"] { items.compactMap { $0["index"]?.numberValue.map(Int.init) } } else { [] }
-            let refused = events.indices.filter { events[$0].1 == nil }
-            let disagreeing = Set(rejected).symmetricDifference(refused).sorted().map { "\($0): \(events[$0].0.text.prefix(3000))" }
-            run.expect(rejected == refused, "rejected \(rejected), the rules refuse \(refused); they disagree on \(disagreeing)", input: batch)
-            run.expect(result["accepted"]?.numberValue == Double(accepted) && result["duplicates"]?.numberValue == Double(duplicates),
-                       "answered \(answer.text.prefix(300)), expected \(accepted) accepted and \(duplicates) duplicates", input: batch)
-            run.note("events kept", accepted)
-            run.note("events rejected", refused.count)
-            run.note("duplicates", duplicates)
+            Self.expectAnswer(result, events, id: \.id, kept: &stored, ids: &ids, what: "events", batch: batch, &run)
+            Self.expectAnswer(result["discards"], discards, id: \.id, kept: &storedDiscards, ids: &discardIDs, what: "discard counts", batch: batch, &run)
         }
-        for campaign in campaigns {
+        let (from, to) = (EventBatches.day(Int64(now.timeIntervalSince1970 * 1000) - 365 * 86_400_000), EventBatches.day(Int64(now.timeIntervalSince1970 * 1000) + 3_600_000))
+        for campaign in campaigns + [push] {
+            let inRange = storedDiscards.map(\.kept).filter { $0.campaign == Int(campaign) && !$0.test && $0.day >= from && $0.day <= to }
+            let expected = Dictionary(grouping: inRange, by: \.reason)
+                .mapValues { JSONValue.number(Double($0.reduce(0) { $0 + $1.count })) }
+            let stats = try? JSONValue.parse(fixture.api("GET", "/api/v1/campaigns/\(campaign)/stats?from=\(from)&to=\(to)").body)
+            if let difference = firstDifference(stats?["discardsByReason"] ?? .null, .object(expected.map { ($0.key, $0.value) })) {
+                run.fail("discardsByReason of campaign \(campaign) differs at \(difference)", input: campaign)
+            }
+        }
+        for campaign in campaigns + [push] {
             Self.expectStats(fixture, campaign: campaign, stored.map(\.kept).filter { $0.campaign == Int(campaign) }, &run)
+        }
+        Self.expectPushEvents(fixture, campaign: push, stored.map(\.kept).filter { $0.campaign == Int(push) }, &run)
+    }
+
+    /// The answer (the events', or its `discards`) says how many items were new, how many were already stored
+    /// (by id), and rejects exactly the items the rules refuse, by index; the new ones join `kept`.
+    static func expectAnswer<Kept>(
+        _ answer: JSONValue?, _ sent: [(JSONValue, Kept?)], id: KeyPath<Kept, String>, kept: inout [(kept: Kept, json: JSONValue)],
+        ids: inout Set<String>, what: String, batch: EventBatchCase, _ run: inout GeneratedRun
+    ) {
+        var accepted = 0, duplicates = 0
+        for (json, item) in sent {
+            guard let item else { continue }
+            if ids.insert(item[keyPath: id]).inserted {
+                accepted += 1
+                kept.append((item, json))
+            } else {
+                duplicates += 1
+            }
+        }
+        let rejected: [Int] = if case .array(let items)? = answer?["rejected"] { items.compactMap { $0["index"]?.numberValue.map(Int.init) } } else { [] }
+        let refused = sent.indices.filter { sent[$0].1 == nil }
+        let disagreeing = Set(rejected).symmetricDifference(refused).sorted().map { "\($0): \(sent[$0].0.text.prefix(3000))" }
+        run.expect(rejected == refused, "rejected \(what) \(rejected), the rules refuse \(refused); they disagree on \(disagreeing)", input: batch)
+        run.expect(answer?["accepted"]?.numberValue == Double(accepted) && answer?["duplicates"]?.numberValue == Double(duplicates),
+                   "answered \(answer?.text.prefix(300) ?? "nothing"), expected \(accepted) \(what) accepted and \(duplicates) duplicates", input: batch)
+        run.note("\(what) kept", accepted)
+        run.note("\(what) rejected", refused.count)
+        run.note("\(what) sent again", duplicates)
+    }
+
+    /// The push campaign's rollups hold exactly its kept events, all of them push events: none of an in-app
+    /// campaign's events was stored against it (and the stats' in-app figures of it are zero, `expectStats`).
+    static func expectPushEvents(_ fixture: GeneratedFixture, campaign: Int64, _ kept: [GeneratedEvent.Kept], _ run: inout GeneratedRun) {
+        do {
+            let rows = try fixture.app.database.events.counts(campaignID: campaign, from: "2000-01-01", to: "2100-12-31", devices: false).rows
+            run.expect(rows.allSatisfy { $0.type.channel == .push }, "in-app events stored against a push campaign: \(rows.filter { $0.type.channel != .push })",
+                       input: campaign)
+            for type in Channel.push.eventTypes {
+                let stored = rows.filter { $0.type == type && !$0.test }.reduce(0) { $0 + $1.count }
+                let expected = kept.count { $0.type == type.rawValue && !$0.test }
+                run.expect(stored == expected, "\(stored) \(type.rawValue) events of the push campaign stored, not \(expected)", input: campaign)
+            }
+        } catch {
+            run.fail("the push campaign's counts did not read: \(error)", input: campaign)
         }
     }
 

@@ -6,8 +6,8 @@ import HeraldDomain
 
 /// `CampaignStats.json`, the stats endpoint's body, is written by hand. For any figures (counts of any size,
 /// any rate, names in every script with quotes, backslashes and control characters, a push campaign's section
-/// or none), what it writes parses as JSON to the object the figures make (openapi.yaml's `CampaignStats`),
-/// each object's members in the order of their names' bytes.
+/// or none, discards that sum past `Int.max`), what it writes parses as JSON to the object the figures make
+/// (openapi.yaml's `CampaignStats`), each object's members in the order of their names' bytes.
 @Suite("Generated inputs: the stats endpoint's JSON")
 struct StatsJSONProperty {
     static func names(_ draw: inout Draw) -> [String: Int] {
@@ -45,6 +45,7 @@ struct StatsJSONProperty {
         stats.errorsByCode = names(&draw)
         stats.conversionsByEvent = names(&draw)
         stats.otherConversions = count(&draw)
+        stats.discardsByReason = draw.chance(0.5) ? Dictionary(uniqueKeysWithValues: DiscardReason.allCases.map { ($0.rawValue, count(&draw)) }) : names(&draw)
         for name in names(&draw).keys { stats.byPlatform[name] = totals(&draw) }
         stats.byLanguage = names(&draw).keys.map { tag in
             var version = CampaignStats.LanguageTotals(language: tag, counts: [:])
@@ -115,6 +116,12 @@ struct StatsJSONProperty {
             ("clicksByAction", counts(stats.clicksByAction)), ("dismissalsByType", counts(stats.dismissalsByType)),
             ("errorsByCode", counts(stats.errorsByCode)), ("conversionsByEvent", counts(stats.conversionsByEvent)),
             ("otherConversions", number(stats.otherConversions)), ("byPlatform", .object(stats.byPlatform.map { ($0.key, totals($0.value)) })),
+            ("discardsByReason", counts(stats.discardsByReason)),
+            // Chosen is shown plus every discard, at most Int.max.
+            ("funnel", .object([
+                ("chosen", number(stats.discardsByReason.values.reduce(stats.totals.impressions) { $0 > Int.max - $1 ? Int.max : $0 + $1 })),
+                ("shown", number(stats.totals.impressions)), ("clicked", number(stats.totals.clicks)),
+            ])),
             ("byLanguage", .array(stats.byLanguage.map(version))), ("otherLanguages", version(stats.otherLanguages)),
             ("daily", .array(stats.daily.map { day in
                 .object([

@@ -93,6 +93,30 @@ enum VectorValue {
         return value.string ?? "null"
     }
 
+    /// Discard counts summed per campaign, reason, day and installation id, one line each, in one order.
+    static func discardLines(_ counts: [(campaign: Int64, reason: String, day: String, count: Int, installation: String)]) -> [String] {
+        var sums: [String: Int] = [:]
+        for count in counts {
+            sums["campaignId=\(count.campaign) reason=\(count.reason) day=\(count.day) installationId=\(count.installation)", default: 0] += count.count
+        }
+        return sums.map { "\($0.key) count=\($0.value)" }.sorted()
+    }
+
+    /// Expected custom data, a list of `{"key", "value"}`, as one line of its pairs in order.
+    static func pairs(_ expected: JSONValue) -> String {
+        (expected.array ?? []).map { pair(key: $0["key"]?.string ?? "?", value: $0["value"]?.string ?? "?") }.joined(separator: ", ")
+    }
+
+    /// The custom data a renderer got, written as `pairs(_:)` writes the expected.
+    static func pairs(_ data: CustomData) -> String {
+        data.pairs.map { pair(key: $0.key, value: $0.value) }.joined(separator: ", ")
+    }
+
+    /// A pair with its text JSON-quoted, so an empty value or one with a comma or a line break reads unambiguously.
+    private static func pair(key: String, value: String) -> String {
+        "\(JSONValue.string(key).text)=\(JSONValue.string(value).text)"
+    }
+
     static func describe(_ result: TriggerResult) -> String {
         let (name, campaign, reason): (String, Int64?, DiscardReason?) = switch result.outcome {
         case .displayed(let id): ("displayed", id, nil)

@@ -15,6 +15,7 @@ final class VectorTransport: DeliveryTransport, Sendable {
         var images: [String: String]
         var held: [String: [CheckedContinuation<TransportResponse, Never>]] = [:]
         var uploaded: [OutgoingEvent] = []
+        var uploadedDiscards: [OutgoingDiscard] = []
         var requests: [TransportRequest] = []
     }
 
@@ -33,6 +34,8 @@ final class VectorTransport: DeliveryTransport, Sendable {
 
     /// Every event the server received, in order.
     var uploaded: [OutgoingEvent] { state.withLock { $0.uploaded } }
+    /// Every discard count the server received, in order, each time it was sent.
+    var uploadedDiscards: [OutgoingDiscard] { state.withLock { $0.uploadedDiscards } }
     var requests: [TransportRequest] { state.withLock { $0.requests } }
 
     /// Lets a pending image finish: loaded, or failed; later requests for it get the same.
@@ -54,9 +57,15 @@ final class VectorTransport: DeliveryTransport, Sendable {
             }
         }
         if request.url.path.hasSuffix("/api/v1/events") {
-            struct Batch: Decodable { let events: [OutgoingEvent] }
+            struct Batch: Decodable {
+                let events: [OutgoingEvent]
+                let discards: [OutgoingDiscard]?
+            }
             let batch = try CampaignJSON.decoder().decode(Batch.self, from: request.body ?? Data())
-            state.withLock { $0.uploaded += batch.events }
+            state.withLock {
+                $0.uploaded += batch.events
+                $0.uploadedDiscards += batch.discards ?? []
+            }
             let answer = #"{"accepted": \#(batch.events.count), "duplicates": 0, "rejected": []}"#
             return TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(answer.utf8))
         }

@@ -1,7 +1,7 @@
 import HeraldHTTP
 
-/// Reads an events body, `{"events": [...]}`, straight from its bytes into `Batch.Item`s. Ingestion
-/// decodes a thousand objects per request, and Foundation's decoder spent more time on them than
+/// Reads an events body, `{"events": [...], "discards": [...]}`, straight from its bytes into an `EventBatch`.
+/// Ingestion decodes a thousand objects per request, and Foundation's decoder spent more time on them than
 /// storing them took. A malformed body is one 400 naming the byte where it broke; an item of the
 /// wrong shape becomes an item that says why, so it rejects only itself.
 struct EventBatchReader {
@@ -9,7 +9,7 @@ struct EventBatchReader {
         let message: String
     }
 
-    static func read(_ body: [UInt8]) throws(Malformed) -> [EventIngestor.Batch.Item] {
+    static func read(_ body: [UInt8]) throws(Malformed) -> EventBatch {
         try body.withUnsafeBufferPointer { bytes throws(Malformed) in
             var reader = EventBatchReader(bytes: bytes)
             return try reader.batch()
@@ -23,8 +23,9 @@ struct EventBatchReader {
         self.bytes = bytes
     }
 
-    private mutating func batch() throws(Malformed) -> [EventIngestor.Batch.Item] {
-        var items: [EventIngestor.Batch.Item]?
+    private mutating func batch() throws(Malformed) -> EventBatch {
+        var events: [EventBatch.Item<EventFields>]?
+        var discards: [EventBatch.Item<DiscardFields>] = []
         try expect(UInt8(ascii: "{"), "the body must be a JSON object")
         if !consume(UInt8(ascii: "}")) {
             repeat {
@@ -32,7 +33,15 @@ struct EventBatchReader {
                 try expect(UInt8(ascii: ":"), "expected ':'")
                 if key == "events" {
                     guard peek() == UInt8(ascii: "[") else { throw Malformed(message: "Wrong type at `events`: expected an array.") }
-                    items = try eventList()
+                    events = try list(of: "event")
+                } else if key == "discards" {
+                    if peek() == UInt8(ascii: "n") {
+                        try literal("null")
+                        discards = []
+                        continue
+                    }
+                    guard peek() == UInt8(ascii: "[") else { throw Malformed(message: "Wrong type at `discards`: expected an array (or null).") }
+                    discards = try list(of: "discard count")
                 } else {
                     try skipValue(depth: 1)
                 }
@@ -41,40 +50,41 @@ struct EventBatchReader {
         }
         skipWhitespace()
         guard position == bytes.count else { throw broken("unexpected text after the JSON object") }
-        guard let items else { throw Malformed(message: "Missing `events` at the top level.") }
-        return items
+        guard let events else { throw Malformed(message: "Missing `events` at the top level.") }
+        return EventBatch(events: events, discards: discards)
     }
 
-    private mutating func eventList() throws(Malformed) -> [EventIngestor.Batch.Item] {
+    /// An array of items, each an object (`what` names one, for the item that is not).
+    private mutating func list<Fields: BatchItemFields>(of what: String) throws(Malformed) -> [EventBatch.Item<Fields>] {
         try expect(UInt8(ascii: "["), "expected '['")
-        var items: [EventIngestor.Batch.Item] = []
+        var items: [EventBatch.Item<Fields>] = []
         if consume(UInt8(ascii: "]")) { return items }
         repeat {
-            items.append(try event())
+            items.append(try item(what))
         } while consume(UInt8(ascii: ","))
         try expect(UInt8(ascii: "]"), "expected ',' or ']'")
         return items
     }
 
-    private mutating func event() throws(Malformed) -> EventIngestor.Batch.Item {
+    private mutating func item<Fields: BatchItemFields>(_ what: String) throws(Malformed) -> EventBatch.Item<Fields> {
         guard peek() == UInt8(ascii: "{") else {
             try skipValue(depth: 2)
-            return EventIngestor.Batch.Item(wrongType: "Each event must be a JSON object.")
+            return EventBatch.Item(wrongType: "Each \(what) must be a JSON object.")
         }
         position += 1
-        var fields = EventIngestor.Batch.Item.Fields()
+        var fields = Fields()
         var wrongType: String?
         if !consume(UInt8(ascii: "}")) {
             repeat {
                 let key = try string()
                 try expect(UInt8(ascii: ":"), "expected ':'")
-                if key == "campaignId" {
+                if let integer = Fields.integers[key] {
                     switch try scalar(depth: 3) {
-                    case .integer(let value): fields.campaignId = value
-                    case .null: fields.campaignId = nil
-                    default: wrongType = wrongType ?? "`campaignId` must be a campaign id (a whole number)."
+                    case .integer(let value): fields[keyPath: integer.field] = value
+                    case .null: fields[keyPath: integer.field] = nil
+                    default: wrongType = wrongType ?? integer.wrongType
                     }
-                } else if let field = EventIngestor.Batch.Item.Fields.text[key] {
+                } else if let field = Fields.text[key] {
                     switch try scalar(depth: 3) {
                     case .string(let value): fields[keyPath: field] = value
                     case .null: fields[keyPath: field] = nil
@@ -86,7 +96,7 @@ struct EventBatchReader {
             } while consume(UInt8(ascii: ","))
             try expect(UInt8(ascii: "}"), "expected ',' or '}'")
         }
-        return wrongType.map { EventIngestor.Batch.Item(wrongType: $0) } ?? EventIngestor.Batch.Item(fields: fields)
+        return wrongType.map { EventBatch.Item(wrongType: $0) } ?? EventBatch.Item(fields: fields)
     }
 
     private enum Scalar {

@@ -3,9 +3,10 @@ import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
 
-/// `POST /api/v1/events`: a batch from a delivery component. Good items are stored (once per id, in one
-/// transaction with their rollups); bad items are rejected one by one with the reason. Browsers' beacons
-/// send the same JSON as text/plain, with the key in the query (see `Route.takesKeyFromQuery`).
+/// `POST /api/v1/events`: a batch from a delivery component, its events and its discard counts. Good items are
+/// stored (once per id, in one transaction with their rollups); bad items are rejected one by one with the
+/// reason. Browsers' beacons send the same JSON as text/plain, with the key in the query (see
+/// `Route.takesKeyFromQuery`).
 struct EventIngestor: Sendable {
     let services: Services
 
@@ -19,10 +20,19 @@ struct EventIngestor: Sendable {
         let error: String
     }
 
+    /// What became of a batch's events, and (`discards`) of its discard counts.
     struct Answer: Encodable {
         let accepted: Int
         let duplicates: Int
         let rejected: [Rejection]
+        let discards: Outcome
+
+        /// What became of the discard counts.
+        struct Outcome: Encodable {
+            let accepted: Int
+            let duplicates: Int
+            let rejected: [Rejection]
+        }
     }
 
     func ingest(_ context: RequestContext) throws -> Response {
@@ -31,37 +41,54 @@ struct EventIngestor: Sendable {
         guard context.request.mediaType == "application/json" || context.request.mediaType == "text/plain" else {
             throw HTTPError(415, "Send events as JSON with `Content-Type: application/json` (or `text/plain`, as `navigator.sendBeacon` sends a string).")
         }
-        let items: [Batch.Item]
+        let batch: EventBatch
         do {
-            items = try EventBatchReader.read(context.request.body)
+            batch = try EventBatchReader.read(context.request.body)
         } catch {
             throw HTTPError(400, error.message)
         }
-        guard items.count <= Self.maxEvents else {
-            throw HTTPError(422, "A batch holds at most \(Self.maxEvents) events; this one has \(items.count). Send it in smaller batches.",
+        guard batch.events.count <= Self.maxEvents else {
+            throw HTTPError(422, "A batch holds at most \(Self.maxEvents) events; this one has \(batch.events.count). Send it in smaller batches.",
                             fields: [FieldProblem("events", "At most \(Self.maxEvents) events.")])
         }
-        let campaigns = try services.database.events.campaignIDs(appID: key.appID)
-        let testDevices = Set(try services.database.apps.testDevices(appID: key.appID).map(\.installationID))
-        var events: [Event] = []
-        var rejected: [Rejection] = []
-        for (index, item) in items.enumerated() {
-            switch check(item, appID: key.appID, campaigns: campaigns, testDevices: testDevices, now: context.now) {
-            case .success(let event): events.append(event)
-            case .failure(let problem): rejected.append(Rejection(index: index, error: problem.reason))
-            }
+        guard batch.discards.count <= DiscardCount.maxPerBatch else {
+            throw HTTPError(
+                422, "A batch holds at most \(DiscardCount.maxPerBatch) discard counts; this one has \(batch.discards.count). Send them in smaller batches.",
+                fields: [FieldProblem("discards", "At most \(DiscardCount.maxPerBatch) discard counts.")])
         }
-        let (accepted, duplicates) = try services.database.events.ingest(events, now: context.now)
-        RequestMetrics.recordEvents(accepted: accepted, duplicates: duplicates, rejected: rejected.count)
-        return .json(Array(try CampaignJSON.encoder().encode(Answer(accepted: accepted, duplicates: duplicates, rejected: rejected))))
+        let campaigns = try services.database.events.campaignChannels(appID: key.appID)
+        let testDevices = Set(try services.database.apps.testDevices(appID: key.appID).map(\.installationID))
+        let (events, rejected) = Self.sorted(batch.events) { check($0, appID: key.appID, campaigns: campaigns, testDevices: testDevices, now: context.now) }
+        let (discards, rejectedDiscards) = Self.sorted(batch.discards) {
+            check($0, appID: key.appID, campaigns: campaigns, testDevices: testDevices, now: context.now)
+        }
+        let stored = try services.database.events.ingest(events, discards: discards, now: context.now)
+        RequestMetrics.recordEvents(accepted: stored.events.accepted, duplicates: stored.events.duplicates, rejected: rejected.count)
+        let answer = Answer(
+            accepted: stored.events.accepted, duplicates: stored.events.duplicates, rejected: rejected,
+            discards: .init(accepted: stored.discards.accepted, duplicates: stored.discards.duplicates, rejected: rejectedDiscards))
+        return .json(Array(try CampaignJSON.encoder().encode(answer)))
     }
 
     struct Problem: Error {
         let reason: String
     }
 
+    /// The items `check` keeps, and a rejection for each it refuses, by the item's index.
+    private static func sorted<Item, Kept>(_ items: [Item], _ check: (Item) -> Result<Kept, Problem>) -> (kept: [Kept], rejected: [Rejection]) {
+        var kept: [Kept] = []
+        var rejected: [Rejection] = []
+        for (index, item) in items.enumerated() {
+            switch check(item) {
+            case .success(let value): kept.append(value)
+            case .failure(let problem): rejected.append(Rejection(index: index, error: problem.reason))
+            }
+        }
+        return (kept, rejected)
+    }
+
     private func check(
-        _ item: Batch.Item, appID: Int64, campaigns: Set<Int64>, testDevices: Set<String>, now: Date
+        _ item: EventBatch.Item<EventFields>, appID: Int64, campaigns: [Int64: Channel], testDevices: Set<String>, now: Date
     ) -> Result<Event, Problem> {
         guard let item = item.fields else { return .failure(Problem(reason: item.wrongType ?? "Each event must be a JSON object.")) }
         guard let id = item.id.flatMap(Self.canonicalUUID) else {
@@ -70,14 +97,17 @@ struct EventIngestor: Sendable {
         guard let type = item.type.flatMap(EventType.init(rawValue:)) else {
             return .failure(Problem(reason: "`type` must be \(EventType.spokenList)."))
         }
-        guard let campaignID = item.campaignId, campaigns.contains(campaignID) else {
+        guard let campaignID = item.campaignId, let channel = campaigns[campaignID] else {
             return .failure(Problem(reason: "`campaignId` must be a campaign of this key's app."))
+        }
+        guard type.channel == channel else {
+            return .failure(Problem(reason: Self.otherChannel(type: type.rawValue, campaignID: campaignID, channel: channel)))
         }
         guard let occurredText = item.occurredAt,
               let occurredAt = UTCTime.date(rfc3339: occurredText) else {
             return .failure(Problem(reason: "`occurredAt` must be an RFC 3339 time such as 2026-11-21T10:15:00Z."))
         }
-        guard occurredAt <= now.addingTimeInterval(Self.futureTolerance), occurredAt >= Self.earliest else {
+        guard Self.plausible(occurredAt, now: now) else {
             return .failure(Problem(reason: "`occurredAt` is too far in the future or the past; check the device's clock."))
         }
         guard let platform = item.platform, Platform(rawValue: platform) != nil else {
@@ -128,6 +158,50 @@ struct EventIngestor: Sendable {
             language: language))
     }
 
+    /// Whether a device may claim `date`: from `earliest` to `futureTolerance` past `now`.
+    static func plausible(_ date: Date, now: Date) -> Bool {
+        date >= earliest && date <= now.addingTimeInterval(futureTolerance)
+    }
+
+    /// A discard count kept, or why it is refused: a UUID id, an in-app campaign of the app, a reason of the
+    /// vocabulary, a UTC day a device may claim, a count from 1 to `DiscardCount.maxCount`.
+    private func check(
+        _ item: EventBatch.Item<DiscardFields>, appID: Int64, campaigns: [Int64: Channel], testDevices: Set<String>, now: Date
+    ) -> Result<Discard, Problem> {
+        guard let item = item.fields else { return .failure(Problem(reason: item.wrongType ?? "Each discard count must be a JSON object.")) }
+        guard let id = item.id.flatMap(Self.canonicalUUID) else {
+            return .failure(Problem(reason: "`id` must be a UUID the client made for this count, so a retried upload counts once."))
+        }
+        guard let campaignID = item.campaignId, let channel = campaigns[campaignID] else {
+            return .failure(Problem(reason: "`campaignId` must be a campaign of this key's app."))
+        }
+        guard channel == .inApp else {
+            return .failure(Problem(reason: "`campaignId` \(campaignID) is a push campaign: discards are about in-app campaigns' messages."))
+        }
+        guard let reason = item.reason.flatMap(DiscardReason.init(rawValue:)) else {
+            return .failure(Problem(reason: "`reason` must be \(DiscardReason.spokenList)."))
+        }
+        guard let dayText = item.day, let day = UTCTime.date(day: dayText), Self.plausible(day, now: now) else {
+            return .failure(Problem(reason: "`day` must be the UTC day of the discards, such as 2026-11-21, from 2020-01-01 to today; check the device's clock."))
+        }
+        guard let count = item.count, (1...Int64(DiscardCount.maxCount)).contains(count) else {
+            return .failure(Problem(reason: "`count` must be a whole number from 1 to \(DiscardCount.maxCount)."))
+        }
+        let installation = item.installationId
+        if let installation, !InstallationID.isValid(installation) {
+            return .failure(Problem(reason: "`installationId` must be \(InstallationID.rule), or absent when the user has not opted in."))
+        }
+        return .success(Discard(
+            id: id, appID: appID, campaignID: campaignID, reason: reason, day: UTCTime.day(day), count: Int(count),
+            test: installation.map(testDevices.contains) ?? false))
+    }
+
+    /// Why an event of `type` cannot be about campaign `campaignID`, a campaign of `channel`.
+    static func otherChannel(type: String, campaignID: Int64, channel: Channel) -> String {
+        let kind = channel == .push ? "a push campaign" : "an in-app campaign"
+        return "`campaignId` \(campaignID) is \(kind): its events are \(channel.eventTypes.map(\.rawValue).spokenList), not \(type)."
+    }
+
     /// `text` in lower case if it is a UUID in the 8-4-4-4-12 hex form, else nil. By hand: this runs for
     /// every event, and `UUID(uuidString:)` costs more than storing the event.
     static func canonicalUUID(_ text: String) -> String? {
@@ -149,38 +223,6 @@ struct EventIngestor: Sendable {
             }
         }
         return String(decoding: canonical, as: UTF8.self)
-    }
-
-    /// `{"events": [...]}`, read by `EventBatchReader`.
-    enum Batch {
-        /// One event as sent: its fields, or why it is not an object of the expected field types.
-        struct Item {
-            let fields: Fields?
-            let wrongType: String?
-
-            init(fields: Fields) {
-                self.fields = fields
-                wrongType = nil
-            }
-
-            init(wrongType: String) {
-                fields = nil
-                self.wrongType = wrongType
-            }
-
-            /// Every field an event may carry, all optional: which are required depends on `type`.
-            struct Fields {
-                var id, type, occurredAt, platform, installationId, action, url, dismissType, errorCode, event, language: String?
-                var campaignId: Int64?
-
-                /// The text fields by their JSON name.
-                static let text: [String: WritableKeyPath<Fields, String?> & Sendable] = [
-                    "id": \.id, "type": \.type, "occurredAt": \.occurredAt, "platform": \.platform,
-                    "installationId": \.installationId, "action": \.action, "url": \.url, "dismissType": \.dismissType,
-                    "errorCode": \.errorCode, "event": \.event, "language": \.language,
-                ]
-            }
-        }
     }
 }
 

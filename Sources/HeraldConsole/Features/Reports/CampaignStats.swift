@@ -130,6 +130,25 @@ struct CampaignStats: Sendable, Equatable {
     var test = Totals()
     /// A push campaign's own figures: its send, and its receipts and opens; nil for an in-app campaign.
     var push: PushFigures?
+    /// Messages devices chose and did not show (real traffic), by reason (`DiscardReason`).
+    var discardsByReason: [String: Int] = [:]
+
+    /// From chosen to clicked: every message a device chose for a trigger (shown, or discarded for a reason),
+    /// those shown (impressions), those clicked.
+    struct Funnel: Sendable, Equatable {
+        var chosen = 0
+        var shown = 0
+        var clicked = 0
+    }
+
+    /// Chosen is shown plus discarded (at most `Int.max`: counts this large are never real, but never trap).
+    var funnel: Funnel {
+        let chosen = discardsByReason.values.reduce(totals.impressions) { sum, count in
+            let (added, overflow) = sum.addingReportingOverflow(count)
+            return overflow ? Int.max : added
+        }
+        return Funnel(chosen: chosen, shown: totals.impressions, clicked: totals.clicks)
+    }
 
     init(counts: EventCounts, range: DayRange) {
         from = range.from
@@ -152,10 +171,15 @@ struct CampaignStats: Sendable, Equatable {
         }
         conversionsByEvent = Dictionary(counts.topConversions.map { ($0.event, $0.count) }, uniquingKeysWith: +)
         otherConversions = counts.otherConversions
+        discardsByReason = Dictionary(counts.discards.map { ($0.key.rawValue, $0.value) }, uniquingKeysWith: +)
         byLanguage = counts.topLanguages.map { LanguageTotals(language: $0.language, counts: $0.counts) }
         otherLanguages = LanguageTotals(language: nil, counts: counts.otherLanguages)
         totals.uniqueDevices = counts.uniqueDevices
         totals.uniqueDevicesEstimated = counts.uniqueDevicesEstimated
+        for (platform, devices) in counts.uniqueDevicesByPlatform {
+            byPlatform[platform, default: Totals()].uniqueDevices = devices
+            byPlatform[platform]?.uniqueDevicesEstimated = counts.uniqueDevicesEstimated
+        }
         test.uniqueDevices = counts.uniqueTestDevices
         test.uniqueDevicesEstimated = counts.uniqueTestDevicesEstimated
         daily = range.days.map { date in
@@ -198,11 +222,20 @@ struct CampaignStats: Sendable, Equatable {
             json.close()
         }
         json.closeArray()
+        json.key("discardsByReason")
+        Self.write(discardsByReason, into: &json)
         json.key("dismissalsByType")
         Self.write(dismissalsByType, into: &json)
         json.key("errorsByCode")
         Self.write(errorsByCode, into: &json)
         json.member("from", from)
+        let funnel = funnel
+        json.key("funnel")
+        json.open()
+        json.member("chosen", funnel.chosen)
+        json.member("clicked", funnel.clicked)
+        json.member("shown", funnel.shown)
+        json.close()
         json.member("otherConversions", otherConversions)
         json.key("otherLanguages")
         Self.write(otherLanguages, into: &json)

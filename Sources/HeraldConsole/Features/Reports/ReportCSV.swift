@@ -3,7 +3,7 @@ import HeraldHTTP
 
 extension ReportPages {
     /// `GET /campaigns/{id}/report.csv`: the daily rows of the range, then, after an empty line, the same
-    /// figures per language shown; test devices left out. The daily section keeps its columns, and the
+    /// figures per language shown, then the funnel's stages and the discards by reason; test devices left out. The daily section keeps its columns, and the
     /// language section has the same ones with a language column in place of the date (the default
     /// version and the languages past the first `EventCounts.topLanguages` labelled in words), so a
     /// spreadsheet's formulas work on either. Headers and those labels are in the user's language; the
@@ -29,6 +29,7 @@ extension ReportPages {
         for (label, row) in languages {
             lines.append(Self.csvLine(Self.csvField(label), row.impressions, row.clicks, row.dismissals, row.errors, row.conversions))
         }
+        lines += Self.funnelCSV(stats, l)
         // A push campaign's days: sent (from the outbox), delivered and opened (reported by its apps).
         if stored.campaign.channel == .push {
             let push = try PushReport(campaignID: stored.id, outbox: services.database.pushOutbox, counts: counts, range: days, localizer: l)

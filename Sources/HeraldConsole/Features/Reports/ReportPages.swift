@@ -83,6 +83,8 @@ struct ReportPages: Sendable {
         /// `from=…&to=…`, so a campaign's link keeps the range.
         let rangeQuery: String
         let ready: Bool
+        /// Some campaign delivered in the range; else the page says so above the campaigns it lists at zero.
+        let delivered: Bool
         let hasRows: Bool
         let filtered: Bool
         /// HTML: nothing delivered, from when to when (and in which app).
@@ -124,7 +126,7 @@ struct ReportPages: Sendable {
         guard let days = requested.range else {
             let model = IndexView(
                 range: range, problem: requested.problem(localizer), lead: localizer("reports.lead"), caption: "", rangeQuery: "", ready: false,
-                hasRows: false, filtered: appID != nil, emptyText: "", countText: "", columns: [], rows: [], hasPush: false, totals: nil, longerHref: "/reports",
+                delivered: false, hasRows: false, filtered: appID != nil, emptyText: "", countText: "", columns: [], rows: [], hasPush: false, totals: nil, longerHref: "/reports",
                 pagination: nil)
             return try services.page(.reports, title: localizer("reports.title"), model: model, context: context, status: 400)
         }
@@ -138,7 +140,12 @@ struct ReportPages: Sendable {
         let campaigns = Dictionary(uniqueKeysWithValues: try services.database.campaigns.list(filter, now: context.now).campaigns.map { ($0.id, $0) })
         let dates = days.days
         let dayIndex = Dictionary(uniqueKeysWithValues: dates.enumerated().map { ($0.element, $0.offset) })
+        // Every campaign that has been published and not archived is listed, with zeros until it delivers; a
+        // draft or an archived campaign only when it delivered in the range.
         var entries: [Int64: Entry] = [:]
+        for campaign in campaigns.values where Self.listedWithoutTraffic.contains(campaign.status) {
+            entries[campaign.id] = Entry(campaign: campaign, daily: Array(repeating: 0, count: dates.count))
+        }
         for row in counts.rows where !row.test {
             guard let campaign = campaigns[row.campaignID],
                   let type = Self.listedFigure(row.type, push: campaign.layout == Campaign.pushLayout) else { continue }
@@ -178,11 +185,12 @@ struct ReportPages: Sendable {
         let from = Markup.escape(localizer.day(days.from)), to = Markup.escape(localizer.day(days.to))
         let emptyText = appName.map { localizer.markup("reports.empty_text_app", ["app": Markup.user($0), "from": from, "to": to]) }
             ?? localizer.markup("reports.empty_text", ["from": from, "to": to])
-        let countText = appName.map { localizer.pluralMarkup("reports.delivered_app", count: sorted.count, ["app": Markup.user($0)]) }
-            ?? Markup.escape(localizer.plural("reports.delivered", count: sorted.count))
+        let delivered = sorted.count { $0.totals != CampaignStats.Totals() }
+        let countText = appName.map { localizer.pluralMarkup("reports.delivered_app", count: delivered, ["app": Markup.user($0)]) }
+            ?? Markup.escape(localizer.plural("reports.delivered", count: delivered))
         let model = IndexView(
             range: range, problem: nil, lead: localizer("reports.lead_range", ["range": rangeText]),
-            caption: localizer("reports.caption", ["range": rangeText]), rangeQuery: rangeQuery, ready: true, hasRows: !rows.isEmpty,
+            caption: localizer("reports.caption", ["range": rangeText]), rangeQuery: rangeQuery, ready: true, delivered: delivered > 0, hasRows: !rows.isEmpty,
             filtered: appID != nil, emptyText: emptyText, countText: countText,
             columns: columns, rows: Array(rows), hasPush: rows.contains { $0.isPush },
             totals: Figures(sum, localizer),
@@ -192,6 +200,9 @@ struct ReportPages: Sendable {
             })
         return try services.page(.reports, title: localizer("reports.title"), model: model, context: context)
     }
+
+    /// The statuses of the campaigns `/reports` lists even when they delivered nothing in the range.
+    static let listedWithoutTraffic: Set<CampaignStatus> = [.scheduled, .running, .paused, .ended]
 
     /// The column an event counts in on the list: a push campaign's receipts are its impressions and
     /// its opens its clicks (so the click rate is its open rate); an in-app campaign's events are their own.
@@ -341,6 +352,8 @@ struct ReportPages: Sendable {
     struct CampaignReport: Sendable {
         let delivered: Bool
         let metrics: [Metric]
+        /// Chosen, shown, clicked (`funnel`).
+        let funnel: [Metric]
         let chart: DailyChart
         let dailyRows: String
         let breakdowns: [Breakdown]
@@ -467,11 +480,12 @@ struct ReportPages: Sendable {
             breakdown("errors", item: "error", stats.errorsByCode, known: known(DisplayErrorCode.allCases.map(\.rawValue)), empty: "", l),
             breakdown("conversions", item: "event", stats.conversionsByEvent, known: conversions,
                       other: stats.otherConversions, empty: l("reports.breakdown.no_conversions"), l),
+            discardsBreakdown(stats, l),
         ]
         let days = stats.daily.map { DayText($0, l) }
         return CampaignReport(
             delivered: totals.impressions + totals.clicks + totals.dismissals + totals.errors + totals.conversions > 0,
-            metrics: metrics, chart: DailyChart(days: days, localizer: l),
+            metrics: metrics, funnel: funnel(stats, l), chart: DailyChart(days: days, localizer: l),
             dailyRows: Self.dailyRows(days),
             breakdowns: breakdowns, platforms: platforms.map(\.row).joined(), hasPlatforms: !platforms.isEmpty,
             languages: languages.map(\.row).joined(), hasLanguages: !languages.isEmpty,
@@ -481,7 +495,7 @@ struct ReportPages: Sendable {
     /// The known values first, each shown even at zero, then anything else the events carried, then
     /// `other` (what the counts did not name one by one) as a last row. `id` and `item` name the catalog's
     /// heading and column (`reports.breakdown.<id>`, `reports.breakdown.<item>`).
-    private static func breakdown(
+    static func breakdown(
         _ id: String, item: String, _ counts: [String: Int], known: [(String, String)], other: Int = 0, empty: String, _ localizer: Localizer
     ) -> Breakdown {
         let knownCodes = Set(known.map(\.0))
