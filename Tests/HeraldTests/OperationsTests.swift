@@ -45,6 +45,12 @@ extension CommandLineTests {
         #expect(lines.contains("HERALD_DB=postgres://herald:********@db.internal/herald  # configuration file"))
         #expect(!output.stdout.contains("hunter2"))
 
+        // A password holding `@` (and `/`, `:`) unencoded is masked whole, not up to its first `@`.
+        let awkward = try Self.run(["config", "check"], launcher: ["/usr/bin/env", "HERALD_DB=postgres://herald:p@ss/w:rd@db.internal/herald"])
+        #expect(awkward.status == 0, "\(awkward.stderr)")
+        #expect(awkward.stdout.contains("HERALD_DB=postgres://herald:********@db.internal/herald  # environment"), "\(awkward.stdout)")
+        #expect(!awkward.stdout.contains("ss/w") && !awkward.stdout.contains("rd@"))
+
         // What it prints is a configuration file that gives the same configuration.
         let printed = folder.url.appendingPathComponent("printed.conf")
         try output.stdout.replacingOccurrences(of: "********", with: "hunter2").write(to: printed, atomically: true, encoding: .utf8)
