@@ -130,6 +130,14 @@ static inline int herald_mhd_connection_fd(struct MHD_Connection *connection)
     return info == NULL ? -1 : info->connect_fd;
 }
 
+/// The bytes of the request's head, from the request line to the empty line after the headers, which
+/// libmicrohttpd parsed in place; 0 before the head is whole.
+static inline size_t herald_mhd_request_head_size(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
+}
+
 /// What the connection-started notification stored for the connection.
 static inline void *herald_mhd_socket_context(struct MHD_Connection *connection)
 {

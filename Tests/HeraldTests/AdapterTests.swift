@@ -401,6 +401,16 @@ struct AdapterTests {
         ("a folded line hiding Transfer-Encoding", "POST /a HTTP/1.1\r\nHost: t\r\nX-Padding: a\r\n\tTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
         ("a bare CR inside a header", "POST /a HTTP/1.1\r\nHost: t\r\nX-Padding: a\rTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
         ("chunked in HTTP/1.0", "POST /a HTTP/1.0\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+        // A NUL ends a value for libmicrohttpd and hides what follows it: each of these reads as something else than was sent.
+        ("a Content-Length cut short by a NUL", "POST /a HTTP/1.1\r\nHost: t\r\nContent-Length: 13\0 99\r\n\r\n1234567890123"),
+        ("an allowed origin followed by a NUL and another host", "GET /a HTTP/1.1\r\nHost: t\r\nOrigin: https://shop.example.com\0.evil.example\r\n\r\n"),
+        ("a NUL hiding a header on the same line", "POST /a HTTP/1.1\r\nHost: t\r\nX-Padding: a\0Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+        ("a NUL before a value", "GET /a HTTP/1.1\r\nHost: t\r\nX-Forwarded-For:\0 10.0.0.1\r\n\r\n"),
+        ("a NUL in the last header", "GET /a HTTP/1.1\r\nHost: t\0.evil.example\r\n\r\n"),
+        ("a NUL in the last header, lines ending in LF", "GET /a HTTP/1.1\nHost: t\0x\n\n"),
+        ("NULs and CR LF after a value", "GET /a HTTP/1.1\r\nHost: t\0\0\r\n\r\n"),
+        ("a NUL in the target", "GET /a\0/../admin HTTP/1.1\r\nHost: t\r\n\r\n"),
+        ("a NUL and a second version in the target", "GET /a\0HTTP/1.1 HTTP/1.1\r\nHost: t\r\n\r\n"),
     ]
 
     @Test("Ambiguous framing gets a 400 and a closed connection before any body is read; the smuggled request is never answered",
@@ -454,6 +464,14 @@ struct AdapterTests {
         #expect(try connection.readReply().text == "GET /c  0")
         connection.send("GET /d HTTP/1.0\r\nHost: t\r\n\r\n")
         #expect(try connection.readReply().text == "GET /d  0")
+        // Lines ending in LF alone, an empty value, blanks around a value, no header at all.
+        let more = try RawHTTPConnection(port: server.port)
+        more.send("POST /e HTTP/1.1\nHost: t\nX-Empty:\nX-Blank:   \t\nContent-Length: 2\n\nhi")
+        #expect(try more.readReply().text == "POST /e  2")
+        more.send("GET /f HTTP/1.1\r\nHost:t\r\nX-Empty:\r\nX-Spaced: \t a b \r\n\r\n")
+        #expect(try more.readReply().text == "GET /f  0")
+        more.send("GET /g HTTP/1.1\r\n\r\n")
+        #expect(try more.readReply().text == "GET /g  0")
     }
 
     /// The resident memory of this process, in bytes.
