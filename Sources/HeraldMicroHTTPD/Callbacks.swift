@@ -47,6 +47,7 @@ func requestStarted(
     let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
     context.requestsInFlight.add(1, ordering: .relaxed)
     let record = connection.flatMap(connectionRecord)
+    record?.idleSince.store(0, ordering: .releasing)
     let length = uri.map { strlen($0) } ?? 0
     let target = uri.map { requestTarget(UnsafeRawBufferPointer(start: $0, count: length)) } ?? "/"
     let state = RequestState(
@@ -69,7 +70,9 @@ func requestCompleted(
 ) {
     let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
     if let record = connection.flatMap(connectionRecord) {
-        record.deadline.store(context.connections.deadlines.headDeadline(from: MonotonicClock.now()), ordering: .releasing)
+        let now = MonotonicClock.now()
+        record.deadline.store(context.connections.deadlines.headDeadline(from: now), ordering: .releasing)
+        record.idleSince.store(now, ordering: .releasing)
     }
     guard let requestClass, let state = requestClass.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(state).release()

@@ -100,7 +100,7 @@ final class ServerContext: Sendable {
         self.handler = handler
         connections = ConnectionRegistry(
             limit: connectionLimit, perAddressLimit: configuration.connectionsPerAddress,
-            deadlines: RequestDeadlines(configuration))
+            deadlines: RequestDeadlines(configuration), idleGiveWay: configuration.idleConnectionsGiveWay)
     }
 }
 

@@ -341,6 +341,41 @@ struct AdapterTests {
         #expect(try again.readReply().status == 200)
     }
 
+    @Test("Where idle connections give way (the metrics listener), 24 idle connections from three addresses keep no one out, and a request being sent is never cut off for room")
+    func idleConnectionsGiveWay() throws {
+        // Given the metrics listener's limits: one thread, 16 connections, 8 per address, idle ones giving way
+        let server = try startServer(handler: { _ in .text("scraped") }, configure: {
+            $0.threads = 1
+            $0.connectionLimit = 16
+            $0.connectionsPerAddress = 8
+            $0.idleConnectionsGiveWay = true
+        })
+        defer { server.shutdown() }
+
+        // When a request is half sent, and 24 connections from three addresses open and send nothing
+        let sending = try RawHTTPConnection(port: server.port, from: "127.0.0.9")
+        sending.send("POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nhello")
+        Thread.sleep(forTimeInterval: 0.2)
+        let idle = try (0..<24).map { try RawHTTPConnection(port: server.port, readTimeoutSeconds: 2, from: "127.0.0.\(1 + $0 % 3)") }
+
+        // Then a scraper from one of those addresses, and one from another, are answered at once
+        for source in ["127.0.0.1", "127.0.0.4"] {
+            let scraper = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 3, from: source)
+            scraper.send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try scraper.readReply().text == "scraped", "\(source)")
+        }
+        // the request being sent is answered once whole, and only idle connections made room
+        sending.send("world")
+        #expect(try sending.readReply().text == "scraped")
+        Thread.sleep(forTimeInterval: 0.2)
+        let closed = idle.filter { connection in
+            var byte: UInt8 = 0
+            let count = recv(connection.descriptor, &byte, 1, Int32(MSG_DONTWAIT))
+            return count == 0 || (count < 0 && errno == ECONNRESET)
+        }
+        #expect((10...12).contains(closed.count), "9 past the total while they opened, then one or two for each scraper: \(closed.count)")
+    }
+
     @Test("With no per-address limit (behind a proxy), the total limit still holds")
     func totalLimitWithoutPerAddressLimit() throws {
         let server = try startServer(configure: {
