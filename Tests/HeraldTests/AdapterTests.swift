@@ -122,6 +122,25 @@ struct AdapterTests {
         #expect(try connection.readReply().text == "twelve bytes")
     }
 
+    @Test("A 304 carries no Content-Length and no body, as nginx's, and says the connection closes after it")
+    func notModifiedDeclaresNoLength() throws {
+        let server = try startServer { request in
+            request.path == "/feed" ? .notModified(headers: HTTPHeaders([("ETag", "\"abc\"")])) : .text("twelve bytes")
+        }
+        defer { server.shutdown() }
+        for version in ["HTTP/1.1", "HTTP/1.0"] {
+            let connection = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 3)
+            connection.send("GET /feed \(version)\r\nHost: t\r\nIf-None-Match: \"abc\"\r\n\r\n")
+            // Everything the server sends, to its close: one head, nothing after it.
+            let answer = String(decoding: try connection.readToEnd(), as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 304 Not Modified\r\n"), "\(version): \(answer)")
+            #expect(answer.hasSuffix("\r\n\r\n") && answer.components(separatedBy: "\r\n\r\n").count == 2, "\(version): \(answer)")
+            let lower = answer.lowercased()
+            #expect(!lower.contains("content-length") && !lower.contains("transfer-encoding"), "\(version): \(answer)")
+            #expect(lower.contains("\r\nconnection: close\r\n") && lower.contains("\r\netag: \"abc\"\r\n"), "\(version): \(answer)")
+        }
+    }
+
     @Test("A shared body (sent from its in-memory file) arrives byte for byte, again and again, also after HEAD and from many connections")
     func sharedBody() throws {
         // Given a 200 KB body that is not valid UTF-8 everywhere, shared by every response
