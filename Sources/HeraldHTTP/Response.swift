@@ -76,6 +76,7 @@ public func reasonPhrase(_ status: Int) -> String {
     case 409: "Conflict"
     case 413: "Content Too Large"
     case 415: "Unsupported Media Type"
+    case 421: "Misdirected Request"
     case 422: "Unprocessable Content"
     case 429: "Too Many Requests"
     case 500: "Internal Server Error"

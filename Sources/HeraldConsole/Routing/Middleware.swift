@@ -42,6 +42,7 @@ extension HeraldApplication {
             case .apiKey(let scope):
                 return try authenticateKey(context, scope: scope, route: route)
             case .visitor, .signedIn:
+                guard consoleHosts.admit(request) else { throw Self.misdirected(request) }
                 return try browserPage(context, route: route)
             }
         } catch {
@@ -56,6 +57,14 @@ extension HeraldApplication {
             }
             return errorResponse(.internalError, api: api, context: context)
         }
+    }
+
+    /// The 421 for a console page asked for under a host it does not answer at (`ConsoleHosts`).
+    private static func misdirected(_ request: Request) -> HTTPError {
+        let variable = "HERALD_CONSOLE_HOSTS"
+        return HTTPError(421, Phrase(
+            "errors.misdirected", ["variable": .text(variable)],
+            english: "Herald's console does not answer at this address. Open it at the address your admin gave you; whoever runs Herald can add this host name to \(variable)."))
     }
 
     private func authenticateKey(_ context: RequestContext, scope: APIScope?, route: Route) throws -> Response {

@@ -148,5 +148,5 @@ public struct WebOrigin: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension Character {
-    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
