@@ -147,6 +147,10 @@ extension HeraldApplication {
                     "errors.form_media_type", english: "Send this form as application/x-www-form-urlencoded or multipart/form-data."))
             } catch .invalidEncoding {
                 throw HTTPError(400, Phrase("errors.form_not_utf8", english: "The form contains text that is not valid UTF-8."))
+            } catch .tooManyCombiningMarks {
+                throw HTTPError(400, Phrase(
+                    "errors.form_combining_marks", ["limit": .number(CombiningMarks.longestRun)],
+                    english: "A field of this form holds more than \(CombiningMarks.longestRun) combining marks on one letter; no script needs that many. Nothing was saved."))
             } catch .malformedMultipart(let reason) {
                 throw HTTPError(400, Phrase("errors.form_malformed", english: "The form upload is malformed: \(reason)."))
             } catch .tooManyFields {

@@ -105,7 +105,7 @@ struct EventIngestor: Sendable {
             }
             detail = action.rawValue
             url = item.url
-            if let url, url.count > 2000 { return .failure(Problem(reason: "`url` is longer than 2000 characters.")) }
+            if let url, url.scalarCount > 2000 { return .failure(Problem(reason: "`url` is longer than 2000 characters (Unicode scalars).")) }
         case .dismiss:
             guard let kind = item.dismissType.flatMap(DismissType.init(rawValue:)) else {
                 return .failure(Problem(reason: "A dismiss needs `dismissType`: \(DismissType.spokenList)."))
