@@ -196,7 +196,7 @@ struct InstallationEraser: Sendable {
 
     func erase(_ context: RequestContext) throws -> Response {
         guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
-        guard let installation = context.parameters["installationId"], !installation.isEmpty else { throw HTTPError.notFound }
+        let installation = try InstallationRegistrar.addressedID(context)
         let erased = try services.database.events.eraseInstallation(installation, appID: key.appID, actor: context.actor, now: context.now)
         let answer = Answer(installationId: installation, erasedEvents: erased.events, erasedRegistration: erased.registration)
         return .json(Array(try CampaignJSON.encoder().encode(answer)))
