@@ -111,6 +111,20 @@ static inline void herald_block_sigpipe(void)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
+/// A response without a body and without Content-Length or Transfer-Encoding, for a 304. libmicrohttpd
+/// writes a framing header for every other response (the 304's Content-Length would be the size given,
+/// which wrk and other clients then wait for); only a response of unknown size in HTTP/1.0 mode goes
+/// without one, and that mode closes the connection after it (with `Connection: close`).
+static inline struct MHD_Response *herald_mhd_response_without_length(MHD_ContentReaderCallback never_called)
+{
+    struct MHD_Response *response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1, never_called, NULL, NULL);
+    if (response != NULL && MHD_set_response_options(response, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END) != MHD_YES) {
+        MHD_destroy_response(response);
+        return NULL;
+    }
+    return response;
+}
+
 /// What a content reader returns at the end of its body, and when it cannot go on (MHD then closes the
 /// connection without the last chunk). Swift does not import MHD's macros for them: they are casts.
 static const ssize_t herald_content_reader_end_of_stream = MHD_CONTENT_READER_END_OF_STREAM;
@@ -128,6 +142,14 @@ static inline int herald_mhd_connection_fd(struct MHD_Connection *connection)
 {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : info->connect_fd;
+}
+
+/// The bytes of the request's head, from the request line to the empty line after the headers, which
+/// libmicrohttpd parsed in place; 0 before the head is whole.
+static inline size_t herald_mhd_request_head_size(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
 }
 
 /// What the connection-started notification stored for the connection.

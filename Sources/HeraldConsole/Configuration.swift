@@ -18,6 +18,9 @@ public struct ConsoleConfiguration: Sendable {
     /// `X-Forwarded-Proto` / `X-Forwarded-Host` name the origin browsers reached (Herald's own pages are
     /// not another origin); empty trusts none.
     public var trustedProxies: [AddressRange] = []
+    /// Host names (no port) the console's pages answer at besides `localhost` and IP literals, such as
+    /// `herald.example.com`; requests naming another host get a 421 there (`ConsoleHosts`). The API answers any.
+    public var consoleHosts: [String] = []
     /// Offers the pseudo-language `en-XA` (every English string marked), for the test that finds text
     /// which did not come from a catalog.
     public var pseudoLocale = false

@@ -10,6 +10,8 @@ public final class HeraldApplication: Sendable {
     let router: Router
     let staticFiles: StaticFiles
     let requestIDs: RequestIDs
+    /// The hosts the console's pages answer at (the API answers any).
+    let consoleHosts: ConsoleHosts
     let requestLog: RequestLog
     /// Set once a user exists; until then every page leads to `/setup`.
     let setupDone = Atomic<Bool>(false)
@@ -38,6 +40,7 @@ public final class HeraldApplication: Sendable {
             retention: EventRetention(database: database, days: configuration.retentionDays), startedAt: configuration.clock())
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
         requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
+        consoleHosts = ConsoleHosts(names: configuration.consoleHosts, trustedProxies: configuration.trustedProxies)
         self.requestLog = requestLog ?? RequestLog(logger: logger)
         router = Router(Self.routes(services: services, staticFiles: staticFiles))
     }

@@ -96,8 +96,8 @@ extension Campaign {
 
         let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmedName.isEmpty { add("name", "name_required") }
-        if name.count > CampaignLimits.nameLength { add("name", "name_too_long", ["limit": .number(CampaignLimits.nameLength)]) }
-        if (description ?? "").count > CampaignLimits.descriptionLength {
+        if name.scalarCount > CampaignLimits.nameLength { add("name", "name_too_long", ["limit": .number(CampaignLimits.nameLength)]) }
+        if (description ?? "").scalarCount > CampaignLimits.descriptionLength {
             add("description", "description_too_long", ["limit": .number(CampaignLimits.descriptionLength)])
         }
         if !(1...10).contains(priority) { add("priority", "priority_range") }
@@ -181,16 +181,15 @@ extension Campaign {
         }
         var seen: Set<String> = []
         for (index, pair) in data.pairs.enumerated() {
-            if pair.key.isEmpty {
+            // Length first: hashing a key costs Swift the square of its longest run of combining marks.
+            if pair.key.scalarCount > CampaignLimits.dataKeyLength {
+                problems.append(FieldProblem(path: "data.\(index).key", key: "data_key_too_long", arguments: ["limit": .number(CampaignLimits.dataKeyLength)]))
+            } else if pair.key.isEmpty {
                 problems.append(FieldProblem(path: "data.\(index).key", key: "data_key_required"))
-            } else if seen.contains(pair.key) {
+            } else if !seen.insert(pair.key).inserted {
                 problems.append(FieldProblem(path: "data.\(index).key", key: "data_key_duplicate", arguments: ["key": .text(pair.key)]))
             }
-            seen.insert(pair.key)
-            if pair.key.count > CampaignLimits.dataKeyLength {
-                problems.append(FieldProblem(path: "data.\(index).key", key: "data_key_too_long", arguments: ["limit": .number(CampaignLimits.dataKeyLength)]))
-            }
-            if pair.value.count > CampaignLimits.dataValueLength {
+            if pair.value.scalarCount > CampaignLimits.dataValueLength {
                 problems.append(FieldProblem(path: "data.\(index).value", key: "data_value_too_long", arguments: ["limit": .number(CampaignLimits.dataValueLength)]))
             }
         }
@@ -306,7 +305,7 @@ extension Message {
 
         for (path, text, limit) in [("title", title, CampaignLimits.titleLength), ("body", body, CampaignLimits.bodyLength)] {
             guard let text else { continue }
-            if text.text.count > limit { add("\(path).text", "text_too_long", ["limit": .number(limit)]) }
+            if text.text.scalarCount > limit { add("\(path).text", "text_too_long", ["limit": .number(limit)]) }
             if let color = text.color, !color.isEmpty, let problem = ColorValue.problemText(color) { add("\(path).color", problem) }
         }
         for (path, url) in [("imageUrl", imageUrl), ("landscapeImageUrl", landscapeImageUrl)] {
@@ -314,12 +313,12 @@ extension Message {
         }
         for (path, url) in [("imageUrl", imageUrl), ("landscapeImageUrl", landscapeImageUrl), ("action.url", action?.url),
                             ("primaryAction.url", primaryAction?.url), ("secondaryAction.url", secondaryAction?.url)] {
-            if let url, url.count > CampaignLimits.urlLength { add(path, "url_too_long", ["limit": .number(CampaignLimits.urlLength)]) }
+            if let url, url.scalarCount > CampaignLimits.urlLength { add(path, "url_too_long", ["limit": .number(CampaignLimits.urlLength)]) }
         }
         if let color = backgroundColor, !color.isEmpty, let problem = ColorValue.problemText(color) { add("backgroundColor", problem) }
         for (path, button) in [("primaryAction", primaryAction), ("secondaryAction", secondaryAction)] {
             guard let button else { continue }
-            if button.text.count > CampaignLimits.buttonTextLength {
+            if button.text.scalarCount > CampaignLimits.buttonTextLength {
                 add("\(path).text", "button_text_too_long", ["limit": .number(CampaignLimits.buttonTextLength)])
             }
             if let color = button.textColor, !color.isEmpty, let problem = ColorValue.problemText(color) { add("\(path).textColor", problem) }
@@ -382,12 +381,12 @@ extension PropertyFilter {
 
     func problems(at path: String) -> [FieldProblem] {
         var problems: [FieldProblem] = []
-        if case .string(let text) = value, text.count > CampaignLimits.filterTextLength {
+        if case .string(let text) = value, text.scalarCount > CampaignLimits.filterTextLength {
             problems.append(FieldProblem(path: "\(path).value", key: "filter_value_too_long", arguments: ["limit": .number(CampaignLimits.filterTextLength)]))
         }
         if property.isEmpty {
             problems.append(FieldProblem(path: "\(path).property", key: "filter_property_required"))
-        } else if property.count > CampaignLimits.eventIDLength {
+        } else if property.scalarCount > CampaignLimits.eventIDLength {
             problems.append(FieldProblem(path: "\(path).property", key: "filter_property_too_long", arguments: ["limit": .number(CampaignLimits.eventIDLength)]))
         }
         switch (op, value) {
@@ -419,7 +418,7 @@ extension Targeting {
         if let rule = appVersion {
             if rule.value.isEmpty {
                 problems.append(FieldProblem(path: "targeting.appVersion.value", key: "app_version_required"))
-            } else if rule.value.count > CampaignLimits.appVersionRuleLength {
+            } else if rule.value.scalarCount > CampaignLimits.appVersionRuleLength {
                 problems.append(FieldProblem(path: "targeting.appVersion.value", key: "app_version_too_long", arguments: ["limit": .number(CampaignLimits.appVersionRuleLength)]))
             } else if rule.op == .regex, (try? NSRegularExpression(pattern: rule.value)) == nil {
                 problems.append(FieldProblem(path: "targeting.appVersion.value", key: "app_version_regex_invalid"))
@@ -512,7 +511,7 @@ public enum EventID {
 
     public static func problemText(_ event: String) -> ProblemText? {
         if event.isEmpty { return ProblemText("event_required") }
-        if event.count > CampaignLimits.eventIDLength { return ProblemText("event_too_long", ["limit": .number(CampaignLimits.eventIDLength)]) }
+        if event.scalarCount > CampaignLimits.eventIDLength { return ProblemText("event_too_long", ["limit": .number(CampaignLimits.eventIDLength)]) }
         // By bytes rather than a regex literal, which Swift parses again each time it is evaluated: for
         // every event of every batch that was a tenth of ingestion's CPU.
         func isLetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }

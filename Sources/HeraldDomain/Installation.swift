@@ -1,12 +1,12 @@
 /// Installation ids as delivery clients make them and Herald takes them, on events, feed requests,
 /// registrations and erasures alike.
 public enum InstallationID {
-    /// The most characters (as people count them) an installation id may have.
+    /// The most Unicode scalars an installation id may have.
     public static let maxLength = 200
 
     /// 1 to `maxLength` characters, on one line, without control characters.
     public static func isValid(_ id: String) -> Bool {
-        !id.isEmpty && id.count <= maxLength && ControlCharacters.first(in: id, multiline: false) == nil
+        !id.isEmpty && id.scalarCount <= maxLength && ControlCharacters.first(in: id, multiline: false) == nil
     }
 
     /// What `isValid` asks, for the person who sent something else.

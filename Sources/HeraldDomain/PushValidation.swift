@@ -60,7 +60,7 @@ extension PushNotification {
             problems.append(FieldProblem(path: "push.badge", key: "push_badge_range", arguments: ["limit": .number(CampaignLimits.badge.upperBound)]))
         }
         for (path, value) in [("push.sound", sound), ("push.category", category), ("push.threadId", threadId)] {
-            if let value, value.count > CampaignLimits.pushNameLength {
+            if let value, value.scalarCount > CampaignLimits.pushNameLength {
                 problems.append(FieldProblem(path: path, key: "push_name_too_long", arguments: ["limit": .number(CampaignLimits.pushNameLength)]))
             }
         }
@@ -86,19 +86,19 @@ extension PushNotification {
         }
         for (field, value, limit) in [("title", title, CampaignLimits.titleLength), ("subtitle", subtitle, CampaignLimits.pushSubtitleLength),
                                       ("body", body, CampaignLimits.bodyLength)] {
-            if let value, value.count > limit {
+            if let value, value.scalarCount > limit {
                 problems.append(FieldProblem(path: "\(path).\(field)", key: "text_too_long", arguments: ["limit": .number(limit)]))
             }
         }
         if let imageUrl, !imageUrl.isEmpty {
-            if imageUrl.count > CampaignLimits.urlLength {
+            if imageUrl.scalarCount > CampaignLimits.urlLength {
                 problems.append(FieldProblem(path: "\(path).imageUrl", key: "url_too_long", arguments: ["limit": .number(CampaignLimits.urlLength)]))
             } else if let problem = ImageURL.problemText(imageUrl) {
                 problems.append(FieldProblem("\(path).imageUrl", problem))
             }
         }
         if let url, !url.isEmpty {
-            if url.count > CampaignLimits.urlLength {
+            if url.scalarCount > CampaignLimits.urlLength {
                 problems.append(FieldProblem(path: "\(path).url", key: "url_too_long", arguments: ["limit": .number(CampaignLimits.urlLength)]))
             } else if let problem = ActionURL.problemText(url) {
                 problems.append(FieldProblem("\(path).url", problem))

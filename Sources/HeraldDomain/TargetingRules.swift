@@ -68,7 +68,7 @@ public enum VersionPattern {
     public static let maxVersionLength = 256
 
     public static func matches(_ pattern: String, _ version: String, budget: Duration = budget) -> Bool {
-        guard pattern.count <= CampaignLimits.appVersionRuleLength, version.utf16.count <= maxVersionLength,
+        guard pattern.scalarCount <= CampaignLimits.appVersionRuleLength, version.utf16.count <= maxVersionLength,
               let regex = try? NSRegularExpression(pattern: pattern) else { return false }
         let deadline = ContinuousClock.now + budget
         var matched = false

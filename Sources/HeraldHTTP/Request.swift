@@ -52,6 +52,8 @@ public struct Request: Sendable {
         case malformedMultipart(String)
         /// More fields than any page sends: reading stopped at this one, the first past the limit.
         case tooManyFields(Int)
+        /// A field's name or value holds more than `CombiningMarks.longestRun` combining marks in a row.
+        case tooManyCombiningMarks
     }
 
     /// The most fields a form may send. Herald's largest form, the composer at every limit (20 triggers of
@@ -59,22 +61,26 @@ public struct Request: Sendable {
     /// reading it into a page with one input per field would cost far more than refusing it.
     public static let maxFormFields = 2000
 
-    /// The form fields of a urlencoded or multipart body (file parts are left out; see `multipartParts`).
+    /// The form fields of a urlencoded or multipart body (file parts are left out; see `multipartParts`),
+    /// none holding a run of combining marks that comparing or hashing it would pay for (`CombiningMarks`).
     public func formFields() throws(BodyError) -> FormData {
+        var fields = FormData()
         switch mediaType {
         case "application/x-www-form-urlencoded":
             guard let text = String(validating: body, as: UTF8.self) else { throw .invalidEncoding }
-            return try FormData(urlencoded: Substring(text), maxPairs: Self.maxFormFields)
+            fields = try FormData(urlencoded: Substring(text), maxPairs: Self.maxFormFields)
         case "multipart/form-data":
-            var fields = FormData()
             for part in try multipartParts() where part.filename == nil {
                 guard let value = String(validating: part.body, as: UTF8.self) else { throw .invalidEncoding }
                 fields.pairs.append((part.name, value))
             }
-            return fields
         default:
             throw .unsupportedMediaType
         }
+        if fields.pairs.contains(where: { CombiningMarks.exceedRun(in: $0.name) || CombiningMarks.exceedRun(in: $0.value) }) {
+            throw .tooManyCombiningMarks
+        }
+        return fields
     }
 
     /// Every part of a `multipart/form-data` body, files included.

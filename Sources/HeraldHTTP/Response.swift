@@ -6,7 +6,6 @@ public struct Response: Sendable {
         didSet {
             sharedBody = nil
             stream = nil
-            notModifiedLength = nil
         }
     }
     /// The same bytes as `body` when they come from a body served many times, so the adapter can
@@ -14,9 +13,6 @@ public struct Response: Sendable {
     public private(set) var sharedBody: SharedBody?
     /// A body made while it is sent, instead of `body` (which is then empty); see `StreamedBody`.
     public private(set) var stream: StreamedBody?
-    /// For a `304 Not Modified`: the length of the representation it stands for, which is its
-    /// Content-Length (RFC 9110 §8.6 allows that value or none); no body is sent.
-    public private(set) var notModifiedLength: Int?
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
@@ -38,11 +34,9 @@ public struct Response: Sendable {
         self.stream = stream
     }
 
-    /// A `304 Not Modified` for a client that holds the `representationLength` bytes it revalidated.
-    public static func notModified(headers: HTTPHeaders, representationLength: Int) -> Response {
-        var response = Response(status: 304, headers: headers)
-        response.notModifiedLength = representationLength
-        return response
+    /// A `304 Not Modified`: no body, and none declared (the adapter sends no Content-Length).
+    public static func notModified(headers: HTTPHeaders) -> Response {
+        Response(status: 304, headers: headers)
     }
 
     /// The body as UTF-8 text (for tests and logs).
@@ -82,6 +76,7 @@ public func reasonPhrase(_ status: Int) -> String {
     case 409: "Conflict"
     case 413: "Content Too Large"
     case 415: "Unsupported Media Type"
+    case 421: "Misdirected Request"
     case 422: "Unprocessable Content"
     case 429: "Too Many Requests"
     case 500: "Internal Server Error"

@@ -46,8 +46,12 @@ func requestStarted(
 ) -> UnsafeMutableRawPointer? {
     let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
     context.requestsInFlight.add(1, ordering: .relaxed)
-    let target = uri.map { requestTarget(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? "/"
-    let state = RequestState(target: target, connection: connection.flatMap(connectionRecord))
+    let record = connection.flatMap(connectionRecord)
+    record?.idleSince.store(0, ordering: .releasing)
+    let length = uri.map { strlen($0) } ?? 0
+    let target = uri.map { requestTarget(UnsafeRawBufferPointer(start: $0, count: length)) } ?? "/"
+    let state = RequestState(
+        target: target, targetEnd: uri.map { UInt(bitPattern: UnsafeRawPointer($0) + length) } ?? 0, connection: record)
     return Unmanaged.passRetained(state).toOpaque()
 }
 
@@ -66,7 +70,9 @@ func requestCompleted(
 ) {
     let context = Unmanaged<ServerContext>.fromOpaque(cls!).takeUnretainedValue()
     if let record = connection.flatMap(connectionRecord) {
-        record.deadline.store(context.connections.deadlines.headDeadline(from: MonotonicClock.now()), ordering: .releasing)
+        let now = MonotonicClock.now()
+        record.deadline.store(context.connections.deadlines.headDeadline(from: now), ordering: .releasing)
+        record.idleSince.store(now, ordering: .releasing)
     }
     guard let requestClass, let state = requestClass.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(state).release()
@@ -94,8 +100,9 @@ func accessHandler(
         // connection after the answer without reading further.
         state.headersSeen = true
         let head = requestHeaders(connection)
-        let version = version.map { String(cString: $0) } ?? ""
-        if let problem = RequestFraming.problem(headers: head.headers, version: version, folded: head.folded) {
+        let versionText = version.map { String(cString: $0) } ?? ""
+        let cutShort = !head.folded && !headIsWhole(connection, method: method, version: version, targetEnd: state.targetEnd, fields: head.fields)
+        if let problem = RequestFraming.problem(headers: head.headers, version: versionText, folded: head.folded, cutShort: cutShort) {
             return queue(.refusal(400, problem), on: connection, logger: context.logger)
         }
         state.headers = head.headers
@@ -149,9 +156,11 @@ private final class HeaderCollector {
     /// memory, except after a line continued on the next (obs-fold): MHD appends the continuation to
     /// the header's name, which it copies to fresh memory past the head.
     var folded = false
+    /// Where each name and value lies, for `headIsWhole`.
+    var fields: [(name: UnsafeRawPointer, nameLength: Int, value: UnsafeRawPointer?, valueLength: Int)] = []
 }
 
-private func requestHeaders(_ connection: OpaquePointer) -> (headers: HTTPHeaders, folded: Bool) {
+private func requestHeaders(_ connection: OpaquePointer) -> HeaderCollector {
     let collector = HeaderCollector()
     withExtendedLifetime(collector) {
         _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
@@ -159,11 +168,32 @@ private func requestHeaders(_ connection: OpaquePointer) -> (headers: HTTPHeader
             if let key {
                 if let value, UnsafeRawPointer(key) > UnsafeRawPointer(value) { collector.folded = true }
                 collector.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+                collector.fields.append((UnsafeRawPointer(key), strlen(key), value.map(UnsafeRawPointer.init), value.map { strlen($0) } ?? 0))
             }
             return .YES
         }, Unmanaged.passUnretained(collector).toOpaque())
     }
-    return (collector.headers, collector.folded)
+    return collector
+}
+
+/// Whether libmicrohttpd read the request line and every header whole: no NUL the client sent cut the
+/// target or a value short (`RequestFraming.isWhole`). MHD parses the head in place, in its read buffer,
+/// from the method to the empty line; the target was read (`requestStarted`) before MHD changed it, and
+/// ends right before the blank MHD overwrote ahead of the version unless a NUL ended it sooner.
+private func headIsWhole(
+    _ connection: OpaquePointer, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?, targetEnd: UInt,
+    fields: [(name: UnsafeRawPointer, nameLength: Int, value: UnsafeRawPointer?, valueLength: Int)]
+) -> Bool {
+    let size = herald_mhd_request_head_size(connection)
+    guard let method, let version, size > 0, targetEnd + 1 == UInt(bitPattern: UnsafeRawPointer(version)) else { return false }
+    let start = UnsafeRawPointer(method)
+    let head = UnsafeRawBufferPointer(start: start, count: size)
+    let parsed = fields.map { field in
+        RequestFraming.ParsedField(
+            name: start.distance(to: field.name), nameLength: field.nameLength,
+            value: field.value.map { start.distance(to: $0) } ?? -1, valueLength: field.valueLength)
+    }
+    return RequestFraming.isWhole(head, requestLineEnd: start.distance(to: UnsafeRawPointer(version)) + strlen(version), fields: parsed)
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String {

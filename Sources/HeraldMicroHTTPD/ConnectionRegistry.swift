@@ -40,11 +40,15 @@ final class ConnectionRecord: Sendable {
     /// When the connection must have taken its next step (monotonic nanoseconds); 0 while the server
     /// owes it an answer, which the idle timeout bounds instead.
     let deadline: Atomic<UInt64>
+    /// Since when the connection waits for a request line (monotonic nanoseconds): from its start or
+    /// its previous answer; 0 once a request line has arrived, until that request is answered.
+    let idleSince: Atomic<UInt64>
 
-    init(descriptor: Int32, address: AddressKey, deadline: UInt64) {
+    init(descriptor: Int32, address: AddressKey, deadline: UInt64, now: UInt64) {
         self.descriptor = descriptor
         self.address = address
         self.deadline = Atomic(deadline)
+        idleSince = Atomic(now)
     }
 }
 
@@ -82,6 +86,9 @@ final class ConnectionRegistry: Sendable {
     let limit: Int
     /// 0 for no limit.
     let perAddressLimit: Int
+    /// Whether a connection over a limit closes the connection that has waited longest for a request
+    /// line, instead of being refused (`HTTPServerConfiguration.idleConnectionsGiveWay`).
+    let idleGiveWay: Bool
     private let state = Mutex(State())
 
     private struct State {
@@ -91,6 +98,8 @@ final class ConnectionRegistry: Sendable {
         /// connection right after admitting it, on the same thread, unless it runs out of memory first.
         var admitted: [Int: AddressKey] = [:]
         var records: [ObjectIdentifier: ConnectionRecord] = [:]
+        /// Connections closed to make room, no longer counted, until libmicrohttpd reports them closed.
+        var gaveWay: Set<ObjectIdentifier> = []
         var refused = Refusals()
 
         mutating func release(_ address: AddressKey) {
@@ -100,17 +109,20 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Connections turned away since the last report, and one address that was.
+    /// Connections turned away since the last report, and one address that was; and connections closed
+    /// to make room for newer ones.
     struct Refusals {
         var overTotal = 0
         var overAddressLimit = 0
         var example: AddressKey?
+        var gaveWay = 0
     }
 
-    init(limit: Int, perAddressLimit: Int, deadlines: RequestDeadlines) {
+    init(limit: Int, perAddressLimit: Int, deadlines: RequestDeadlines, idleGiveWay: Bool = false) {
         self.limit = limit
         self.perAddressLimit = perAddressLimit
         self.deadlines = deadlines
+        self.idleGiveWay = idleGiveWay
     }
 
     /// Whether a connection from `address`, accepted by event loop `loop`, may stay.
@@ -119,16 +131,15 @@ final class ConnectionRegistry: Sendable {
             if let unstarted = state.admitted.removeValue(forKey: loop) {
                 state.release(unstarted)
             }
-            guard state.open < limit else {
+            if state.open >= limit, !(idleGiveWay && Self.closeLongestIdle(of: nil, &state)) {
                 state.refused.overTotal += 1
                 return false
             }
-            if perAddressLimit > 0 {
-                guard state.perAddress[address, default: 0] < perAddressLimit else {
-                    state.refused.overAddressLimit += 1
-                    state.refused.example = address
-                    return false
-                }
+            if perAddressLimit > 0, state.perAddress[address, default: 0] >= perAddressLimit,
+               !(idleGiveWay && Self.closeLongestIdle(of: address, &state)) {
+                state.refused.overAddressLimit += 1
+                state.refused.example = address
+                return false
             }
             state.open += 1
             state.perAddress[address, default: 0] += 1
@@ -137,12 +148,31 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
+    /// Shuts down the connection (of `address`, or of anyone) that has waited longest for a request line,
+    /// and stops counting it; libmicrohttpd sees the hang-up and closes it. False when every connection
+    /// is sending a request or being answered: those are never cut short.
+    private static func closeLongestIdle(of address: AddressKey?, _ state: inout State) -> Bool {
+        var longest: (record: ConnectionRecord, since: UInt64)?
+        for record in state.records.values where address == nil || record.address == address {
+            let since = record.idleSince.load(ordering: .acquiring)
+            guard since != 0, !state.gaveWay.contains(ObjectIdentifier(record)) else { continue }
+            if longest.map({ since < $0.since }) ?? true { longest = (record, since) }
+        }
+        guard let record = longest?.record else { return false }
+        record.deadline.store(0, ordering: .releasing)
+        shutdown(record.descriptor, Int32(SHUT_RDWR))
+        state.gaveWay.insert(ObjectIdentifier(record))
+        state.release(record.address)
+        state.refused.gaveWay += 1
+        return true
+    }
+
     /// The record of the connection event loop `loop` just admitted; its request head is due first.
     func started(descriptor: Int32, loop: Int) -> ConnectionRecord? {
         state.withLock { state in
             guard let address = state.admitted.removeValue(forKey: loop) else { return nil }
-            let record = ConnectionRecord(
-                descriptor: descriptor, address: address, deadline: deadlines.headDeadline(from: MonotonicClock.now()))
+            let now = MonotonicClock.now()
+            let record = ConnectionRecord(descriptor: descriptor, address: address, deadline: deadlines.headDeadline(from: now), now: now)
             state.records[ObjectIdentifier(record)] = record
             return record
         }
@@ -151,7 +181,8 @@ final class ConnectionRegistry: Sendable {
     func closed(_ record: ConnectionRecord) {
         state.withLock { state in
             state.records[ObjectIdentifier(record)] = nil
-            state.release(record.address)
+            // One closed to make room was no longer counted.
+            if state.gaveWay.remove(ObjectIdentifier(record)) == nil { state.release(record.address) }
         }
     }
 

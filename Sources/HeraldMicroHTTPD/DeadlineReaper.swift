@@ -20,6 +20,7 @@ final class DeadlineReaper: Sendable {
         let slowClients = Counter(label: "herald_http_slow_clients_closed_total", dimensions: dimensions)
         let overTotal = Counter(label: "herald_http_connections_refused_total", dimensions: dimensions + [("reason", "connection_limit")])
         let overAddress = Counter(label: "herald_http_connections_refused_total", dimensions: dimensions + [("reason", "address_limit")])
+        let gaveWay = Counter(label: "herald_http_idle_connections_closed_for_room_total", dimensions: dimensions)
         let thread = Thread { [stopped, finished] in
             while stopped.wait(timeout: .now() + Self.interval) == .timedOut {
                 let (cutOff, refused) = connections.cutOffOverdue(now: MonotonicClock.now())
@@ -27,11 +28,15 @@ final class DeadlineReaper: Sendable {
                 slowClients.increment(by: cutOff)
                 overTotal.increment(by: refused.overTotal)
                 overAddress.increment(by: refused.overAddressLimit)
+                gaveWay.increment(by: refused.gaveWay)
                 if cutOff > 0 {
                     logger.notice("closed \(cutOff) connections that did not send their request in time")
                 }
                 if refused.overTotal > 0 {
                     logger.warning("refused \(refused.overTotal) connections: all \(connections.limit) are open")
+                }
+                if refused.gaveWay > 0 {
+                    logger.notice("closed \(refused.gaveWay) idle connections to make room for new ones")
                 }
                 if refused.overAddressLimit > 0, let address = refused.example {
                     logger.notice("refused \(refused.overAddressLimit) connections over the per-address limit of \(connections.perAddressLimit), the last from \(address)")

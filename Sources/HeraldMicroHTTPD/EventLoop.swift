@@ -48,9 +48,12 @@ final class EventLoop: Sendable {
             close(listeningSocket)
             return nil
         }
-        // The registry admits connections against the limit shared by all loops; any one loop may hold them all.
+        // The registry admits connections against the limit shared by all loops; any one loop may hold them all,
+        // and, where idle connections give way, as many again closed to make room whose close MHD has yet to see
+        // (MHD refuses connections past its own limit before the registry is asked).
+        let connections = server.connections
         guard let started = herald_mhd_start(
-            listeningSocket, UInt32(server.connections.limit),
+            listeningSocket, UInt32(connections.idleGiveWay ? 2 * connections.limit : connections.limit),
             UInt32(configuration.connectionTimeoutSeconds), configuration.connectionMemoryLimit,
             admitConnection, contextPointer,
             accessHandler, serverPointer,

@@ -100,13 +100,16 @@ final class ServerContext: Sendable {
         self.handler = handler
         connections = ConnectionRegistry(
             limit: connectionLimit, perAddressLimit: configuration.connectionsPerAddress,
-            deadlines: RequestDeadlines(configuration))
+            deadlines: RequestDeadlines(configuration), idleGiveWay: configuration.idleConnectionsGiveWay)
     }
 }
 
 /// State of one request across the access handler's calls; lives in MHD's `req_cls`.
 final class RequestState {
     let target: String
+    /// The address of the byte after the target in libmicrohttpd's read buffer when the request line
+    /// arrived: a NUL there that came before the version means the client's NUL cut the target short.
+    let targetEnd: UInt
     /// The connection's deadlines; nil only for a connection the registry never saw start.
     let connection: ConnectionRecord?
     var headersSeen = false
@@ -116,8 +119,9 @@ final class RequestState {
     var body: [UInt8] = []
     var bodyTooLarge = false
 
-    init(target: String, connection: ConnectionRecord?) {
+    init(target: String, targetEnd: UInt, connection: ConnectionRecord?) {
         self.target = target
+        self.targetEnd = targetEnd
         self.connection = connection
     }
 }

@@ -23,6 +23,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// limit clients at the proxy. 256 leaves room for an office or a carrier's NAT full of browsers
     /// and apps, while one address alone cannot take more than a sliver of the connections.
     public var connectionsPerAddress: Int = 256
+    /// Whether a connection over either limit takes the place of the connection (of its address, for the
+    /// per-address limit) that has waited longest for a request, instead of being refused. Connections
+    /// sending a request or waiting for its answer are never closed for it. For a listener a few known
+    /// clients must always reach, such as the metrics listener: idle connections cannot keep them out.
+    public var idleConnectionsGiveWay = false
     /// Seconds a connection may make no progress while its answer is sent before it is closed, so a
     /// client that stops reading frees its slot. (Receiving is bounded by the deadlines below.)
     public var connectionTimeoutSeconds: Int = 30

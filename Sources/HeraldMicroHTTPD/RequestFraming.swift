@@ -7,10 +7,14 @@ import HeraldHTTP
 /// of a token name, a colon and a value without control characters.
 enum RequestFraming {
     /// Why the head is refused, to say in the 400; nil when its framing is sound. `folded` tells that
-    /// libmicrohttpd saw a header line continued on the next one (obs-fold).
-    static func problem(headers: HTTPHeaders, version: String, folded: Bool) -> String? {
+    /// libmicrohttpd saw a header line continued on the next one (obs-fold); `cutShort`, that a NUL in the
+    /// request line or a header ended it early for libmicrohttpd, which hides what followed it.
+    static func problem(headers: HTTPHeaders, version: String, folded: Bool, cutShort: Bool = false) -> String? {
         if folded {
             return "A header is folded onto the next line, which HTTP/1.1 no longer allows. Send each header on one line."
+        }
+        if cutShort {
+            return "The request line or a header holds a NUL character. Send the address and header values as printable characters."
         }
         for field in headers {
             if field.name.isEmpty || !field.name.utf8.allSatisfy(isTokenCharacter) {
@@ -36,6 +40,42 @@ enum RequestFraming {
             return "Transfer-Encoding needs HTTP/1.1, and this request is \(version). Send a Content-Length."
         }
         return nil
+    }
+
+    /// A header as libmicrohttpd left it in the head: where its name and its value start, as offsets from
+    /// the head's first byte, and their lengths up to the NUL that ends each.
+    struct ParsedField {
+        let name: Int
+        let nameLength: Int
+        let value: Int
+        let valueLength: Int
+    }
+
+    /// Whether every byte of `head` is accounted for by the request line ending at `requestLineEnd` and
+    /// `fields`, as libmicrohttpd 0.9.75 leaves a head it parsed in place: each line end (CR LF or LF)
+    /// overwritten by one or two NULs, each header's colon by one, blanks before a value, and an empty
+    /// line last. A value (or the request target) ends at its first NUL, so one that the client sent cuts
+    /// it short (`Content-Length: 13\0 99` reads as 13, an origin followed by `\0.evil.example` as the
+    /// origin); the bytes it hid are then left over between one part and the next. Only a NUL right
+    /// before a line's end hides nothing, and cannot be told from the line end.
+    static func isWhole(_ head: UnsafeRawBufferPointer, requestLineEnd: Int, fields: [ParsedField]) -> Bool {
+        var position = requestLineEnd
+        /// The bytes from `position` to `next` are `count` NULs, within the head.
+        func nuls(to next: Int, _ count: ClosedRange<Int>) -> Bool {
+            guard position >= 0, next <= head.count, next >= position, count.contains(next - position) else { return false }
+            return head[position..<next].allSatisfy { $0 == 0 }
+        }
+        for field in fields {
+            guard field.nameLength >= 0, field.valueLength >= 0, nuls(to: field.name, 1...2) else { return false }
+            // The colon MHD overwrote, then only blanks up to the value.
+            let colon = field.name + field.nameLength
+            position = colon
+            guard field.value > colon, nuls(to: colon + 1, 1...1), field.value + field.valueLength <= head.count,
+                  head[(colon + 1)..<field.value].allSatisfy({ $0 == 0x20 || $0 == 0x09 }) else { return false }
+            position = field.value + field.valueLength
+        }
+        // The last line's end, then the empty line's.
+        return nuls(to: head.count, 2...4)
     }
 
     /// RFC 9110's tchar: the characters of a token, such as a header name.

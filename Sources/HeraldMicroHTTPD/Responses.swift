@@ -23,9 +23,11 @@ extension Response {
 func queue(_ response: Response, on connection: OpaquePointer, logger: Logger) -> MHD_Result {
     let made = if let stream = response.stream {
         streamedResponse(stream, logger: logger)
-    } else if response.status == 304, let length = response.notModifiedLength {
-        // MHD sends only the header block of a 304, with the response's size as its Content-Length.
-        MHD_create_response_from_callback(UInt64(max(0, length)), 1, refuseBodyRead, nil, nil)
+    } else if response.status == 304 {
+        // No Content-Length, as nginx sends none: the 200's length made wrk wait for a body that never
+        // came, and 0 is not the representation's (RFC 9110 §8.6). libmicrohttpd 0.9.75 leaves it out only
+        // in its HTTP/1.0 mode, which closes the connection after the answer.
+        herald_mhd_response_without_length(refuseBodyRead)
     } else {
         sharedBodyResponse(response) ?? response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)

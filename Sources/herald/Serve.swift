@@ -125,6 +125,11 @@ struct ServeOptions: ParsableArguments {
         discussion: "Only requests from these proxies take the client's address from X-Forwarded-For (its right-most address that is not a trusted proxy), and the scheme and host browsers reached from X-Forwarded-Proto and X-Forwarded-Host (for telling Herald's own pages from other origins); login throttling counts failures per client address."))
     var trustedProxies: [String] = []
 
+    @Option(name: .customLong("console-host"), help: ArgumentHelp(
+        "A host name the console answers at, such as herald.example.com; repeat for several (env HERALD_CONSOLE_HOSTS, comma-separated).",
+        discussion: "Setup, sign-in and every page of the console answer only localhost, IP literals and these names (behind a trusted proxy, the X-Forwarded-Host it sends), so a page elsewhere cannot reach them through its visitors' browsers by pointing its own name at Herald (DNS rebinding). The API, the feed and the web client answer any host."))
+    var consoleHosts: [String] = []
+
     @Option(help: "The folder holding the web client's source, herald.js, served at /sdk/v1/ (env HERALD_WEB_CLIENT; default Clients/web/ in the resources folder). Without it the server runs and those scripts answer 404.")
     var webClient: String?
 
@@ -191,6 +196,7 @@ struct ServeOptions: ParsableArguments {
         console.push.ratePerSecond = rate == 0 ? nil : rate
         console.secureCookies = try settings.switchedOn(secureCookies, "HERALD_SECURE_COOKIES")
         console.trustedProxies = try Self.trustedProxies(settings.text(trustedProxies.isEmpty ? nil : trustedProxies.joined(separator: ","), "HERALD_TRUSTED_PROXIES", default: ""))
+        console.consoleHosts = try Self.consoleHosts(settings.text(consoleHosts.isEmpty ? nil : consoleHosts.joined(separator: ","), "HERALD_CONSOLE_HOSTS", default: ""))
         if let folder = settings.text(webClient, "HERALD_WEB_CLIENT") {
             console.webClientFolder = URL(fileURLWithPath: folder)
         }
@@ -230,6 +236,15 @@ struct ServeOptions: ParsableArguments {
         try settings.refuseUnread()
         return ServeSetup(
             console: console, server: server, logLevel: level, logFormat: format, metrics: metrics, connectionLimitAsked: limitAsked)
+    }
+
+    /// Console host names, comma-separated, in lower case.
+    static func consoleHosts(_ text: String?) throws -> [String] {
+        let names = (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        for name in names where !ConsoleHosts.isHostName(name) {
+            throw ValidationError("A console host is a host name such as herald.example.com, without scheme, port or path, not \(name.prefix(80)). Check --console-host and HERALD_CONSOLE_HOSTS.")
+        }
+        return names
     }
 
     /// Trusted proxies, comma-separated, each an address or range.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldStorage
 
 /// The optional configuration file (`--config FILE`, `HERALD_CONFIG`): `HERALD_NAME=value` lines with the
 /// environment variables' names, so one documented set (docs/operations.md) serves flags, the
@@ -131,17 +132,11 @@ final class SettingsReader {
     /// secrets (and passwords inside URLs) masked.
     func report() -> String {
         readings.map { reading in
-            let shown = reading.secret && reading.source != .unset ? "********" : Self.maskingPassword(reading.value)
+            let shown = reading.secret && reading.source != .unset ? "********" : PostgresLocation.maskingPassword(in: reading.value)
             let quoted = shown.contains(" ") || shown.contains("#") || shown.contains("\t") ? "\"\(shown)\"" : shown
             let line = "\(reading.variable)=\(quoted)  # \(reading.source.rawValue)"
             return reading.source == .unset ? "# " + line : line
         }.joined(separator: "\n")
     }
 
-    /// `scheme://user:password@host…` with the password replaced.
-    static func maskingPassword(_ value: String) -> String {
-        guard let scheme = value.range(of: "://"), let at = value[scheme.upperBound...].firstIndex(of: "@"),
-              let colon = value[scheme.upperBound..<at].firstIndex(of: ":") else { return value }
-        return value[..<value.index(after: colon)] + "********" + value[at...]
-    }
 }

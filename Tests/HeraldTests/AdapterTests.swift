@@ -122,6 +122,25 @@ struct AdapterTests {
         #expect(try connection.readReply().text == "twelve bytes")
     }
 
+    @Test("A 304 carries no Content-Length and no body, as nginx's, and says the connection closes after it")
+    func notModifiedDeclaresNoLength() throws {
+        let server = try startServer { request in
+            request.path == "/feed" ? .notModified(headers: HTTPHeaders([("ETag", "\"abc\"")])) : .text("twelve bytes")
+        }
+        defer { server.shutdown() }
+        for version in ["HTTP/1.1", "HTTP/1.0"] {
+            let connection = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 3)
+            connection.send("GET /feed \(version)\r\nHost: t\r\nIf-None-Match: \"abc\"\r\n\r\n")
+            // Everything the server sends, to its close: one head, nothing after it.
+            let answer = String(decoding: try connection.readToEnd(), as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 304 Not Modified\r\n"), "\(version): \(answer)")
+            #expect(answer.hasSuffix("\r\n\r\n") && answer.components(separatedBy: "\r\n\r\n").count == 2, "\(version): \(answer)")
+            let lower = answer.lowercased()
+            #expect(!lower.contains("content-length") && !lower.contains("transfer-encoding"), "\(version): \(answer)")
+            #expect(lower.contains("\r\nconnection: close\r\n") && lower.contains("\r\netag: \"abc\"\r\n"), "\(version): \(answer)")
+        }
+    }
+
     @Test("A shared body (sent from its in-memory file) arrives byte for byte, again and again, also after HEAD and from many connections")
     func sharedBody() throws {
         // Given a 200 KB body that is not valid UTF-8 everywhere, shared by every response
@@ -341,6 +360,41 @@ struct AdapterTests {
         #expect(try again.readReply().status == 200)
     }
 
+    @Test("Where idle connections give way (the metrics listener), 24 idle connections from three addresses keep no one out, and a request being sent is never cut off for room")
+    func idleConnectionsGiveWay() throws {
+        // Given the metrics listener's limits: one thread, 16 connections, 8 per address, idle ones giving way
+        let server = try startServer(handler: { _ in .text("scraped") }, configure: {
+            $0.threads = 1
+            $0.connectionLimit = 16
+            $0.connectionsPerAddress = 8
+            $0.idleConnectionsGiveWay = true
+        })
+        defer { server.shutdown() }
+
+        // When a request is half sent, and 24 connections from three addresses open and send nothing
+        let sending = try RawHTTPConnection(port: server.port, from: "127.0.0.9")
+        sending.send("POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nhello")
+        Thread.sleep(forTimeInterval: 0.2)
+        let idle = try (0..<24).map { try RawHTTPConnection(port: server.port, readTimeoutSeconds: 2, from: "127.0.0.\(1 + $0 % 3)") }
+
+        // Then a scraper from one of those addresses, and one from another, are answered at once
+        for source in ["127.0.0.1", "127.0.0.4"] {
+            let scraper = try RawHTTPConnection(port: server.port, readTimeoutSeconds: 3, from: source)
+            scraper.send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try scraper.readReply().text == "scraped", "\(source)")
+        }
+        // the request being sent is answered once whole, and only idle connections made room
+        sending.send("world")
+        #expect(try sending.readReply().text == "scraped")
+        Thread.sleep(forTimeInterval: 0.2)
+        let closed = idle.filter { connection in
+            var byte: UInt8 = 0
+            let count = recv(connection.descriptor, &byte, 1, Int32(MSG_DONTWAIT))
+            return count == 0 || (count < 0 && errno == ECONNRESET)
+        }
+        #expect((10...12).contains(closed.count), "9 past the total while they opened, then one or two for each scraper: \(closed.count)")
+    }
+
     @Test("With no per-address limit (behind a proxy), the total limit still holds")
     func totalLimitWithoutPerAddressLimit() throws {
         let server = try startServer(configure: {
@@ -401,6 +455,16 @@ struct AdapterTests {
         ("a folded line hiding Transfer-Encoding", "POST /a HTTP/1.1\r\nHost: t\r\nX-Padding: a\r\n\tTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
         ("a bare CR inside a header", "POST /a HTTP/1.1\r\nHost: t\r\nX-Padding: a\rTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
         ("chunked in HTTP/1.0", "POST /a HTTP/1.0\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+        // A NUL ends a value for libmicrohttpd and hides what follows it: each of these reads as something else than was sent.
+        ("a Content-Length cut short by a NUL", "POST /a HTTP/1.1\r\nHost: t\r\nContent-Length: 13\0 99\r\n\r\n1234567890123"),
+        ("an allowed origin followed by a NUL and another host", "GET /a HTTP/1.1\r\nHost: t\r\nOrigin: https://shop.example.com\0.evil.example\r\n\r\n"),
+        ("a NUL hiding a header on the same line", "POST /a HTTP/1.1\r\nHost: t\r\nX-Padding: a\0Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+        ("a NUL before a value", "GET /a HTTP/1.1\r\nHost: t\r\nX-Forwarded-For:\0 10.0.0.1\r\n\r\n"),
+        ("a NUL in the last header", "GET /a HTTP/1.1\r\nHost: t\0.evil.example\r\n\r\n"),
+        ("a NUL in the last header, lines ending in LF", "GET /a HTTP/1.1\nHost: t\0x\n\n"),
+        ("NULs and CR LF after a value", "GET /a HTTP/1.1\r\nHost: t\0\0\r\n\r\n"),
+        ("a NUL in the target", "GET /a\0/../admin HTTP/1.1\r\nHost: t\r\n\r\n"),
+        ("a NUL and a second version in the target", "GET /a\0HTTP/1.1 HTTP/1.1\r\nHost: t\r\n\r\n"),
     ]
 
     @Test("Ambiguous framing gets a 400 and a closed connection before any body is read; the smuggled request is never answered",
@@ -454,6 +518,14 @@ struct AdapterTests {
         #expect(try connection.readReply().text == "GET /c  0")
         connection.send("GET /d HTTP/1.0\r\nHost: t\r\n\r\n")
         #expect(try connection.readReply().text == "GET /d  0")
+        // Lines ending in LF alone, an empty value, blanks around a value, no header at all.
+        let more = try RawHTTPConnection(port: server.port)
+        more.send("POST /e HTTP/1.1\nHost: t\nX-Empty:\nX-Blank:   \t\nContent-Length: 2\n\nhi")
+        #expect(try more.readReply().text == "POST /e  2")
+        more.send("GET /f HTTP/1.1\r\nHost:t\r\nX-Empty:\r\nX-Spaced: \t a b \r\n\r\n")
+        #expect(try more.readReply().text == "GET /f  0")
+        more.send("GET /g HTTP/1.1\r\n\r\n")
+        #expect(try more.readReply().text == "GET /g  0")
     }
 
     /// The resident memory of this process, in bytes.

@@ -484,17 +484,21 @@ struct RulesFormatTests {
         RulesCheck.expectOnly(try #require(edit.paths.first), in: campaign.problems(for: .draft))
     }
 
-    @Test("Limits count characters, not bytes: 200 Persian letters make an acceptable title")
-    func limitsCountCharacters() {
-        // Given a title at the limit, in a script that takes two bytes a letter (and an emoji body of many scalars)
-        let campaign = RulesFixtures.campaign(.card) {
+    @Test("Limits count Unicode scalars, not bytes nor characters: 200 Persian letters fit the title; a body of family emoji of 7 scalars each fits 142 times, not 143")
+    func limitsCountScalars() {
+        // Given a title at the limit, in a script that takes two bytes a letter, and a body of emoji of many scalars
+        let family = "👩‍👩‍👧‍👦"
+        #expect(family.unicodeScalars.count == 7)
+        let fits = RulesFixtures.campaign(.card) {
             $0.message.title?.text = String(repeating: "ت", count: CampaignLimits.titleLength)
-            $0.message.body?.text = String(repeating: "👩‍👩‍👧‍👦", count: CampaignLimits.bodyLength)
+            $0.message.body?.text = String(repeating: family, count: CampaignLimits.bodyLength / 7)
         }
-        #expect(campaign.message.title!.text.utf8.count == 400)
+        #expect(fits.message.title!.text.utf8.count == 400)
+        #expect(fits.problems(for: .publish).isEmpty)
 
-        // Then it is within the limits
-        #expect(campaign.problems(for: .publish).isEmpty)
+        // One emoji more is 1,001 scalars though only 143 characters: the body is too long
+        let over = RulesFixtures.campaign(.card) { $0.message.body?.text = String(repeating: family, count: CampaignLimits.bodyLength / 7 + 1) }
+        RulesCheck.expectOnly("message.body.text", in: over.problems(for: .publish))
     }
 }
 

@@ -33,6 +33,7 @@ extension CommandLineTests {
             HERALD_THREADS=6
             HERALD_MAX_BODY_BYTES=70000
             HERALD_DB=postgres://herald:hunter2@db.internal/herald
+            HERALD_CONSOLE_HOSTS=Herald.Example.com, console.example.org
             """.write(to: file, atomically: true, encoding: .utf8)
         let output = try Self.run(["config", "check", "--config", file.path, "--threads", "8"], launcher: ["/usr/bin/env", "HERALD_MAX_BODY_BYTES=80000"])
         #expect(output.status == 0, "\(output.stderr)")
@@ -43,7 +44,14 @@ extension CommandLineTests {
         #expect(lines.contains("HERALD_MAX_BODY_BYTES=80000  # environment"))
         #expect(lines.contains("HERALD_SESSION_LIFETIME=604800  # default"))
         #expect(lines.contains("HERALD_DB=postgres://herald:********@db.internal/herald  # configuration file"))
+        #expect(lines.contains("HERALD_CONSOLE_HOSTS=\"Herald.Example.com, console.example.org\"  # configuration file"), "\(output.stdout)")
         #expect(!output.stdout.contains("hunter2"))
+
+        // A password holding `@` (and `/`, `:`) unencoded is masked whole, not up to its first `@`.
+        let awkward = try Self.run(["config", "check"], launcher: ["/usr/bin/env", "HERALD_DB=postgres://herald:p@ss/w:rd@db.internal/herald"])
+        #expect(awkward.status == 0, "\(awkward.stderr)")
+        #expect(awkward.stdout.contains("HERALD_DB=postgres://herald:********@db.internal/herald  # environment"), "\(awkward.stdout)")
+        #expect(!awkward.stdout.contains("ss/w") && !awkward.stdout.contains("rd@"))
 
         // What it prints is a configuration file that gives the same configuration.
         let printed = folder.url.appendingPathComponent("printed.conf")
@@ -119,6 +127,8 @@ extension CommandLineTests {
             ("HERALD_PORT=1\r\nHERALD_PORT=2", "line 2: HERALD_PORT is set a second time"),
             ("HERALD_DB=a\u{7}b.sqlite", "the value of HERALD_DB holds the control character U+7"),
             ("HERALD_DB=my \"file\" copy.sqlite", "the value of HERALD_DB holds a double quote"),
+            ("HERALD_CONSOLE_HOSTS=herald.example.com, https://herald.example.com", "A console host is a host name such as herald.example.com"),
+            ("HERALD_CONSOLE_HOSTS=herald.example.com:8443", "not herald.example.com:8443"),
         ]
         for (index, (text, reason)) in cases.enumerated() {
             let file = folder.url.appendingPathComponent("\(index).conf")

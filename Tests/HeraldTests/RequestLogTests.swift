@@ -138,5 +138,14 @@ struct RequestLogTests {
         #expect(object["msg"] == "request" && object["path"] == "/a b\"c\n" && object["status"] == "404" && object["ms"] == "1.500"
             && object["request_id"] == "abc-1" && object["method"] == "GET")
         #expect(written(.logfmt, level: .warning, path: "/").isEmpty)
+        // Line and paragraph separators and C1 controls from a request path are escaped, not written raw.
+        let separated = "/a\u{2028}b\u{2029}c\u{85}d"
+        let separatedLogfmt = written(.logfmt, level: .info, path: separated)
+        #expect(separatedLogfmt.contains(#" path="/a\u2028b\u2029c\u0085d" "#), "\(separatedLogfmt.debugDescription)")
+        let separatedJSON = written(.json, level: .info, path: separated)
+        #expect(separatedJSON.contains(#""path":"/a\u2028b\u2029c\u0085d""#), "\(separatedJSON.debugDescription)")
+        for line in [separatedLogfmt, separatedJSON] {
+            #expect(!line.dropLast().unicodeScalars.contains { $0 == "\n" || $0 == "\u{85}" || $0 == "\u{2028}" || $0 == "\u{2029}" })
+        }
     }
 }

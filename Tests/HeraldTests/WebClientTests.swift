@@ -52,7 +52,6 @@ struct WebClientTests {
             let again = app.respond(Request(method: "GET", target: path, headers: HTTPHeaders([("If-None-Match", etag)])))
             #expect(again.status == 304)
             #expect(again.body.isEmpty)
-            #expect(again.notModifiedLength == response.body.count, "a 304's Content-Length is the script's, not 0")
             #expect(again.headers["ETag"] == etag)
             #expect(again.headers["Access-Control-Allow-Origin"] == "*")
             #expect(app.respond(Request(method: "GET", target: path, headers: HTTPHeaders([("If-None-Match", "W/" + etag)]))).status == 304)

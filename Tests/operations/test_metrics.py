@@ -161,3 +161,24 @@ def test_the_metrics_listener_is_the_only_other_port(herald):
     console_port = int(server.base_url.rsplit(":", 1)[1])
     metrics_port = int(metrics_url.removesuffix("/metrics").rsplit(":", 1)[1])
     assert listening_ports(server.pid) == {console_port, metrics_port}
+
+
+def test_idle_connections_never_keep_a_scraper_out(herald):
+    """24 loopback connections that send nothing (8 from each of three addresses) used to fill the metrics
+    listener's 16 places; now the longest idle gives way, and a scrape from any address is answered at once."""
+    _, _, _, metrics_url = herald
+    port = int(metrics_url.removesuffix("/metrics").rsplit(":", 1)[1])
+    idle = []
+    try:
+        for index in range(24):
+            connection = socket.socket()
+            connection.bind((f"127.0.0.{1 + index % 3}", 0))
+            connection.connect(("127.0.0.1", port))
+            idle.append(connection)
+        for _ in range(3):
+            started = datetime.now(timezone.utc)
+            assert samples(metrics_url), "a scrape is answered"
+            assert (datetime.now(timezone.utc) - started).total_seconds() < 2
+    finally:
+        for connection in idle:
+            connection.close()

@@ -1,6 +1,7 @@
 import Foundation
 @testable import HeraldConsole
 import HeraldDomain
+import HeraldHTTP
 
 /// Foundation's JSON parser, as the reference the hand-written readers are compared with.
 enum ReferenceJSON {
@@ -49,6 +50,22 @@ enum ReferenceJSON {
         return huge()
     }
 
+    /// Whether a key or string anywhere in `value` holds more combining marks in a row than text from outside may.
+    static func holdsLongCombiningRun(_ value: Any) -> Bool {
+        switch value {
+        case let text as String: CombiningMarks.exceedRun(in: text)
+        case let array as [Any]: array.contains(where: holdsLongCombiningRun)
+        case let object as [String: Any]: object.contains { CombiningMarks.exceedRun(in: $0.key) || holdsLongCombiningRun($0.value) }
+        default: false
+        }
+    }
+
+    /// Whether `bytes` hold U+FEFF, which Foundation's parser drops when it follows an escape (and so may
+    /// join two runs of combining marks that the text keeps apart).
+    static func holdsByteOrderMark(_ bytes: [UInt8]) -> Bool {
+        bytes.indices.dropLast(2).contains { bytes[$0] == 0xEF && bytes[$0 + 1] == 0xBB && bytes[$0 + 2] == 0xBF }
+    }
+
     /// How many arrays and objects nest at the deepest point (0 for a string or number).
     static func depth(_ value: Any) -> Int {
         switch value {
@@ -69,16 +86,18 @@ enum EventBatchTarget {
             batch = try EventBatchReader.read(bytes)
         } catch {
             require(error.message.hasPrefix("The body is not valid JSON") || error.message.contains("`events`") || error.message.contains("`discards`")
-                    || error.message.contains("nests arrays and objects") || error.message.contains("not valid UTF-8"),
+                    || error.message.contains("nests arrays and objects") || error.message.contains("not valid UTF-8")
+                    || error.message.contains("combining marks in a row"),
                     "the refusal does not say what is wrong: \(error.message)")
             // Refusing what Foundation reads is right only past the nesting limit, with `events` absent or not an
-            // array, `discards` neither an array nor null, or for a trailing comma (which Foundation lets through
-            // and JSON does not).
+            // array, `discards` neither an array nor null, for a trailing comma (which Foundation lets through
+            // and JSON does not), or for a string with too many combining marks in a row.
             if JSONBody.firstInvalidUTF8(bytes) == nil, !ReferenceJSON.hasTrailingComma(bytes),
                let object = ReferenceJSON.parse(bytes) as? [String: Any], ReferenceJSON.depth(object) <= JSONBody.maxDepth,
                object["events"] is [Any], occurrences(of: #""events""#, in: bytes) == 1,
                object["discards"] == nil || object["discards"] is [Any] || object["discards"] is NSNull,
-               occurrences(of: #""discards""#, in: bytes) <= 1 {
+               occurrences(of: #""discards""#, in: bytes) <= 1,
+               !ReferenceJSON.holdsLongCombiningRun(object), !ReferenceJSON.holdsByteOrderMark(bytes) {
                 require(false, "a well-formed batch was refused: \(error.message)")
             }
             return
@@ -131,11 +150,15 @@ enum JSONBodyTarget {
         }
         let trailingAt = JSONBody.firstTrailingComma(bytes)
         require((trailingAt != nil) == ReferenceJSON.hasTrailingComma(bytes), "the trailing comma checks disagree")
+        let longRunAt = invalidAt == nil ? JSONBody.firstLongCombiningRun(bytes) : nil
+        if invalidAt == nil, !ReferenceJSON.holdsByteOrderMark(bytes), let value = ReferenceJSON.parse(bytes) {
+            require((longRunAt != nil) == ReferenceJSON.holdsLongCombiningRun(value), "the combining-mark check disagrees with Foundation's strings")
+        }
         do {
             try JSONBody.check(bytes)
-            require(invalidAt == nil && tooDeepAt == nil && trailingAt == nil, "the check let through what its parts refuse")
+            require(invalidAt == nil && tooDeepAt == nil && trailingAt == nil && longRunAt == nil, "the check let through what its parts refuse")
         } catch {
-            require(invalidAt != nil || tooDeepAt != nil || trailingAt != nil, "the check refused what its parts let through")
+            require(invalidAt != nil || tooDeepAt != nil || trailingAt != nil || longRunAt != nil, "the check refused what its parts let through")
         }
         _ = try? JSONBody.decode(CampaignExport.self, from: bytes)
         _ = try? JSONBody.decode([Campaign].self, from: bytes)

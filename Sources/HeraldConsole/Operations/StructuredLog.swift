@@ -210,11 +210,24 @@ enum LineFormatter {
         }
     }
 
-    /// A bare word when it needs no quotes (no space, `=`, quote, or control character, not empty).
+    /// A bare word when it needs no quotes (no space, `=`, quote, control character or line separator, not empty).
     static func logfmtValue(_ value: String) -> String {
-        // By bytes: every byte of a scalar past ASCII is 0x80 or more, so only ASCII decides.
-        let plain = !value.isEmpty && value.utf8.allSatisfy { $0 > 0x20 && $0 != 0x3D && $0 != 0x22 && $0 != 0x5C && $0 != 0x7F }
-        return plain ? value : jsonString(value)
+        // By bytes: every byte of a scalar past ASCII is 0x80 or more, so ASCII decides but for the
+        // controls and separators past it, which only a byte 0xC2 or 0xE2 can start.
+        var mayBreakLines = false
+        let plain = !value.isEmpty && value.utf8.allSatisfy {
+            if $0 == 0xC2 || $0 == 0xE2 { mayBreakLines = true }
+            return $0 > 0x20 && $0 != 0x3D && $0 != 0x22 && $0 != 0x5C && $0 != 0x7F
+        }
+        return plain && !(mayBreakLines && value.unicodeScalars.contains(where: breaksLinesBeyondASCII)) ? value : jsonString(value)
+    }
+
+    /// The C1 controls (U+0085, next line, among them) and U+2028 and U+2029 (line and paragraph separators):
+    /// JSON lets them stand raw, but many readers of logs (journald's viewers, editors, JavaScript) end a
+    /// line at them, and a terminal takes U+009B for the start of an escape sequence, so a request path
+    /// holding one could start what looks like a line of its own.
+    static func breaksLinesBeyondASCII(_ scalar: Unicode.Scalar) -> Bool {
+        (0x80...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
     }
 
     /// Keys are ours, but metadata could carry anything: what is not a word character becomes `_`.
@@ -227,7 +240,8 @@ enum LineFormatter {
         return cleaned.isEmpty ? "_" : cleaned
     }
 
-    /// In double quotes with `"`, `\` and control characters escaped as JSON does; logfmt readers take the same.
+    /// In double quotes with `"`, `\` and control characters escaped as JSON does, and the controls and line
+    /// separators past ASCII as `\u` escapes too (JSON allows them raw); logfmt readers take the same.
     static func jsonString(_ value: String) -> String {
         var quoted = "\""
         for scalar in value.unicodeScalars {
@@ -238,7 +252,7 @@ enum LineFormatter {
             case "\r": quoted += "\\r"
             case "\t": quoted += "\\t"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
+                if scalar.value < 0x20 || scalar.value == 0x7F || breaksLinesBeyondASCII(scalar) {
                     let hex = String(scalar.value, radix: 16)
                     quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {

@@ -105,16 +105,25 @@ extension Request {
     /// their first entries: the proxy the browser reached). Written as browsers write `Origin` (lower
     /// case, no default port); nil without a host.
     func ownOrigin(trustedProxies: [AddressRange]) -> String? {
-        var scheme = "http"
-        var host = headers["Host"]
-        if !trustedProxies.isEmpty, let socket = IPAddress(remoteAddress), trustedProxies.contains(where: { $0.contains(socket) }) {
-            if let forwarded = Self.firstEntry(headers["X-Forwarded-Proto"]) { scheme = forwarded.lowercased() }
-            if let forwarded = Self.firstEntry(headers["X-Forwarded-Host"]) { host = forwarded }
-        }
-        guard var authority = host?.trimmingSpaces.lowercased(), !authority.isEmpty else { return nil }
+        let proxied = isFromTrustedProxy(trustedProxies)
+        let scheme = (proxied ? Self.firstEntry(headers["X-Forwarded-Proto"]) : nil)?.lowercased() ?? "http"
+        guard var authority = reachedAuthority(trustedProxies: trustedProxies) else { return nil }
         let defaultPort = scheme == "https" ? ":443" : scheme == "http" ? ":80" : nil
         if let defaultPort, authority.hasSuffix(defaultPort) { authority.removeLast(defaultPort.count) }
         return scheme + "://" + authority
+    }
+
+    /// The authority (`host[:port]`) the client reached, in lower case: `Host`, or on a connection from a
+    /// trusted proxy the first `X-Forwarded-Host` entry; nil without one.
+    func reachedAuthority(trustedProxies: [AddressRange]) -> String? {
+        let host = (isFromTrustedProxy(trustedProxies) ? Self.firstEntry(headers["X-Forwarded-Host"]) : nil) ?? headers["Host"]
+        guard let authority = host?.trimmingSpaces.lowercased(), !authority.isEmpty else { return nil }
+        return authority
+    }
+
+    private func isFromTrustedProxy(_ trustedProxies: [AddressRange]) -> Bool {
+        guard !trustedProxies.isEmpty, let socket = IPAddress(remoteAddress) else { return false }
+        return trustedProxies.contains { $0.contains(socket) }
     }
 
     private static func firstEntry(_ header: String?) -> String? {

@@ -33,7 +33,11 @@ extension HTTPError {
                           fields: [FieldProblem(path.isEmpty ? "campaign" : path, reason)])
             }
         default:
-            return nil
+            // PostgreSQL's refusal of a NUL arrives as its own error, without a type to match above.
+            guard UnstorableText(error) != nil else { return nil }
+            self.init(400, Phrase(
+                "errors.text_nul",
+                english: "The text sent holds a NUL character (U+0000), which Herald does not store; remove it. Nothing was saved."))
         }
     }
 }

@@ -42,6 +42,7 @@ extension HeraldApplication {
             case .apiKey(let scope):
                 return try authenticateKey(context, scope: scope, route: route)
             case .visitor, .signedIn:
+                guard consoleHosts.admit(request) else { throw Self.misdirected(request) }
                 return try browserPage(context, route: route)
             }
         } catch {
@@ -56,6 +57,14 @@ extension HeraldApplication {
             }
             return errorResponse(.internalError, api: api, context: context)
         }
+    }
+
+    /// The 421 for a console page asked for under a host it does not answer at (`ConsoleHosts`).
+    private static func misdirected(_ request: Request) -> HTTPError {
+        let variable = "HERALD_CONSOLE_HOSTS"
+        return HTTPError(421, Phrase(
+            "errors.misdirected", ["variable": .text(variable)],
+            english: "Herald's console does not answer at this address. Open it at the address your admin gave you; whoever runs Herald can add this host name to \(variable)."))
     }
 
     private func authenticateKey(_ context: RequestContext, scope: APIScope?, route: Route) throws -> Response {
@@ -138,6 +147,10 @@ extension HeraldApplication {
                     "errors.form_media_type", english: "Send this form as application/x-www-form-urlencoded or multipart/form-data."))
             } catch .invalidEncoding {
                 throw HTTPError(400, Phrase("errors.form_not_utf8", english: "The form contains text that is not valid UTF-8."))
+            } catch .tooManyCombiningMarks {
+                throw HTTPError(400, Phrase(
+                    "errors.form_combining_marks", ["limit": .number(CombiningMarks.longestRun)],
+                    english: "A field of this form holds more than \(CombiningMarks.longestRun) combining marks on one letter; no script needs that many. Nothing was saved."))
             } catch .malformedMultipart(let reason) {
                 throw HTTPError(400, Phrase("errors.form_malformed", english: "The form upload is malformed: \(reason)."))
             } catch .tooManyFields {

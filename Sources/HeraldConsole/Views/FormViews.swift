@@ -153,7 +153,8 @@ enum InputRules {
     static func emailProblem(_ email: String) -> Phrase? {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         if email.isEmpty { return Phrase("accounts.errors.email_required", english: "Enter an email address.") }
-        if parts.count != 2 || parts[0].isEmpty || !parts[1].contains(".") || email.contains(" ") || email.count > 254 {
+        if parts.count != 2 || parts[0].isEmpty || !parts[1].contains(".") || email.contains(" ") || email.scalarCount > 254
+            || ControlCharacters.first(in: email, multiline: false) != nil {
             return Phrase("accounts.errors.email_invalid", english: "Enter an email address like name@example.com.")
         }
         return nil

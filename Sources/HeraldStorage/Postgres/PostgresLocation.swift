@@ -80,6 +80,16 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         self.init(host: host, port: port, user: user, password: url.password, database: database, tls: tls)
     }
 
+    /// `text` with the password of a `scheme://user:password@host…` URL in it replaced by `********`, for
+    /// `herald config check`, which shows settings as they were written: everything from the first `:` after
+    /// the user to the last `@`, so a password holding `@`, `/`, `:` or `?` unencoded is masked whole (a
+    /// database name holding `@` is masked with it: shown too little, never a password shown).
+    public static func maskingPassword(in text: String) -> String {
+        guard let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].lastIndex(of: "@"),
+              let colon = text[scheme.upperBound..<at].firstIndex(of: ":") else { return text }
+        return text[..<text.index(after: colon)] + "********" + text[at...]
+    }
+
     /// The URL without its password, for logs and the System page.
     public var description: String {
         var url = URLComponents()

@@ -61,6 +61,24 @@ struct PostgresInputProperty {
         #expect(run.failures == 0)
     }
 
+    @Test func configCheckMasksAPasswordWholeWhateverItHolds() {
+        var run = GeneratedRun("database URL passwords masked", cases: 3000)
+        run.run(Generated.cases { draw -> (url: String, shown: String) in
+            // Passwords as people type them into a URL, percent-encoding forgotten: `@`, `:`, `/`, `?`, `#`, `%`.
+            let password = draw.list(1...16) { draw -> String in
+                draw.chance(0.3) ? draw.pick(["@", ":", "/", "?", "#", "%", "%40", "@@", " ", "é", "🔑"]) : Self.word(&draw, 1...4)
+            }.joined()
+            let rest = "@" + Self.word(&draw) + draw.pick([".internal", ":5432", ""]) + "/" + Self.word(&draw) + draw.pick(["", "?sslmode=require"])
+            let user = draw.pick(["postgres", "postgresql"]) + "://" + Self.word(&draw) + ":"
+            return (user + password + rest, user + "********" + rest)
+        }) { input, run in
+            let shown = PostgresLocation.maskingPassword(in: input.url)
+            run.expect(shown == input.shown, "shown as \(shown)", input: input.url)
+            run.note(input.url.filter { $0 == "@" }.count > 1 ? "an @ in the password" : "no @")
+        }
+        #expect(run.failures == 0)
+    }
+
     /// A statement drawn from pieces whose `;` must not end it: quoted text with doubled quotes, quoted
     /// identifiers, line and block comments, dollar-quoted bodies with or without a tag, `$1` parameters.
     static func statement(_ draw: inout Draw) -> String {

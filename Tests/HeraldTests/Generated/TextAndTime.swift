@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 
 /// Text from every Unicode plane: scripts written right to left, combining marks, astral emoji and
 /// joiners, bidirectional controls, noncharacters; control characters only where asked for.
@@ -12,7 +13,8 @@ enum GeneratedText {
                                               "\u{2028}", "\u{2029}", "\u{FFFE}", "\u{FFFF}", "\u{10FFFF}", "\u{E000}", "\u{F8FF}"]
 
     /// Text a campaign may hold: no control characters; line breaks and tabs when `multiline`.
-    /// At most `maxPieces` pieces, each at most a handful of characters.
+    /// At most `maxPieces` pieces, each at most a handful of characters, and fewer than `maxCharacters`
+    /// characters as length limits count them: Unicode scalars.
     static func valid(_ draw: inout Draw, maxPieces: Int = 6, multiline: Bool = false, maxCharacters: Int = 200) -> String {
         var text = ""
         for _ in 0..<draw.int(1...maxPieces) {
@@ -35,7 +37,7 @@ enum GeneratedText {
             }
         }
         // A name must not be blank; any text here carries at least one visible letter.
-        let limited = String(text.prefix(maxCharacters - 1))
+        let limited = text.prefix(scalars: maxCharacters - 1)
         return limited.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? limited + "x" : limited
     }
 

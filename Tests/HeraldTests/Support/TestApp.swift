@@ -69,15 +69,7 @@ struct TestApp {
 
     /// The answer as a client receives it: a streamed body is read to its end, as the adapter sends it.
     func respond(_ request: Request) -> Response {
-        var response = application.respond(to: request)
-        if let stream = response.stream {
-            do {
-                response.body = try stream.collect()
-            } catch {
-                response.body = Array("(the stream failed: \(error))".utf8)
-            }
-        }
-        return response
+        application.collectedResponse(to: request)
     }
 
     /// The application behind a real HTTP server on a free loopback port, started; the caller shuts it down.
@@ -156,14 +148,34 @@ struct TestApp {
 
 import HeraldDomain
 
+extension HeraldApplication {
+    /// The answer as a client receives it: a streamed body is read to its end, as the adapter sends it.
+    func collectedResponse(to request: Request) -> Response {
+        var response = respond(to: request)
+        if let stream = response.stream {
+            do {
+                response.body = try stream.collect()
+            } catch {
+                response.body = Array("(the stream failed: \(error))".utf8)
+            }
+        }
+        return response
+    }
+}
+
 /// Keeps cookies like a browser and knows how to fill a form's CSRF token.
 final class TestBrowser: @unchecked Sendable {
-    let app: TestApp
+    private let application: HeraldApplication
     let address: String
     private(set) var cookies: [String: String] = [:]
 
-    init(app: TestApp, address: String) {
-        self.app = app
+    convenience init(app: TestApp, address: String) {
+        self.init(application: app.application, address: address)
+    }
+
+    /// A browser of an application on any storage engine.
+    init(application: HeraldApplication, address: String = "10.0.0.1") {
+        self.application = application
         self.address = address
     }
 
@@ -201,7 +213,7 @@ final class TestBrowser: @unchecked Sendable {
         if !cookies.isEmpty {
             request.headers.add("Cookie", cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
         }
-        let response = app.respond(request)
+        let response = application.collectedResponse(to: request)
         for header in response.headers.values("Set-Cookie") {
             let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(pair[0]), value = pair.count > 1 ? String(pair[1]) : ""

@@ -7,9 +7,11 @@ import HeraldHTTP
 ///
 /// Before decoding, cheap passes refuse what the decoder should never see: bytes that are not UTF-8
 /// (Foundation's message would only say "not valid JSON"), nesting deeper than any Herald document
-/// (so a body of 100,000 `[` never reaches a parser that might recurse once per level), and a comma
+/// (so a body of 100,000 `[` never reaches a parser that might recurse once per level), a comma
 /// before a closing bracket, which JSON forbids but Foundation's parser lets through (so the API and
-/// imports read the same JSON as the event reader).
+/// imports read the same JSON as the event reader), and a string holding more combining marks in a row
+/// than `CombiningMarks.longestRun` (the decoder hashes keys and compares values, which costs the
+/// square of such a run).
 enum JSONBody {
     /// Campaign JSON nests 5 levels (`triggers[].filters[].value`), an export 7; this leaves room to spare.
     static let maxDepth = 32
@@ -35,8 +37,8 @@ enum JSONBody {
         }
     }
 
-    /// Throws a 400 when `body` is not UTF-8, nests arrays and objects deeper than `maxDepth`, or has a
-    /// trailing comma.
+    /// Throws a 400 when `body` is not UTF-8, nests arrays and objects deeper than `maxDepth`, has a
+    /// trailing comma, or a string with too many combining marks in a row.
     static func check(_ body: [UInt8]) throws {
         if let offset = firstInvalidUTF8(body) {
             throw HTTPError(400, Phrase("errors.json.invalid_utf8", ["byte": .number(offset)], english: invalidUTF8(at: offset)))
@@ -49,6 +51,75 @@ enum JSONBody {
                 "errors.json.trailing_comma", ["byte": .number(offset)],
                 english: "The body is not valid JSON: a comma before a closing bracket at byte \(offset); remove it."))
         }
+        if let offset = firstLongCombiningRun(body) {
+            throw HTTPError(400, Phrase(
+                "errors.json.combining_marks", ["byte": .number(offset), "limit": .number(CombiningMarks.longestRun)],
+                english: tooManyCombiningMarks(at: offset)))
+        }
+    }
+
+    static func tooManyCombiningMarks(at offset: Int) -> String {
+        "A string in the JSON holds more than \(CombiningMarks.longestRun) combining marks in a row (the string starting at byte \(offset)); no script needs that many on one letter."
+    }
+
+    /// The offset of the first string (its opening quote) holding more than `CombiningMarks.longestRun`
+    /// combining marks in a row, written as UTF-8 or as `\u` escapes; nil when none does. `bytes` is UTF-8.
+    static func firstLongCombiningRun(_ bytes: [UInt8]) -> Int? {
+        // Only a byte from 0xCC on starts a scalar from U+0300, and only `\u` writes one otherwise.
+        guard bytes.contains(where: { $0 >= 0xCC || $0 == UInt8(ascii: "\\") }) else { return nil }
+        var stringStart: Int?
+        var run = CombiningMarks.Run()
+        var position = 0
+        /// The four hex digits at `at` as a number, or nil.
+        func hexQuad(at at: Int) -> UInt32? {
+            guard at + 4 <= bytes.count else { return nil }
+            var value: UInt32 = 0
+            for byte in bytes[at..<at + 4] {
+                guard let digit = PercentEncoding.hexValue(byte) else { return nil }
+                value = value << 4 | UInt32(digit)
+            }
+            return value
+        }
+        while position < bytes.count {
+            let byte = bytes[position]
+            guard let start = stringStart else {
+                if byte == UInt8(ascii: "\"") { stringStart = position; run.reset() }
+                position += 1
+                continue
+            }
+            if byte == UInt8(ascii: "\"") {
+                stringStart = nil
+                position += 1
+            } else if byte == UInt8(ascii: "\\") {
+                // `\uXXXX` (a surrogate pair as two) is a scalar; any other escape is ASCII.
+                var scalar: Unicode.Scalar?
+                if position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u"), let value = hexQuad(at: position + 2) {
+                    position += 6
+                    if (0xD800...0xDBFF).contains(value), position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                       bytes[position + 1] == UInt8(ascii: "u"), let low = hexQuad(at: position + 2), (0xDC00...0xDFFF).contains(low) {
+                        position += 6
+                        scalar = Unicode.Scalar(0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00))
+                    } else {
+                        scalar = Unicode.Scalar(value)
+                    }
+                } else {
+                    position += 2
+                }
+                if let scalar { if run.add(scalar) { return start } } else { run.reset() }
+            } else if byte < 0x80 {
+                run.reset()
+                position += 1
+            } else {
+                // A valid UTF-8 sequence (checked first): its length and first bits are in its lead byte.
+                let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
+                guard position + length <= bytes.count else { return nil }
+                var value = UInt32(byte) & (length == 4 ? 0x07 : length == 3 ? 0x0F : 0x1F)
+                for continuation in bytes[(position + 1)..<(position + length)] { value = value << 6 | UInt32(continuation & 0x3F) }
+                position += length
+                if let scalar = Unicode.Scalar(value), run.add(scalar) { return start }
+            }
+        }
+        return nil
     }
 
     static func invalidUTF8(at offset: Int) -> String {

@@ -70,7 +70,10 @@ struct AccountPages: Sendable {
         let next = context.form["next"] ?? ""
         let configuration = services.configuration
         let throttle = LoginThrottle(store: services.database.loginThrottles, policy: configuration.loginThrottle)
-        let user = try services.database.users.find(email: email)
+        // No account's email holds a control character (`InputRules.emailProblem`): such an email is not
+        // looked up nor counted as an account, as PostgreSQL cannot even compare one holding NUL.
+        let possibleAccount = InputRules.controlCharacterProblem(email) == nil
+        let user = possibleAccount ? try services.database.users.find(email: email) : nil
 
         // From a browser where this account signed in before, only that browser's failures count; from
         // anywhere else, the account's and the address's.
@@ -80,7 +83,8 @@ struct AccountPages: Sendable {
             keys = [LoginThrottleKey(.browser, browser.id)]
         } else {
             let address = context.request.clientAddress(trustedProxies: configuration.trustedProxies)
-            keys = [LoginThrottleKey(.account, email.lowercased()), LoginThrottleKey(.address, address?.throttleSubject ?? "unknown")]
+            let addressKey = LoginThrottleKey(.address, address?.throttleSubject ?? "unknown")
+            keys = possibleAccount ? [LoginThrottleKey(.account, email.lowercased()), addressKey] : [addressKey]
         }
         if let wait = try throttle.reserve(keys, now: context.now) {
             var response = try renderLogin(

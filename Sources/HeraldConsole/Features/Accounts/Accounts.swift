@@ -58,7 +58,7 @@ public struct Accounts: Sendable {
         var errors = FormErrors()
         let name = name.trimmingCharacters(in: .whitespaces)
         if name.isEmpty { errors.add("name", Phrase("accounts.errors.name_required", english: "Enter a name, so others can tell who changed what.")) }
-        if name.count > 100 { errors.add("name", Phrase("accounts.errors.name_too_long", ["limit": .number(100)], english: "Use at most 100 characters for the name.")) }
+        if name.scalarCount > 100 { errors.add("name", Phrase("accounts.errors.name_too_long", ["limit": .number(100)], english: "Use at most 100 characters for the name.")) }
         if let problem = InputRules.controlCharacterProblem(name) { errors.add("name", problem) }
         if let problem = InputRules.emailProblem(email.trimmingCharacters(in: .whitespaces)) { errors.add("email", problem) }
         if let problem = InputRules.passwordProblem(password) { errors.add("password", problem) }

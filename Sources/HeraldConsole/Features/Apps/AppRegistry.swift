@@ -14,7 +14,7 @@ public struct AppRegistry: Sendable {
         let name = name.trimmingCharacters(in: .whitespaces)
         var errors = FormErrors()
         if name.isEmpty { errors.add("name", Phrase("apps.errors.name_required", english: "Enter the app's name.")) }
-        if name.count > 80 { errors.add("name", Phrase("apps.errors.name_too_long", ["limit": .number(80)], english: "Use at most 80 characters for the app's name.")) }
+        if name.scalarCount > 80 { errors.add("name", Phrase("apps.errors.name_too_long", ["limit": .number(80)], english: "Use at most 80 characters for the app's name.")) }
         if let problem = InputRules.controlCharacterProblem(name) { errors.add("name", problem) }
         if platforms.isEmpty { errors.add("platforms", Phrase("apps.errors.platforms_required", english: "Choose at least one platform: iOS, Android or Web.")) }
         guard errors.isEmpty else { throw errors }
@@ -31,7 +31,7 @@ public struct AppRegistry: Sendable {
         var errors = FormErrors()
         if try database.apps.find(id: appID) == nil { errors.add("app", Self.noApp(appID)) }
         if name.isEmpty { errors.add("name", Phrase("apps.errors.key_name_required", english: "Name the key after where it will be used, such as “iOS app” or “CI script”.")) }
-        if name.count > 80 { errors.add("name", Phrase("apps.errors.key_name_too_long", ["limit": .number(80)], english: "Use at most 80 characters for the key's name.")) }
+        if name.scalarCount > 80 { errors.add("name", Phrase("apps.errors.key_name_too_long", ["limit": .number(80)], english: "Use at most 80 characters for the key's name.")) }
         if let problem = InputRules.controlCharacterProblem(name) { errors.add("name", problem) }
         if scopes.isEmpty { errors.add("scopes", Phrase("apps.errors.scopes_required", english: "Choose at least one scope.")) }
         guard errors.isEmpty else { throw errors }
@@ -44,10 +44,10 @@ public struct AppRegistry: Sendable {
         let name = name.trimmingCharacters(in: .whitespaces)
         var errors = FormErrors()
         if try database.apps.find(id: appID) == nil { errors.add("app", Self.noApp(appID)) }
-        if installationID.isEmpty || installationID.count > 200 || ControlCharacters.first(in: installationID, multiline: false) != nil {
+        if !InstallationID.isValid(installationID) {
             errors.add("installationId", Phrase("apps.errors.installation_id_invalid", english: "Enter the installation ID (1 to 200 characters, no control characters) the device's app reports."))
         }
-        if name.isEmpty || name.count > 80 { errors.add("deviceName", Phrase("apps.errors.device_name_invalid", english: "Name the device (1 to 80 characters), such as “Sara's iPhone”.")) }
+        if name.isEmpty || name.scalarCount > 80 { errors.add("deviceName", Phrase("apps.errors.device_name_invalid", english: "Name the device (1 to 80 characters), such as “Sara's iPhone”.")) }
         if let problem = InputRules.controlCharacterProblem(name) { errors.add("deviceName", problem) }
         guard errors.isEmpty else { throw errors }
         do {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import HeraldDomain
 
 /// A web origin as browsers send it in `Origin`: `scheme://host[:port]`, lower case, without the scheme's
 /// default port. Read from what an admin types (`HTTPS://Shop.Example.com:443/` is
@@ -53,7 +54,7 @@ public struct WebOrigin: Sendable, Equatable, CustomStringConvertible {
     public static func parse(_ typed: String) -> Result<WebOrigin, Problem> {
         let trimmed = typed.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.isEmpty { return .failure(.empty) }
-        if trimmed.count > maxLength { return .failure(.tooLong) }
+        if trimmed.scalarCount > maxLength { return .failure(.tooLong) }
         if trimmed.contains("*") { return .failure(.wildcard) }
         guard let separator = trimmed.range(of: "://") else { return .failure(.scheme) }
         let scheme = trimmed[..<separator.lowerBound].lowercased()
@@ -148,5 +149,5 @@ public struct WebOrigin: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension Character {
-    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }

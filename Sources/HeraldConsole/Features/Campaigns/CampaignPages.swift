@@ -306,7 +306,7 @@ struct CampaignPages: Sendable {
         let stored = try campaign(context)
         var copy = stored.campaign
         copy.id = nil
-        copy.name = String(context.localizer("campaigns.copy_name", ["name": copy.name]).prefix(CampaignLimits.nameLength))
+        copy.name = context.localizer("campaigns.copy_name", ["name": copy.name]).prefix(scalars: CampaignLimits.nameLength)
         let id = try store.create(copy, state: .draft, actor: context.actor, now: context.now)
         try services.flash(context, .success, context.localizer("campaigns.flash.duplicated", ["name": context.localizer.quoted(stored.campaign.name)]))
         return .redirect(to: "/campaigns/\(id)")

@@ -231,6 +231,8 @@ struct EventBatchReader {
             let offset = JSONBody.firstInvalidUTF8(Array(bytes[start...])).map { start + $0 } ?? start
             throw Malformed(message: JSONBody.invalidUTF8(at: offset))
         }
+        // Before anything compares or hashes it (a key against the fields, a type against the vocabulary).
+        if CombiningMarks.exceedRun(in: text) { throw Malformed(message: JSONBody.tooManyCombiningMarks(at: start)) }
         return text
     }
 

@@ -135,7 +135,7 @@ struct EventIngestor: Sendable {
             }
             detail = action.rawValue
             url = item.url
-            if let url, url.count > 2000 { return .failure(Problem(reason: "`url` is longer than 2000 characters.")) }
+            if let url, url.scalarCount > 2000 { return .failure(Problem(reason: "`url` is longer than 2000 characters (Unicode scalars).")) }
         case .dismiss:
             guard let kind = item.dismissType.flatMap(DismissType.init(rawValue:)) else {
                 return .failure(Problem(reason: "A dismiss needs `dismissType`: \(DismissType.spokenList)."))
@@ -238,7 +238,7 @@ struct InstallationEraser: Sendable {
 
     func erase(_ context: RequestContext) throws -> Response {
         guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
-        guard let installation = context.parameters["installationId"], !installation.isEmpty else { throw HTTPError.notFound }
+        let installation = try InstallationRegistrar.addressedID(context)
         let erased = try services.database.events.eraseInstallation(installation, appID: key.appID, actor: context.actor, now: context.now)
         let answer = Answer(installationId: installation, erasedEvents: erased.events, erasedRegistration: erased.registration)
         return .json(Array(try CampaignJSON.encoder().encode(answer)))

@@ -270,7 +270,7 @@ struct FeedHandler: Sendable {
         ])
         if let tags = context.request.headers["If-None-Match"], Self.matches(tags, representation.etag) {
             RequestMetrics.recordFeed(status: 304)
-            return .notModified(headers: headers, representationLength: representation.body.bytes.count)
+            return .notModified(headers: headers)
         }
         headers.add("Content-Type", "application/json")
         if gzipped { headers.add("Content-Encoding", "gzip") }

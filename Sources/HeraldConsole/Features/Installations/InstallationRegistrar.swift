@@ -11,11 +11,7 @@ struct InstallationRegistrar: Sendable {
 
     func register(_ context: RequestContext) throws -> Response {
         guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
-        guard let id = context.parameters["installationId"] else { throw HTTPError.notFound }
-        guard InstallationID.isValid(id) else {
-            throw HTTPError(422, "The installation id in the address must be \(InstallationID.rule); nothing was saved.",
-                            fields: [FieldProblem("installationId", "Use \(InstallationID.rule).")])
-        }
+        let id = try Self.addressedID(context)
         guard context.request.mediaType == "application/json" else {
             throw HTTPError(415, "Send the installation as JSON with `Content-Type: application/json`.")
         }
@@ -29,6 +25,18 @@ struct InstallationRegistrar: Sendable {
         let (installation, created) = try services.database.installations.upsert(
             appID: key.appID, installationID: id, registration: registration, now: context.now)
         return .json(Array(try CampaignJSON.encoder().encode(installation)), status: created ? 201 : 200)
+    }
+
+    /// The installation id in the address, or a 422 naming it. Registrations and erasures take the same
+    /// ids: one that no registration or event could hold has nothing to erase (and PostgreSQL could not
+    /// even look up one holding NUL).
+    static func addressedID(_ context: RequestContext) throws -> String {
+        guard let id = context.parameters["installationId"] else { throw HTTPError.notFound }
+        guard InstallationID.isValid(id) else {
+            throw HTTPError(422, "The installation id in the address must be \(InstallationID.rule); nothing was changed.",
+                            fields: [FieldProblem("installationId", "Use \(InstallationID.rule).")])
+        }
+        return id
     }
 }
 

@@ -40,7 +40,7 @@ struct StaticFiles: Sendable {
         let request = context.request
         if request.headers["If-None-Match"] == file.etag
             || (request.headers["If-None-Match"] == nil && request.headers["If-Modified-Since"] == file.lastModified) {
-            return .notModified(headers: headers, representationLength: file.body.count)
+            return .notModified(headers: headers)
         }
         headers.add("Content-Type", file.contentType)
         return Response(status: 200, headers: headers, body: file.body)

@@ -61,7 +61,7 @@ struct WebClient: Sendable {
             ("Cross-Origin-Resource-Policy", "cross-origin"),
         ])
         if let tags = context.request.headers["If-None-Match"], FeedHandler.matches(tags, script.etag) {
-            return .notModified(headers: headers, representationLength: script.body.bytes.count)
+            return .notModified(headers: headers)
         }
         var response = Response(status: 200, headers: headers, body: script.body)
         response.headers.add("Content-Type", "text/javascript; charset=utf-8")
