@@ -133,12 +133,19 @@ struct InstallationTests {
         #expect(try fixture.store.installation(appID: fixture.shop, id: "iid-1") == nil)
     }
 
-    @Test("A token of the largest size passes, one byte more does not; several broken rules are named together")
+    @Test("Tokens are bounded to what providers issue: APNs 64 to 200 hex digits, FCM at most 1024 of its alphabet; several broken rules are named together")
     func bounds() async throws {
         let fixture = try await Fixture()
-        let largest = String(repeating: "f", count: InstallationRegistration.maxTokenBytes)
+        let largest = String(repeating: "f", count: InstallationRegistration.maxFCMTokenLength)
         #expect(try fixture.put("iid-1", ["platform": "android", "pushProvider": "fcm", "pushToken": largest, "notificationsAllowed": true]).status == 201)
         #expect(try fixture.put("iid-2", ["platform": "android", "pushProvider": "fcm", "pushToken": largest + "f", "notificationsAllowed": true]).status == 422)
+        #expect(try fixture.put("iid-2", ["platform": "android", "pushProvider": "fcm", "pushToken": "dXNl.cjpm", "notificationsAllowed": true]).status == 422)
+        #expect(try fixture.put("iid-5", ["platform": "ios", "pushProvider": "apns", "pushToken": String(repeating: "ab", count: 100), "notificationsAllowed": true]).status == 201)
+        for outOfBounds in [String(repeating: "ab", count: 31), String(repeating: "ab", count: 101), String(repeating: "f", count: 4096)] {
+            #expect(try fixture.put("iid-6", ["platform": "ios", "pushProvider": "apns", "pushToken": outOfBounds, "notificationsAllowed": true]).status == 422)
+        }
+        #expect(try fixture.store.installation(appID: fixture.shop, id: "iid-2") == nil)
+        #expect(try fixture.store.installation(appID: fixture.shop, id: "iid-6") == nil)
         #expect(try fixture.put("iid-3", ["platform": "ios", "appVersion": String(repeating: "9", count: 64), "notificationsAllowed": true]).status == 201)
         let several = try fixture.put("iid-4", ["platform": "ios", "language": "x", "country": "x", "timeZone": "x", "notificationsAllowed": true])
         #expect(several.status == 422)
