@@ -31,8 +31,12 @@ public struct InstallationRegistration: Sendable, Equatable, Codable {
     /// Whether the user lets the app show notifications.
     public var notificationsAllowed: Bool
 
-    /// The longest push token, in bytes (APNs tokens are 64 hex digits today, FCM tokens about 160 characters).
-    public static let maxTokenBytes = 4096
+    /// An APNs device token in hex: 32 bytes (64 digits) today; Apple says tokens may grow, so up to 100
+    /// bytes are taken. Bounding tokens to what providers issue bounds what a fake registration can store.
+    public static let apnsTokenHexDigits = 64...200
+    /// The longest FCM registration token: FCM issues about 150 to 300 characters; four times that is room
+    /// to grow without storing kilobytes per fake installation.
+    public static let maxFCMTokenLength = 1024
     /// The longest app version, in UTF-8 bytes.
     public static let maxAppVersionBytes = 64
 
@@ -108,14 +112,21 @@ public struct InstallationRegistration: Sendable, Equatable, Codable {
         return normalized
     }
 
-    /// Why `token` cannot be a token of `provider`, or nil when it can.
+    /// Why `token` cannot be a token of `provider`, or nil when it can: an APNs token is an even number of
+    /// hex digits within `apnsTokenHexDigits`; an FCM token is 1 to `maxFCMTokenLength` characters of the
+    /// alphabet FCM issues, letters, digits, `_`, `:` and `-`.
     public static func tokenProblem(_ token: String, provider: PushProvider) -> String? {
         let bytes = token.utf8
-        guard (1...maxTokenBytes).contains(bytes.count), bytes.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            return "`pushToken` must be 1 to \(maxTokenBytes) printable ASCII characters, without spaces."
-        }
-        if provider == .apns, !bytes.count.isMultiple(of: 2) || !bytes.allSatisfy(isHexDigit) {
-            return "An APNs `pushToken` is the device token's bytes in hex: an even number of the digits 0-9 and a-f."
+        switch provider {
+        case .apns:
+            guard apnsTokenHexDigits.contains(bytes.count), bytes.count.isMultiple(of: 2), bytes.allSatisfy(isHexDigit) else {
+                return "An APNs `pushToken` is the device token's bytes in hex: an even number, \(apnsTokenHexDigits.lowerBound) to "
+                    + "\(apnsTokenHexDigits.upperBound), of the digits 0-9 and a-f."
+            }
+        case .fcm:
+            guard (1...maxFCMTokenLength).contains(bytes.count), bytes.allSatisfy(isFCMTokenCharacter) else {
+                return "An FCM `pushToken` is 1 to \(maxFCMTokenLength) of the characters A-Z, a-z, 0-9, _, : and -."
+            }
         }
         return nil
     }
@@ -130,6 +141,12 @@ public struct InstallationRegistration: Sendable, Equatable, Codable {
     /// Two ASCII letters, in either case.
     public static func isCountryCode(_ text: String) -> Bool {
         text.utf8.count == 2 && text.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0 | 0x20) }
+    }
+
+    /// A letter, digit, `_`, `:` or `-`: the characters of an FCM registration token.
+    private static func isFCMTokenCharacter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "-")
     }
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {

@@ -16,6 +16,8 @@ public final class AppDatabase: HeraldDatabase, Sendable {
     private let observation = Mutex<AnyDatabaseCancellable?>(nil)
     /// Event batches that arrive together are written in one transaction.
     private let eventBatches = GroupCommit<EventIngestBatch, BatchIngestCounts>()
+    /// Installation registrations that arrive together are written in one transaction.
+    private let installationRegistrations = InstallationGroupCommit()
     /// SQLite found the file unwritable when it opened it (permissions, a read-only volume): reads work,
     /// every change fails until Herald is restarted on a writable file.
     public let openedReadOnly: Bool
@@ -189,7 +191,7 @@ public final class AppDatabase: HeraldDatabase, Sendable {
     public var events: any EventStore { SQLiteEventStore(pool: pool, batches: eventBatches) }
     public var pushOutbox: any PushOutboxStore { SQLitePushOutboxStore(pool: pool) }
     public func pushCredentials(box: SecretBox) -> any PushCredentialStore { SQLitePushCredentialStore(pool: pool, box: box) }
-    public var installations: any InstallationStore { SQLiteInstallationStore(pool: pool) }
+    public var installations: any InstallationStore { SQLiteInstallationStore(pool: pool, registrations: installationRegistrations) }
 
     /// Checks that the file at `path` is a whole Herald database this binary can run: SQLite's
     /// `integrity_check` passes, it has Herald's migrations, and none this binary does not know. Opens it

@@ -123,12 +123,25 @@ extension InstallationRegistration {
     }
 }
 
+/// One registration on its way through the group commit: a burst of registrations is written in one
+/// transaction per group, not one per request.
+struct InstallationUpsert: Sendable {
+    let appID: Int64
+    let installationID: String
+    let registration: InstallationRegistration
+    let now: Date
+}
+
+/// Registrations that arrive together are written in one transaction, in arrival order.
+typealias InstallationGroupCommit = GroupCommit<InstallationUpsert, (installation: Installation, created: Bool)>
+
 /// Registrations by delivery clients and their push tokens, on either engine.
 public protocol InstallationStore: Sendable {
     /// Stores `registration` (already checked: `problems` empty, and `normalized`) for the app's
     /// installation, creating it or replacing what it said before. A token that another installation of
     /// the app holds is taken from it: the app was reinstalled and the provider gave the new installation
-    /// the same token. One transaction; what is returned was read back from it.
+    /// the same token. Written through the group commit: registrations arriving together share one
+    /// transaction (and fail together if it does); what is returned was read back from it.
     func upsert(appID: Int64, installationID: String, registration: InstallationRegistration, now: Date) throws -> (installation: Installation, created: Bool)
     /// The app's installation with the client's id `id`, or nil.
     func installation(appID: Int64, id: String) throws -> Installation?
@@ -175,50 +188,58 @@ extension InstallationPage {
 /// The `installations` table in SQLite.
 public struct SQLiteInstallationStore: InstallationStore {
     let pool: DatabasePool
+    let registrations: InstallationGroupCommit
 
     public func upsert(
         appID: Int64, installationID: String, registration: InstallationRegistration, now: Date
     ) throws -> (installation: Installation, created: Bool) {
         try registration.refuseNUL(installationID: installationID)
-        return try pool.write { db in
-            let existing = try Int64.fetchOne(
-                db, sql: "SELECT id FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
-            if let provider = registration.pushProvider, let token = registration.pushToken {
-                try db.execute(
-                    sql: """
-                        UPDATE installations SET push_token = NULL, push_provider = NULL, updated_at = ?
-                        WHERE app_id = ? AND push_provider = ? AND push_token = ? AND installation_id <> ?
-                        """,
-                    arguments: [now, appID, provider.rawValue, token, installationID])
-            }
-            // A new token is live whatever happened to the last one; without one, a pruned token's record stays.
-            let hasToken = registration.pushToken != nil
+        let upsert = InstallationUpsert(appID: appID, installationID: installationID, registration: registration, now: now)
+        return try registrations.submit(upsert) { group in
+            try pool.write { db in try group.map { try Self.upsert($0, db) } }
+        }
+    }
+
+    /// One registration of a group, inside the group's transaction.
+    private static func upsert(_ upsert: InstallationUpsert, _ db: Database) throws -> (installation: Installation, created: Bool) {
+        let (appID, installationID, registration, now) = (upsert.appID, upsert.installationID, upsert.registration, upsert.now)
+        let existing = try Int64.fetchOne(
+            db, sql: "SELECT id FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
+        if let provider = registration.pushProvider, let token = registration.pushToken {
             try db.execute(
                 sql: """
-                    INSERT INTO installations
-                        (app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
-                         notifications_allowed, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (app_id, installation_id) DO UPDATE SET
-                        platform = excluded.platform,
-                        push_provider = CASE WHEN excluded.push_token IS NOT NULL OR token_removed_at IS NULL
-                            THEN excluded.push_provider ELSE push_provider END,
-                        push_token = excluded.push_token, app_version = excluded.app_version, language = excluded.language,
-                        country = excluded.country, time_zone = excluded.time_zone, notifications_allowed = excluded.notifications_allowed,
-                        token_removed_at = CASE WHEN ? THEN NULL ELSE token_removed_at END,
-                        token_removed_reason = CASE WHEN ? THEN NULL ELSE token_removed_reason END,
-                        updated_at = excluded.updated_at
+                    UPDATE installations SET push_token = NULL, push_provider = NULL, updated_at = ?
+                    WHERE app_id = ? AND push_provider = ? AND push_token = ? AND installation_id <> ?
                     """,
-                arguments: [
-                    appID, installationID, registration.platform.rawValue, registration.pushProvider?.rawValue, registration.pushToken,
-                    registration.appVersion, registration.language, registration.country, registration.timeZone,
-                    registration.notificationsAllowed, now, now, hasToken, hasToken,
-                ])
-            guard let stored = try Self.installation(appID: appID, id: installationID, db) else {
-                throw InstallationStoreError.unreadable("installation \(installationID) of app \(appID) after saving it")
-            }
-            return (stored, existing == nil)
+                arguments: [now, appID, provider.rawValue, token, installationID])
         }
+        // A new token is live whatever happened to the last one; without one, a pruned token's record stays.
+        let hasToken = registration.pushToken != nil
+        try db.execute(
+            sql: """
+                INSERT INTO installations
+                    (app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
+                     notifications_allowed, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app_id, installation_id) DO UPDATE SET
+                    platform = excluded.platform,
+                    push_provider = CASE WHEN excluded.push_token IS NOT NULL OR token_removed_at IS NULL
+                        THEN excluded.push_provider ELSE push_provider END,
+                    push_token = excluded.push_token, app_version = excluded.app_version, language = excluded.language,
+                    country = excluded.country, time_zone = excluded.time_zone, notifications_allowed = excluded.notifications_allowed,
+                    token_removed_at = CASE WHEN ? THEN NULL ELSE token_removed_at END,
+                    token_removed_reason = CASE WHEN ? THEN NULL ELSE token_removed_reason END,
+                    updated_at = excluded.updated_at
+                """,
+            arguments: [
+                appID, installationID, registration.platform.rawValue, registration.pushProvider?.rawValue, registration.pushToken,
+                registration.appVersion, registration.language, registration.country, registration.timeZone,
+                registration.notificationsAllowed, now, now, hasToken, hasToken,
+            ])
+        guard let stored = try Self.installation(appID: appID, id: installationID, db) else {
+            throw InstallationStoreError.unreadable("installation \(installationID) of app \(appID) after saving it")
+        }
+        return (stored, existing == nil)
     }
 
     public func installation(appID: Int64, id: String) throws -> Installation? {

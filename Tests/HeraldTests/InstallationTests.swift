@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import HeraldConsole
 import HeraldDomain
 import HeraldMicroHTTPD
@@ -137,12 +138,78 @@ struct InstallationTests {
         #expect(try fixture.store.installation(appID: fixture.shop, id: "iid-1") == nil)
     }
 
-    @Test("A token of the largest size passes, one byte more does not; several broken rules are named together")
+    /// Counts committed transactions that changed the `installations` table.
+    final class InstallationCommits: TransactionObserver, @unchecked Sendable {
+        private let state = Mutex((changed: false, commits: 0))
+        var count: Int { state.withLock { $0.commits } }
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { eventKind.tableName == "installations" }
+        func databaseDidChange(with event: DatabaseEvent) { state.withLock { $0.changed = true } }
+        func databaseDidCommit(_ db: Database) {
+            state.withLock { state in
+                if state.changed { state.commits += 1 }
+                state.changed = false
+            }
+        }
+        func databaseDidRollback(_ db: Database) { state.withLock { $0.changed = false } }
+    }
+
+    @Test("A burst of registrations goes through the group commit: those arriving while a write is under way share one transaction")
+    func burstSharesTransactions() async throws {
+        // Given the writer busy while 24 registrations arrive at once (from threads: the server's request
+        // threads bound how many arrive together over HTTP)
+        let fixture = try await Fixture()
+        let commits = InstallationCommits()
+        fixture.app.database.pool.add(transactionObserver: commits, extent: .databaseLifetime)
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? fixture.app.database.pool.write { _ in
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
+        let created = Mutex<[Bool]>([])
+        let registrations = DispatchGroup()
+        let burst = 24, now = fixture.app.clock.now
+        for index in 0..<burst {
+            registrations.enter()
+            // A thread each: GCD's pool grows slowly while its threads block, and the burst must arrive at once.
+            Thread {
+                defer { registrations.leave() }
+                let registration = InstallationRegistration(
+                    platform: .ios, pushProvider: .apns, pushToken: String(format: "%064x", index), notificationsAllowed: true)
+                do {
+                    let outcome = try fixture.store.upsert(appID: fixture.shop, installationID: "iid-\(index)", registration: registration, now: now)
+                    created.withLock { $0.append(outcome.created) }
+                } catch {
+                    Issue.record("registration \(index): \(error)")
+                }
+            }.start()
+        }
+        // Blocking, not Task.sleep: a suspended test may wait long for a cooperative thread the others hold.
+        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 1)
+        release.signal()
+        #expect(registrations.wait(timeout: .now() + 60) == .success)
+
+        // Then each is created and stored, in a handful of transactions rather than one per registration
+        #expect(created.withLock { $0 } == Array(repeating: true, count: burst))
+        #expect(try fixture.store.counts(appID: fixture.shop).installations == burst)
+        #expect(commits.count <= 3, "\(commits.count) transactions for \(burst) registrations")
+    }
+
+    @Test("Tokens are bounded to what providers issue: APNs 64 to 200 hex digits, FCM at most 1024 of its alphabet; several broken rules are named together")
     func bounds() async throws {
         let fixture = try await Fixture()
-        let largest = String(repeating: "f", count: InstallationRegistration.maxTokenBytes)
+        let largest = String(repeating: "f", count: InstallationRegistration.maxFCMTokenLength)
         #expect(try fixture.put("iid-1", ["platform": "android", "pushProvider": "fcm", "pushToken": largest, "notificationsAllowed": true]).status == 201)
         #expect(try fixture.put("iid-2", ["platform": "android", "pushProvider": "fcm", "pushToken": largest + "f", "notificationsAllowed": true]).status == 422)
+        #expect(try fixture.put("iid-2", ["platform": "android", "pushProvider": "fcm", "pushToken": "dXNl.cjpm", "notificationsAllowed": true]).status == 422)
+        #expect(try fixture.put("iid-5", ["platform": "ios", "pushProvider": "apns", "pushToken": String(repeating: "ab", count: 100), "notificationsAllowed": true]).status == 201)
+        for outOfBounds in [String(repeating: "ab", count: 31), String(repeating: "ab", count: 101), String(repeating: "f", count: 4096)] {
+            #expect(try fixture.put("iid-6", ["platform": "ios", "pushProvider": "apns", "pushToken": outOfBounds, "notificationsAllowed": true]).status == 422)
+        }
+        #expect(try fixture.store.installation(appID: fixture.shop, id: "iid-2") == nil)
+        #expect(try fixture.store.installation(appID: fixture.shop, id: "iid-6") == nil)
         #expect(try fixture.put("iid-3", ["platform": "ios", "appVersion": String(repeating: "9", count: 64), "notificationsAllowed": true]).status == 201)
         let several = try fixture.put("iid-4", ["platform": "ios", "language": "x", "country": "x", "timeZone": "x", "notificationsAllowed": true])
         #expect(several.status == 422)

@@ -112,14 +112,14 @@ struct MarketerConsoleTests {
 
     @Test("The demo page speaks the signed-in reader's console language, whatever the browser asks for")
     func demoPageInTheConsoleLanguage() async throws {
-        let (_, admin) = try await TestApp.withAdmin()
+        let (app, admin) = try await TestApp.withAdmin()
         #expect(try admin.submit("/account", from: "/account", ["language": "fa", "time_zone": "Asia/Tehran"]).status == 303)
         let page = admin.get("/sdk/v1/demo", headers: [("Accept-Language", "de")])
         #expect(page.status == 200)
         #expect(page.text.contains(#"<html lang="fa" dir="rtl">"#))
         #expect(page.headers["Cache-Control"] == "private, no-cache")
         // A visitor still gets the browser's language.
-        let visitor = admin.app.respond(Request(method: "GET", target: "/sdk/v1/demo", headers: HTTPHeaders([("Accept-Language", "de")])))
+        let visitor = app.respond(Request(method: "GET", target: "/sdk/v1/demo", headers: HTTPHeaders([("Accept-Language", "de")])))
         #expect(visitor.text.contains(#"<html lang="de" dir="ltr">"#))
     }
 

@@ -326,3 +326,35 @@ extension InstallationCounts {
         return copy
     }
 }
+
+extension StorageContractTests {
+    @Test(arguments: StorageEngine.available)
+    func racingRegistrationsAreEachStoredOnceAndTokensEndWithOneHolder(_ engine: StorageEngine) throws {
+        // Registrations racing from threads through two handles (two instances on PostgreSQL), written in
+        // groups: some register one installation twice, some take over one token.
+        let database = try EngineDatabase(engine)
+        let handles = [database.stores, try database.open()]
+        let shop = try database.stores.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: Self.start)
+        let created = Mutex<[String: Int]>([:])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 60) { index in
+            let id = "iid-\(index % 40)", token = index.isMultiple(of: 3) ? "shared-token" : "tok-\(index)"
+            do {
+                let outcome = try handles[index % 2].installations.upsert(
+                    appID: shop.id, installationID: id, registration: Self.registration(token: token), now: Self.start)
+                if outcome.created { created.withLock { $0[id, default: 0] += 1 } }
+                if outcome.installation.installationID != id || outcome.installation.pushToken != token {
+                    failures.withLock { $0.append("\(id) answered \(outcome.installation.installationID) \(outcome.installation.pushToken ?? "-")") }
+                }
+            } catch {
+                failures.withLock { $0.append("\(id): \(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(created.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<40).map { ("iid-\($0)", 1) }))
+        let installations = database.stores.installations
+        #expect(try installations.counts(appID: shop.id).installations == 40)
+        let holders = try installations.withTokens(appID: shop.id, pageSize: Installation.maxPageSize).installations
+        #expect(holders.filter { $0.pushToken == "shared-token" }.count == 1)
+    }
+}

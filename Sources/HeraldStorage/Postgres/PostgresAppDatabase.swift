@@ -17,6 +17,8 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
     private let listener: PostgresChangeListener
     /// Event batches that arrive together at this instance are written in one transaction.
     private let eventIngestion = PostgresEventIngestion()
+    /// Installation registrations that arrive together at this instance are written in one transaction.
+    let installationRegistrations = InstallationGroupCommit()
 
     struct Migration: Sendable {
         let identifier: String

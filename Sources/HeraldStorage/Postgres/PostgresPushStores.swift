@@ -22,7 +22,26 @@ struct PostgresInstallationStore: InstallationStore {
     }
 
     func upsert(appID: Int64, installationID: String, registration: InstallationRegistration, now: Date) throws -> (installation: Installation, created: Bool) {
-        try database.write { try Self.upsert(appID: appID, installationID: installationID, registration: registration, now: now, in: $0) }
+        try registration.refuseNUL(installationID: installationID)
+        let upsert = InstallationUpsert(appID: appID, installationID: installationID, registration: registration, now: now)
+        return try database.installationRegistrations.submit(upsert) { group in
+            try database.write { session in
+                // A group takes its tokens' locks in one order, so two instances' groups cannot each hold one the other waits for.
+                let tokens = Set(group.compactMap { upsert in
+                    upsert.registration.pushProvider.flatMap { provider in upsert.registration.pushToken.map { Self.tokenLock(appID: upsert.appID, provider, $0) } }
+                })
+                for token in tokens.sorted() { try session.lock(token) }
+                return try group.map {
+                    try Self.upsert(appID: $0.appID, installationID: $0.installationID, registration: $0.registration, now: $0.now, in: session)
+                }
+            }
+        }
+    }
+
+    /// What a registration taking over `token` holds, so two installations registering one token at once,
+    /// on two instances, are written one after the other.
+    private static func tokenLock(appID: Int64, _ provider: PushProvider, _ token: String) -> String {
+        "installations token \(appID) \(provider.rawValue) \(token)"
     }
 
     /// What `withTokens` waits for, per app: a registration holds it shared from before its row takes an id
@@ -41,7 +60,7 @@ struct PostgresInstallationStore: InstallationStore {
         try session.lock(numberingLock(appID: appID), shared: true)
         if let provider = registration.pushProvider, let token = registration.pushToken {
             // Two installations registering one token at once, on two instances: the second waits, then takes it over.
-            try session.lock("installations token \(appID) \(provider.rawValue) \(token)")
+            try session.lock(tokenLock(appID: appID, provider, token))
             try session.execute(
                 """
                 UPDATE installations SET push_token = NULL, push_provider = NULL, updated_at = \(stamp)

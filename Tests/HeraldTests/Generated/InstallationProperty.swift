@@ -48,7 +48,10 @@ struct InstallationProperty {
     static let sharedTokens = [("apns", String(repeating: "ab", count: 32)), ("apns", String(repeating: "0F", count: 32)), ("fcm", "fcm:shared-token_1")]
     static let languages = [("fa", "fa"), ("pt-br", "pt-BR"), ("PT", "pt"), ("zh-hant-tw", "zh-Hant-TW"), ("es-419", "es-419"), ("DE-de", "de-DE")]
     static let zones = ["Asia/Tehran", "Europe/Berlin", "UTC", "America/Sao_Paulo", "Asia/Tokyo", "Africa/Cairo"]
-    static let visibleASCII = (0x21...0x7E).map { Character(Unicode.Scalar(UInt8($0))) }
+    /// The characters of an FCM registration token.
+    static let fcmAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:-")
+    /// Printable ASCII that FCM never puts in a token.
+    static let outsideFCMAlphabet = (0x21...0x7E).map { Character(Unicode.Scalar(UInt8($0))) }.filter { !fcmAlphabet.contains($0) }
 
     static func randomCase(_ text: String, _ draw: inout Draw) -> String {
         String(text.map { draw.chance(0.5) ? Character($0.uppercased()) : Character($0.lowercased()) })
@@ -71,15 +74,14 @@ struct InstallationProperty {
                 optional("pushProvider", provider)
                 optional("pushToken", provider == "apns" ? randomCase(token, &draw) : token)
             case 2:
-                let bytes = draw.list(draw.chance(0.9) ? 32...32 : 1...200) { UInt8($0.int(0...255)) }
+                let bytes = draw.list(draw.chance(0.9) ? 32...32 : 32...100) { UInt8($0.int(0...255)) }
                 let hex = bytes.map { String(format: "%02x", $0) }.joined()
                 stored.provider = "apns"
                 stored.token = hex
                 optional("pushProvider", "apns")
                 optional("pushToken", randomCase(hex, &draw))
             default:
-                let token = draw.chance(0.02) ? String(repeating: "f", count: InstallationRegistration.maxTokenBytes)
-                    : String(draw.list(1...300) { $0.pick(visibleASCII) })
+                let token = String(draw.list(draw.chance(0.05) ? 1000...InstallationRegistration.maxFCMTokenLength : 1...300) { $0.pick(fcmAlphabet) })
                 stored.provider = "fcm"
                 stored.token = token
                 optional("pushProvider", "fcm")
@@ -149,11 +151,18 @@ struct InstallationProperty {
             return refused(422, "pushToken")
         case 5:
             set("pushProvider", .string("apns"))
-            set("pushToken", .string(draw.pick(["abc", "xyz0", "ab cd", "0x" + String(repeating: "ab", count: 32), String(repeating: "ab", count: 2049)])))
+            set("pushToken", .string(draw.pick([
+                "abc", "xyz0", "ab cd", "0x" + String(repeating: "ab", count: 32), String(repeating: "ab", count: 31), String(repeating: "ab", count: 101),
+                String(repeating: "ab", count: 32) + "a", String(repeating: "ab", count: 2049),
+            ])))
             return refused(422, "pushToken")
         case 6:
-            set("pushProvider", .string(draw.pick(["apns", "fcm"])))
-            set("pushToken", .string(draw.pick(["", "has space", "tök", "tab\there", String(repeating: "f", count: InstallationRegistration.maxTokenBytes + 1)])))
+            set("pushProvider", .string("fcm"))
+            let inside = String(draw.list(0...40) { $0.pick(fcmAlphabet) })
+            set("pushToken", .string(draw.pick([
+                "", "has space", "tök", "tab\there", String(repeating: "f", count: InstallationRegistration.maxFCMTokenLength + 1),
+                inside + String(draw.pick(outsideFCMAlphabet)) + inside,
+            ])))
             return refused(422, "pushToken")
         case 7:
             set("pushProvider", .string(draw.pick(["webpush", "APNS", "gcm"])))
@@ -262,5 +271,38 @@ struct InstallationProperty {
             #expect(Set(holders.compactMap(\.pushToken)).count == holders.count, "a token held twice")
         }
         #expect(try store.counts(appID: fixture.shop).installations == model.count)
+    }
+
+    /// A token drawn near the bounds: mostly from one provider's alphabet, sometimes with a character outside it.
+    struct TokenCase: CustomStringConvertible {
+        var provider: PushProvider
+        var token: String
+        var description: String { "\(provider) \(token.utf8.count) characters: \(token.prefix(60))…" }
+    }
+
+    @Test("A token passes exactly when it is what its provider issues: APNs an even 64 to 200 hex digits, FCM 1 to 1024 of A-Za-z0-9_:-")
+    func tokenBounds() {
+        let hex = Array("0123456789abcdefABCDEF"), fcmAlphabet = Self.fcmAlphabet
+        let outside = Self.outsideFCMAlphabet + ["é", " ", "\u{0}", "\t", "٣"]
+        let generator = Generated.cases { draw -> TokenCase in
+            let provider = draw.pick(PushProvider.allCases)
+            let length = draw.chance(0.5) ? draw.pick([0, 1, 62, 63, 64, 65, 199, 200, 201, 202, 1023, 1024, 1025]) : draw.int(0...1200)
+            let alphabet = provider == .apns && draw.chance(0.7) ? hex : fcmAlphabet
+            var characters = (0..<length).map { _ in draw.pick(alphabet) }
+            if !characters.isEmpty, draw.chance(0.2) { characters[draw.int(0...characters.count - 1)] = draw.pick(outside) }
+            return TokenCase(provider: provider, token: String(characters))
+        }
+        var run = GeneratedRun("push token bounds", cases: 2000)
+        run.run(generator) { tokenCase, run in
+            let characters = Array(tokenCase.token)
+            let issued: Bool = switch tokenCase.provider {
+            case .apns: (64...200).contains(characters.count) && characters.count.isMultiple(of: 2) && characters.allSatisfy(hex.contains)
+            case .fcm: (1...1024).contains(characters.count) && characters.allSatisfy(fcmAlphabet.contains)
+            }
+            let problem = InstallationRegistration.tokenProblem(tokenCase.token, provider: tokenCase.provider)
+            run.expect((problem == nil) == issued, issued ? "refused: \(problem ?? "")" : "taken", input: tokenCase)
+            if let problem { run.expect(problem.contains("`pushToken`"), "does not name the field: \(problem)", input: tokenCase) }
+            run.note(issued ? "taken" : "refused")
+        }
     }
 }
