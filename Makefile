@@ -111,7 +111,7 @@ soak: build
 # and the bad-input reliability suite, each against the real server binary.
 # Then the API contract again with Herald on PostgreSQL, and two instances sharing one PostgreSQL database.
 python-test:
-	HERALD_BIN=$(CURDIR)/.build/debug/herald $(PYTHON) -m pytest -q
+	HERALD_BIN=$(CURDIR)/.build/debug/herald $(PYTHON) -m pytest -q --durations=20
 	Tools/with-postgres.sh env HERALD_TEST_ENGINE=postgres HERALD_BIN=$(CURDIR)/.build/debug/herald \
 		$(PYTHON) -m pytest -q Tests/contract Tests/operations/test_instances.py
 
