@@ -34,7 +34,7 @@ struct SimulateCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp(
         "Register each device's installation with a push token of this provider (apns or fcm).",
-        discussion: "Device N's installation id is sim-<seed>-<N>; its token is that id's UTF-8 bytes in hex, so a test knows every token."))
+        discussion: "Device N's installation id is sim-<seed>-<N>; its token is that id's UTF-8 bytes in hex, padded with zeros to 64 digits, so a test knows every token."))
     var pushProvider: PushProvider?
 
     @Option(help: "Every device receives a push of this campaign (push_received); --open-pushes says how many open it.")
@@ -223,10 +223,12 @@ struct SimulatedDevice {
     /// second run's devices are the first run's installations.
     static func installationID(seed: UInt64, index: Int) -> String { "sim-\(seed)-\(index)" }
 
-    /// The push token a device registers: its installation id's UTF-8 bytes in hex (an APNs token's shape,
-    /// and a valid FCM token too), so a test can tell which installation a notification was sent to.
+    /// The push token a device registers: its installation id's UTF-8 bytes in hex, padded with zeros to the
+    /// 64 digits of an APNs token (Herald takes no shorter one; a valid FCM token too), so a test can tell which
+    /// installation a notification was sent to.
     static func pushToken(installationID: String) -> String {
-        installationID.utf8.map { String(format: "%02x", $0) }.joined()
+        let hex = installationID.utf8.map { String(format: "%02x", $0) }.joined()
+        return hex + String(repeating: "0", count: max(0, 64 - hex.count))
     }
 
     init(

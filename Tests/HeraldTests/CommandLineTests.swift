@@ -453,11 +453,14 @@ struct CommandLineTests {
         let registering = try Self.run(["simulate", "--url", url, "--key", key, "--devices", "10", "--seconds", "1", "--seed", "7", "--push-provider", "apns"])
         #expect(registering.status == 0, "\(registering.stderr)")
         let registered = try JSONDecoder().decode(SimulationSummary.self, from: Data((registering.stdout.split(separator: "\n").last ?? "").utf8))
-        // Then each is an installation whose token is its id's bytes in hex
+        // Then each is an installation whose token is its id's bytes in hex, padded to an APNs token's 64 digits
         #expect(registered.registrations == 10)
         let page = try database.installations.withTokens(appID: appID, provider: .apns, pageSize: 100).installations
         #expect(Set(page.map(\.installationID)) == Set((0..<10).map { "sim-7-\($0)" }))
-        #expect(page.allSatisfy { $0.pushToken == $0.installationID.utf8.map { String(format: "%02x", $0) }.joined() && $0.notificationsAllowed })
+        #expect(page.allSatisfy { installation in
+            let hex = installation.installationID.utf8.map { String(format: "%02x", $0) }.joined()
+            return installation.pushToken == hex + String(repeating: "0", count: 64 - hex.count) && installation.notificationsAllowed
+        })
         #expect(Set(page.compactMap(\.timeZone)).count == 6, "devices live in six time zones")
         let before = try pushEvents()
 

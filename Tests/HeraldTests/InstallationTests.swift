@@ -123,7 +123,7 @@ struct InstallationTests {
         (#"{"platform": "ios", "notificationsAllowed": true, "pushTokn": "ab"}"#, 422, "pushTokn"),
         (#"{"platform": "ios", "notificationsAllowed": true, "aps": {"nested": [1]}}"#, 422, "aps"),
         // APNs reaches Apple devices only; and a platform the app does not ship on is reached by nothing.
-        (#"{"platform": "android", "notificationsAllowed": true, "pushProvider": "apns", "pushToken": "abcd"}"#, 422, "pushProvider"),
+        (#"{"platform": "android", "notificationsAllowed": true, "pushProvider": "apns", "pushToken": "\#(String(repeating: "ab", count: 32))"}"#, 422, "pushProvider"),
         (#"{"platform": "web", "notificationsAllowed": true, "pushProvider": "fcm", "pushToken": "abcd"}"#, 422, "platform"),
         (#"{"platform": "web", "notificationsAllowed": true}"#, 422, "platform"),
     ])
@@ -364,7 +364,7 @@ struct InstallationTests {
         let fixture = try await Fixture()
         let now = fixture.app.clock.now
         let push = try fixture.app.database.campaigns.create(
-            Campaign(app: fixture.shop, name: "Sale push", message: Message(layout: .modal, title: .init(text: "Sale"))),
+            Campaign(app: fixture.shop, name: "Sale push", push: PushNotification(title: "Sale")),
             state: .published, actor: .commandLine, now: now)
         let time = UTCTime.rfc3339(now)
         func event(_ type: String, _ installation: String) -> String {

@@ -7,7 +7,7 @@ enum HTTP {
         port: UInt16, _ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = []
     ) throws -> RawHTTPConnection.Reply {
         let connection = try RawHTTPConnection(port: port, readTimeoutSeconds: 10)
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: herald.test\r\nConnection: close\r\n"
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
         guard connection.send(Array((head + "\r\n").utf8) + body) else { throw TestFailure("the server closed the connection") }
