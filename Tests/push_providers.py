@@ -111,6 +111,11 @@ def apns_token(index: int) -> str:
     return f"{index:064x}"
 
 
+# `herald serve` flags lifting the registration limits (60 a minute per address by default): every
+# registration of these tests comes from loopback within seconds.
+UNLIMITED_REGISTRATIONS = ("--registrations-per-address", "1000000", "--registrations-per-key", "1000000")
+
+
 def register_installations(base_url: str, key: str, count: int, language: str = "fa", start: int = 0) -> list[str]:
     """Registers `count` iOS installations with APNs tokens through `PUT /api/v1/installations/{id}`."""
     tokens = []

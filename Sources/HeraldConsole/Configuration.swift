@@ -14,6 +14,8 @@ public struct ConsoleConfiguration: Sendable {
     public var sessionIdleTimeout: TimeInterval = 2 * 3600
     public var passwordHasher = PasswordHasher()
     public var loginThrottle = LoginThrottle.Policy()
+    /// Installation registrations a minute per API key and per client address.
+    public var registrationLimits = RegistrationLimitPolicy()
     /// Reverse proxies whose `X-Forwarded-For` names the client (for login throttling) and whose
     /// `X-Forwarded-Proto` / `X-Forwarded-Host` name the origin browsers reached (Herald's own pages are
     /// not another origin); empty trusts none.

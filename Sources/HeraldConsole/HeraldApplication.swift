@@ -36,6 +36,7 @@ public final class HeraldApplication: Sendable {
             crossOrigin: CrossOrigin(origins: AllowedOrigins(database: database), trustedProxies: configuration.trustedProxies),
             webClient: try WebClient(folder: configuration.webClientFolder, logger: logger),
             visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey),
+            registrationLimits: RegistrationLimits(policy: configuration.registrationLimits),
             push: PushService(editor: pushEditor, dispatcher: dispatcher, database: database, logger: logger),
             retention: EventRetention(database: database, days: configuration.retentionDays), startedAt: configuration.clock())
         staticFiles = try StaticFiles(folder: configuration.publicFolder)

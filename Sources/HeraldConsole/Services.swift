@@ -18,6 +18,7 @@ struct Services: Sendable {
     let webClient: WebClient
     let visitorForms: VisitorForms
     let knownBrowsers: KnownBrowsers
+    let registrationLimits: RegistrationLimits
     let push: PushService
     /// Deletes raw events past the retention period (run by the application; the System page shows its last run).
     let retention: EventRetention

@@ -166,6 +166,12 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Failed sign-ins from one client address, against any accounts, before it waits 15 minutes (env HERALD_LOGIN_ADDRESS_FAILURES; default 100).")
     var loginAddressFailures: Int?
 
+    @Option(help: "Installation registrations a minute through one API key, from all its clients (env HERALD_REGISTRATIONS_PER_KEY; default 600).")
+    var registrationsPerKey: Int?
+
+    @Option(help: "Installation registrations a minute from one client address, an IPv4 address or IPv6 /64 (env HERALD_REGISTRATIONS_PER_ADDRESS; default 60).")
+    var registrationsPerAddress: Int?
+
     @Option(help: "Largest request body in bytes, event batches and campaign imports included (env HERALD_MAX_BODY_BYTES; default 1048576).")
     var maxBodyBytes: Int?
 
@@ -206,6 +212,8 @@ struct ServeOptions: ParsableArguments {
         console.sessionIdleTimeout = TimeInterval(try settings.number(sessionIdleTimeout, "HERALD_SESSION_IDLE_TIMEOUT", in: 60...31_536_000, "The session idle timeout in seconds", default: Int(console.sessionIdleTimeout)))
         console.loginThrottle.freeFailures = try settings.number(loginFreeFailures, "HERALD_LOGIN_FREE_FAILURES", in: 1...1000, "The free sign-in failures", default: console.loginThrottle.freeFailures)
         console.loginThrottle.longestWait = TimeInterval(try settings.number(loginLongestWait, "HERALD_LOGIN_LONGEST_WAIT", in: 30...86_400, "The longest sign-in wait in seconds", default: Int(console.loginThrottle.longestWait)))
+        console.registrationLimits.perKey = try settings.number(registrationsPerKey, "HERALD_REGISTRATIONS_PER_KEY", in: RegistrationLimitPolicy.allowedLimits, "The installation registrations a minute per key", default: console.registrationLimits.perKey)
+        console.registrationLimits.perAddress = try settings.number(registrationsPerAddress, "HERALD_REGISTRATIONS_PER_ADDRESS", in: RegistrationLimitPolicy.allowedLimits, "The installation registrations a minute per address", default: console.registrationLimits.perAddress)
         console.loginThrottle.addressFailures = try settings.number(loginAddressFailures, "HERALD_LOGIN_ADDRESS_FAILURES", in: 1...1_000_000, "The sign-in failures per address", default: console.loginThrottle.addressFailures)
 
         var server = HTTPServerConfiguration()

@@ -3,6 +3,7 @@ import GRDB
 import Synchronization
 import HeraldConsole
 import HeraldDomain
+import HeraldHTTP
 import HeraldMicroHTTPD
 import HeraldStorage
 import Testing
@@ -425,5 +426,52 @@ struct InstallationTests {
         let indexes = try await after.pool.read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL") }
         #expect(indexes == ["events_by_received_at"], "0012 adds the retention's index; 0013 drops the one by installation")
         try after.close()
+    }
+
+    @Test("Registrations past a key's or an address's limit are refused with 429, Retry-After and the limit named; nothing is saved")
+    func registrationLimits() async throws {
+        let app = try await TestApp { configuration in
+            configuration.registrationLimits.perKey = 3
+            configuration.registrationLimits.perAddress = 2
+        }
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: app.clock.now).id
+        let key = try app.database.apiKeys.create(appID: shop, name: "sdk", scopes: [.eventsWrite], actor: .commandLine, now: app.clock.now).secret
+        func put(_ id: String, from address: String) throws -> Response {
+            let body = Array(try JSONSerialization.data(withJSONObject: Self.iphone))
+            return app.respond(Request(
+                method: "PUT", target: "/api/v1/installations/\(id)",
+                headers: HTTPHeaders([("Authorization", "Bearer \(key)"), ("Content-Type", "application/json")]), body: body, remoteAddress: address))
+        }
+        func refusal(_ response: Response) throws -> (message: String, retryAfter: Int) {
+            #expect(response.status == 429, "\(response.text)")
+            let answer = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            let error = try #require(answer?["error"] as? [String: Any], "\(response.text)")
+            #expect(error["code"] as? String == "too_many_requests")
+            let retryAfter = try #require(response.headers["Retry-After"].flatMap { Int($0) }, "\(response.headers)")
+            // The window is 60 s, counted in slices of 6 s: the wait ends at most a slice past the window.
+            #expect((1...66).contains(retryAfter))
+            return (error["message"] as? String ?? "", retryAfter)
+        }
+
+        // When one address registers up to its limit, it is served
+        #expect(try put("iid-1", from: "192.0.2.1").status == 201)
+        app.clock.advance(1)
+        #expect(try put("iid-1", from: "192.0.2.1").status == 200)
+        // Then one more from it is refused naming the address's limit, and not saved
+        let overAddress = try refusal(try put("iid-2", from: "192.0.2.1"))
+        #expect(overAddress.message.contains("client address") && overAddress.message.contains("limit of 2"), "\(overAddress.message)")
+        #expect(try app.database.installations.installation(appID: shop, id: "iid-2") == nil)
+
+        // When another address registers, it is served until the key's own limit
+        #expect(try put("iid-2", from: "198.51.100.7").status == 201)
+        let overKey = try refusal(try put("iid-3", from: "198.51.100.7"))
+        #expect(overKey.message.contains("API key") && overKey.message.contains("limit of 3"), "\(overKey.message)")
+        let thirdAddress = try refusal(try put("iid-3", from: "2001:db8::1"))
+        #expect(thirdAddress.message.contains("API key"))
+        #expect(try app.database.installations.installation(appID: shop, id: "iid-3") == nil)
+
+        // When the wait it was told has passed, the first address is served again
+        app.clock.advance(TimeInterval(overAddress.retryAfter))
+        #expect(try put("iid-3", from: "192.0.2.1").status == 201)
     }
 }

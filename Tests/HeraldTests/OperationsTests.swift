@@ -32,6 +32,7 @@ extension CommandLineTests {
             HERALD_HOST="::1"
             HERALD_THREADS=6
             HERALD_MAX_BODY_BYTES=70000
+            HERALD_REGISTRATIONS_PER_ADDRESS=30
             HERALD_DB=postgres://herald:hunter2@db.internal/herald
             HERALD_CONSOLE_HOSTS=Herald.Example.com, console.example.org
             """.write(to: file, atomically: true, encoding: .utf8)
@@ -43,6 +44,8 @@ extension CommandLineTests {
         #expect(lines.contains("HERALD_THREADS=8  # flag"))
         #expect(lines.contains("HERALD_MAX_BODY_BYTES=80000  # environment"))
         #expect(lines.contains("HERALD_SESSION_LIFETIME=604800  # default"))
+        #expect(lines.contains("HERALD_REGISTRATIONS_PER_ADDRESS=30  # configuration file"))
+        #expect(lines.contains("HERALD_REGISTRATIONS_PER_KEY=600  # default"))
         #expect(lines.contains("HERALD_DB=postgres://herald:********@db.internal/herald  # configuration file"))
         #expect(lines.contains("HERALD_CONSOLE_HOSTS=\"Herald.Example.com, console.example.org\"  # configuration file"), "\(output.stdout)")
         #expect(!output.stdout.contains("hunter2"))
@@ -121,6 +124,7 @@ extension CommandLineTests {
             ("HERALD_PORT=99999", "must be from 0 to 65535, not 99999"),
             ("HERALD_THREADS=many", "HERALD_THREADS must be a whole number"),
             ("HERALD_SESSION_LIFETIME=5", "must be from 60 to 31536000"),
+            ("HERALD_REGISTRATIONS_PER_KEY=0", "The installation registrations a minute per key must be from 1 to 1000000, not 0"),
             ("HERALD_SECURE_COOKIES=perhaps", "HERALD_SECURE_COOKIES must be 1 or 0"),
             ("HERALD_HOST=\"::1", "opens a quote and does not close it"),
             ("HERALD_PORT=1\nHERALD_PORT=2", "line 2: HERALD_PORT is set a second time"),

@@ -16,7 +16,7 @@ from selenium.common.exceptions import NoSuchElementException, StaleElementRefer
 from selenium.webdriver.common.by import By
 
 from browser_helpers import axe_violations, replaced, visible, wait
-from push_providers import REPO_ROOT, api, give_app_the_mock, mock_providers, register_installations
+from push_providers import REPO_ROOT, UNLIMITED_REGISTRATIONS, api, give_app_the_mock, mock_providers, register_installations
 
 EMAIL, PASSWORD = "push-admin@example.com", "push-passphrase-1"
 INSTALLATIONS = 1000
@@ -32,7 +32,7 @@ def push_server(tmp_path_factory, herald_cli, herald_serve):
                      "--scope", "campaigns:read", database=database, cwd=workdir).split()[-1]
     with mock_providers(workdir / "mock") as mock:
         give_app_the_mock(herald_cli, database, workdir, "1", mock)
-        with herald_serve(workdir, database, "--push-trust-roots", mock.certificate, "--push-rate", "500") as server:
+        with herald_serve(workdir, database, "--push-trust-roots", mock.certificate, "--push-rate", "500", *UNLIMITED_REGISTRATIONS) as server:
             yield server, key, mock
 
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from push_providers import (
-    REPO_ROOT, api, give_app_the_mock, mock_providers, outbox_states, register_installations, wait_for,
+    REPO_ROOT, UNLIMITED_REGISTRATIONS, api, give_app_the_mock, mock_providers, outbox_states, register_installations, wait_for,
 )
 
 INSTALLATIONS = 1000
@@ -36,7 +36,7 @@ def start_herald(binary: Path, workdir: Path, database: Path, mock, *extra: str)
     """`herald serve` as a process this test can SIGKILL; returns the process and its base URL."""
     process = subprocess.Popen(
         [str(binary), "serve", "--db", str(database), "--port", "0", "--resources", str(REPO_ROOT),
-         "--push-trust-roots", mock.certificate, "--push-rate", "0", *extra],
+         "--push-trust-roots", mock.certificate, "--push-rate", "0", *UNLIMITED_REGISTRATIONS, *extra],
         stdout=subprocess.PIPE, stderr=open(workdir / f"herald-{time.monotonic_ns()}.log", "wb"), cwd=workdir)
     lines: "queue.Queue[str]" = queue.Queue()
     threading.Thread(target=pump, args=(process.stdout, lines), daemon=True).start()

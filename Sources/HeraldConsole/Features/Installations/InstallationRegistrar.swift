@@ -6,11 +6,20 @@ import HeraldStorage
 /// `PUT /api/v1/installations/{installationId}`: a delivery client registers its installation (platform,
 /// push token, app version, language, country, time zone, notification permission), or says what
 /// changed. The whole registration is replaced; 201 when the installation is new, 200 when it was known.
+/// Each key and each client address may register only so many a minute (`RegistrationLimits`); past
+/// that a 429 with `Retry-After` names the limit, and nothing is read or saved.
 struct InstallationRegistrar: Sendable {
     let services: Services
 
     func register(_ context: RequestContext) throws -> Response {
         guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+        let address = context.request.clientAddress(trustedProxies: services.configuration.trustedProxies)
+        if let refusal = services.registrationLimits.admit(keyID: key.id, address: address?.throttleSubject ?? "unknown", now: context.now) {
+            throw HTTPError(
+                429, "This \(refusal.subject.rawValue) has reached its limit of \(refusal.limit) installation registrations in "
+                    + "\(Int(services.configuration.registrationLimits.window)) seconds; try again in \(refusal.retryAfter) seconds. Nothing was saved.",
+                retryAfterSeconds: refusal.retryAfter)
+        }
         let id = try Self.addressedID(context)
         guard context.request.mediaType == "application/json" else {
             throw HTTPError(415, "Send the installation as JSON with `Content-Type: application/json`.")
