@@ -29,7 +29,7 @@ struct CombiningRunProperty {
     }
 
     @Test func longRunsAreRefusedAtOnceWhereverTheyCome() async throws {
-        let (app, browser) = try await TestApp.withAdmin()
+        let (app, browser) = try await TestApp.withAdmin { $0.liftRegistrationLimits() }
         let registry = AppRegistry(database: app.database)
         let shop = try registry.createApp(name: "Runs", platforms: [.ios, .web], actor: .commandLine, now: app.clock.now)
         let appID = try #require(shop.id)

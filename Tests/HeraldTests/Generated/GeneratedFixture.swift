@@ -16,12 +16,7 @@ struct GeneratedFixture {
     let testDevice = "iid-test-device"
 
     static func make() async throws -> GeneratedFixture {
-        // Thousands of generated registrations come from one address within a test's minute: the limits
-        // are RateLimitProperty's and InstallationTests' subject, not these properties'.
-        let (app, browser) = try await TestApp.withAdmin { configuration in
-            configuration.registrationLimits.perKey = RegistrationLimitPolicy.allowedLimits.upperBound
-            configuration.registrationLimits.perAddress = RegistrationLimitPolicy.allowedLimits.upperBound
-        }
+        let (app, browser) = try await TestApp.withAdmin { $0.liftRegistrationLimits() }
         let now = app.clock.now
         let shop = try app.database.apps.create(name: "Shop", platforms: [.ios, .android, .web], actor: .commandLine, now: now).id
         let key = try app.database.apiKeys.create(appID: shop, name: "generated", scopes: APIScope.allCases, actor: .commandLine, now: now).secret

@@ -26,6 +26,7 @@ struct PostgresNULProperty {
             let database = try #require(storage.stores as? any HeraldDatabase)
             var configuration = ConsoleConfiguration(resources: repositoryRoot)
             configuration.passwordHasher = TestApp.hasher
+            configuration.liftRegistrationLimits()
             application = try await HeraldApplication(
                 configuration: configuration, database: database, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
             admin = TestBrowser(application: application)

@@ -96,7 +96,7 @@ struct TextLengthProperty {
     }
 
     @Test func namesAndInstallationIDsRefuseMoreScalarsThanTheirLimit() async throws {
-        let app = try await TestApp()
+        let app = try await TestApp { $0.liftRegistrationLimits() }
         let registry = AppRegistry(database: app.database)
         let shop = try registry.createApp(name: "Shop", platforms: [.ios], actor: .commandLine, now: app.clock.now)
         let key = try registry.createKey(appID: try #require(shop.id), name: "sdk", scopes: [.eventsWrite], actor: .commandLine, now: app.clock.now).secret

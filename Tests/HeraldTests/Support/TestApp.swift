@@ -1,5 +1,6 @@
 import Foundation
 import HeraldConsole
+import HeraldDomain
 import HeraldHTTP
 import HeraldMicroHTTPD
 import HeraldStorage
@@ -146,8 +147,6 @@ struct TestApp {
     }
 }
 
-import HeraldDomain
-
 extension HeraldApplication {
     /// The answer as a client receives it: a streamed body is read to its end, as the adapter sends it.
     func collectedResponse(to request: Request) -> Response {
@@ -252,4 +251,13 @@ func runTool(_ arguments: [String]) throws -> (status: Int32, output: Data) {
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return (process.terminationStatus, data)
+}
+
+extension ConsoleConfiguration {
+    /// For tests that register hundreds of installations from one address within a minute: the registration
+    /// limits are `InstallationTests`' and `RateLimitProperty`'s subject, not theirs.
+    mutating func liftRegistrationLimits() {
+        registrationLimits.perKey = RegistrationLimitPolicy.allowedLimits.upperBound
+        registrationLimits.perAddress = RegistrationLimitPolicy.allowedLimits.upperBound
+    }
 }
