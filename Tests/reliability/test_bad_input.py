@@ -96,7 +96,7 @@ def exchange(address: tuple[str, int], data: bytes, *, close_write: bool = False
 
 
 def request_bytes(method: str, target: str, headers: dict[str, str], body: bytes = b"", *, length: int | None = None) -> bytes:
-    lines = [f"{method} {target} HTTP/1.1", "Host: herald.test", "Connection: close"]
+    lines = [f"{method} {target} HTTP/1.1", "Host: localhost", "Connection: close"]
     lines += [f"{name}: {value}" for name, value in headers.items()]
     lines.append(f"Content-Length: {len(body) if length is None else length}")
     return "\r\n".join(lines).encode() + b"\r\n\r\n" + body

@@ -61,7 +61,7 @@ def timed_request(herald: Herald, target: str, headers: str = "") -> float:
     """Seconds for a fresh connection to get a 200 for `target`."""
     started = time.perf_counter()
     with socket.create_connection(herald.address, timeout=5) as sock:
-        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: herald.test\r\nConnection: close\r\n{headers}\r\n".encode())
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{headers}\r\n".encode())
         received = b""
         while chunk := sock.recv(65536):
             received += chunk
@@ -110,10 +110,10 @@ def test_a_thousand_trickling_clients_cost_sockets_for_a_bounded_time_and_nothin
     for index, trickler in enumerate(tricklers):
         trickler.sock.connect(herald.address)
         if index % 2:
-            trickler.sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: herald.test\r\n")
+            trickler.sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
             trickler.drip = f"X-Trickle-{index}: x\r\n".encode()
         else:
-            trickler.sock.sendall(b"POST /api/v1/events HTTP/1.1\r\nHost: herald.test\r\n"
+            trickler.sock.sendall(b"POST /api/v1/events HTTP/1.1\r\nHost: localhost\r\n"
                                   b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
             trickler.drip = b" "
         trickler.sock.setblocking(False)
