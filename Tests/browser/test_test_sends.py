@@ -20,6 +20,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -200,8 +201,12 @@ def test_a_push_test_is_followed_on_the_campaign_page_to_each_devices_answer(dri
     page = driver.find_element(By.TAG_NAME, "html")
 
     def statuses(d):
-        rows = d.find_elements(By.CSS_SELECTOR, "#test-sends tr[data-test-send-status]")
-        return {row.find_element(By.CSS_SELECTOR, "code").text: (row.get_attribute("data-test-send-status"), row.text) for row in rows}
+        # The page replaces its rows as answers arrive: a row read while it is replaced is read at the next poll.
+        try:
+            rows = d.find_elements(By.CSS_SELECTOR, "#test-sends tr[data-test-send-status]")
+            return {row.find_element(By.CSS_SELECTOR, "code").text: (row.get_attribute("data-test-send-status"), row.text) for row in rows}
+        except StaleElementReferenceException:
+            return {}
 
     settled = wait(driver, 30).until(
         lambda d: (found := statuses(d)) and all(status != "pending" for status, _ in found.values()) and found,
