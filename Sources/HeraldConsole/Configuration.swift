@@ -31,8 +31,8 @@ public struct ConsoleConfiguration: Sendable {
     public var secretBox = SecretBox(key: SymmetricKey(size: .bits256))
     /// How pushes are sent.
     public var push = PushSettings()
-    /// Days raw events are kept before the background retention deletes them; 0 keeps them forever.
-    public var retentionDays = EventRetention.defaultDays
+    /// Days raw events, and installations that stopped registering, are kept before the background retention deletes them; 0 keeps them forever.
+    public var retentionDays = Retention.defaultDays
     /// `host:port` of the metrics listener when there is one, for the System page.
     public var metricsAddress: String?
     /// The current time; tests inject their own.

@@ -15,8 +15,8 @@ public final class HeraldApplication: Sendable {
     let requestLog: RequestLog
     /// Set once a user exists; until then every page leads to `/setup`.
     let setupDone = Atomic<Bool>(false)
-    /// Deletes raw events past the retention period.
-    public var retention: EventRetention { services.retention }
+    /// Deletes raw events and unregistered installations past the retention period.
+    public var retention: Retention { services.retention }
     /// Signalled to end the retention thread early at shutdown.
     private let retentionStop = DispatchSemaphore(value: 0)
     private let retentionRunning = Atomic<Bool>(false)
@@ -38,7 +38,7 @@ public final class HeraldApplication: Sendable {
             visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey),
             registrationLimits: RegistrationLimits(policy: configuration.registrationLimits),
             push: PushService(editor: pushEditor, dispatcher: dispatcher, database: database, logger: logger),
-            retention: EventRetention(database: database, days: configuration.retentionDays), startedAt: configuration.clock())
+            retention: Retention(database: database, days: configuration.retentionDays), startedAt: configuration.clock())
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
         requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)
         consoleHosts = ConsoleHosts(names: configuration.consoleHosts, trustedProxies: configuration.trustedProxies)
@@ -60,8 +60,9 @@ public final class HeraldApplication: Sendable {
         Thread.detachNewThread {
             repeat {
                 do {
-                    if let run = try retention.run(now: clock()), run.deleted > 0 {
-                        logger.info("retention deleted \(run.deleted) raw events older than \(retention.days) days in \(run.steps) steps")
+                    if let run = try retention.run(now: clock()), run.eventsDeleted + run.installationsDeleted > 0 {
+                        logger.info(
+                            "retention deleted \(run.eventsDeleted) raw events and \(run.installationsDeleted) installations unregistered for over \(retention.days) days in \(run.steps) steps")
                     }
                 } catch {
                     logger.error("retention failed, tried again at its next run: \(error)")

@@ -21,7 +21,7 @@ struct Services: Sendable {
     let registrationLimits: RegistrationLimits
     let push: PushService
     /// Deletes raw events past the retention period (run by the application; the System page shows its last run).
-    let retention: EventRetention
+    let retention: Retention
     /// When this process started serving (the System page's uptime).
     let startedAt: Date
 

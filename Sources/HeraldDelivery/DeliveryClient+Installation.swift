@@ -65,13 +65,19 @@ extension DeliveryClient {
         return registration.normalized
     }
 
+    /// How long a registration Herald answered stands before it is sent again unchanged: Herald deletes
+    /// installations that have not registered for its retention period (400 days by default), and a
+    /// weekly registration keeps an app in use well inside any period an operator would choose.
+    public static let registrationRefreshInterval: TimeInterval = 7 * 86_400
+
     /// Sends the registration when it differs from the one Herald last answered (a new token, or the device
-    /// changed: `updateDevice(_:)`), data collection is on, and any backoff has passed. Failures back off
-    /// as feed fetches do; a 401 or 403 stops the client.
+    /// changed: `updateDevice(_:)`) or that answer is `registrationRefreshInterval` old, data collection is
+    /// on, and any backoff has passed. Failures back off as feed fetches do; a 401 or 403 stops the client.
     @discardableResult
     public func registerInstallationIfDue() async -> InstallationSync {
         if let stoppedStatus { return .stopped(stoppedStatus) }
-        guard automaticDataCollectionEnabled, let registration = installationRegistration, registration != state.settledRegistration,
+        guard automaticDataCollectionEnabled, let registration = installationRegistration,
+              registration != state.settledRegistration || registrationRefreshDue,
               !registering, configuration.clock() >= nextRegistrationAttempt else { return .idle }
         registering = true
         defer { registering = false }
@@ -115,8 +121,16 @@ extension DeliveryClient {
         return URL(string: configuration.serverURL.appendingPathComponent("api/v1/installations").absoluteString + "/" + segment)
     }
 
+    /// Whether the last answer is `registrationRefreshInterval` old, or of unknown age; a device clock
+    /// set back by more than the interval counts too, so a wrong clock once cannot hold the refresh off for good.
+    private var registrationRefreshDue: Bool {
+        guard let settledAt = state.settledAt else { return true }
+        return abs(configuration.clock().timeIntervalSince(settledAt)) >= Self.registrationRefreshInterval
+    }
+
     private func settle(_ registration: InstallationRegistration) {
         state.settledRegistration = registration
+        state.settledAt = configuration.clock()
         saveState()
         registrationBackoff.reset()
         nextRegistrationAttempt = .distantPast

@@ -23,6 +23,10 @@ struct DeviceStore: Sendable {
         /// The registration Herald last answered for good (stored it, or refused it as a whole), so the same
         /// one is not sent again; nil until then.
         var settledRegistration: InstallationRegistration?
+        /// When Herald answered it, so it is sent again once `DeliveryClient.registrationRefreshInterval`
+        /// has passed (Herald deletes installations that stop registering); nil before, and on a device
+        /// whose state an earlier version saved.
+        var settledAt: Date?
     }
 
     /// A push token and the provider that gave it.

@@ -24,6 +24,9 @@ public struct Installation: Sendable, Equatable {
     public var tokenRemovedReason: String?
     public var createdAt: Date
     public var updatedAt: Date
+    /// When the client last registered, changed or not: retention deletes installations that have not
+    /// registered for the retention period.
+    public var registeredAt: Date
 }
 
 /// The installation as the API answers it: what it registered as stored, and what Herald adds (times, a
@@ -32,7 +35,7 @@ extension Installation: Encodable {
     enum CodingKeys: String, CodingKey {
         case installationID = "installationId"
         case platform, pushProvider, pushToken, appVersion, language, country, timeZone, notificationsAllowed
-        case tokenRemovedAt, tokenRemovedReason, createdAt, updatedAt
+        case tokenRemovedAt, tokenRemovedReason, createdAt, updatedAt, registeredAt
     }
 }
 
@@ -41,7 +44,7 @@ extension Installation {
     init(
         rowID: Int64, appID: Int64, installationID: String, platform: String, pushProvider: String?, pushToken: String?, appVersion: String?,
         language: String?, country: String?, timeZone: String?, notificationsAllowed: Bool, tokenRemovedAt: Date?, tokenRemovedReason: String?,
-        createdAt: Date, updatedAt: Date
+        createdAt: Date, updatedAt: Date, registeredAt: Date
     ) throws {
         guard let parsed = Platform(rawValue: platform) else { throw InstallationStoreError.unreadable("platform \(platform)") }
         self.init(
@@ -52,7 +55,7 @@ extension Installation {
             },
             pushToken: pushToken, appVersion: appVersion, language: language, country: country, timeZone: timeZone,
             notificationsAllowed: notificationsAllowed, tokenRemovedAt: tokenRemovedAt, tokenRemovedReason: tokenRemovedReason,
-            createdAt: createdAt, updatedAt: updatedAt)
+            createdAt: createdAt, updatedAt: updatedAt, registeredAt: registeredAt)
     }
 
     /// The most installations one page of `withTokens` holds.
@@ -76,7 +79,7 @@ extension Installation: FetchableRecord {
             pushProvider: row["push_provider"] as String?, pushToken: row["push_token"], appVersion: row["app_version"], language: row["language"],
             country: row["country"], timeZone: row["time_zone"], notificationsAllowed: row["notifications_allowed"],
             tokenRemovedAt: row["token_removed_at"], tokenRemovedReason: row["token_removed_reason"], createdAt: row["created_at"],
-            updatedAt: row["updated_at"])
+            updatedAt: row["updated_at"], registeredAt: row["registered_at"])
     }
 }
 
@@ -159,6 +162,9 @@ public protocol InstallationStore: Sendable {
     /// How many installations the app has, how many can be sent to by each provider, allow
     /// notifications, and lost their token to a provider.
     func counts(appID: Int64) throws -> InstallationCounts
+    /// Deletes at most `limit` installations, of every app, that have not registered since `cutoff`, the
+    /// longest unregistered first (retention); returns how many. One that registers while this runs is kept.
+    func deleteUnregistered(since cutoff: Date, limit: Int) throws -> Int
 }
 
 extension InstallationStore {
@@ -219,8 +225,8 @@ public struct SQLiteInstallationStore: InstallationStore {
             sql: """
                 INSERT INTO installations
                     (app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
-                     notifications_allowed, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                     notifications_allowed, created_at, updated_at, registered_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app_id, installation_id) DO UPDATE SET
                     platform = excluded.platform,
                     push_provider = CASE WHEN excluded.push_token IS NOT NULL OR token_removed_at IS NULL
@@ -229,12 +235,12 @@ public struct SQLiteInstallationStore: InstallationStore {
                     country = excluded.country, time_zone = excluded.time_zone, notifications_allowed = excluded.notifications_allowed,
                     token_removed_at = CASE WHEN ? THEN NULL ELSE token_removed_at END,
                     token_removed_reason = CASE WHEN ? THEN NULL ELSE token_removed_reason END,
-                    updated_at = excluded.updated_at
+                    updated_at = excluded.updated_at, registered_at = excluded.registered_at
                 """,
             arguments: [
                 appID, installationID, registration.platform.rawValue, registration.pushProvider?.rawValue, registration.pushToken,
                 registration.appVersion, registration.language, registration.country, registration.timeZone,
-                registration.notificationsAllowed, now, now, hasToken, hasToken,
+                registration.notificationsAllowed, now, now, now, hasToken, hasToken,
             ])
         guard let stored = try Self.installation(appID: appID, id: installationID, db) else {
             throw InstallationStoreError.unreadable("installation \(installationID) of app \(appID) after saving it")
@@ -301,6 +307,18 @@ public struct SQLiteInstallationStore: InstallationStore {
                     arguments: [appID, provider.rawValue]) ?? 0
             }
             return counts
+        }
+    }
+
+    public func deleteUnregistered(since cutoff: Date, limit: Int) throws -> Int {
+        try pool.write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM installations WHERE id IN (
+                        SELECT id FROM installations WHERE registered_at < ? ORDER BY registered_at LIMIT ?)
+                    """,
+                arguments: [cutoff, max(limit, 0)])
+            return db.changesCount
         }
     }
 

@@ -175,7 +175,7 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Largest request body in bytes, event batches and campaign imports included (env HERALD_MAX_BODY_BYTES; default 1048576).")
     var maxBodyBytes: Int?
 
-    @Option(help: "Days raw events are kept; older ones are deleted in the background, reports stay whole (they read daily rollups); 0 keeps them forever (env HERALD_RETENTION_DAYS; default 400).")
+    @Option(help: "Days raw events are kept, and installations that stop registering; older ones are deleted in the background, reports stay whole (they read daily rollups); 0 keeps them forever (env HERALD_RETENTION_DAYS; default 400).")
     var retentionDays: Int?
 
     @Option(help: "Serve Prometheus metrics at /metrics on this port, a listener of its own; off unless set (env HERALD_METRICS_PORT).")
@@ -206,7 +206,7 @@ struct ServeOptions: ParsableArguments {
         if let folder = settings.text(webClient, "HERALD_WEB_CLIENT") {
             console.webClientFolder = URL(fileURLWithPath: folder)
         }
-        console.retentionDays = try settings.number(retentionDays, "HERALD_RETENTION_DAYS", in: EventRetention.allowedDays, "The retention period in days", default: console.retentionDays)
+        console.retentionDays = try settings.number(retentionDays, "HERALD_RETENTION_DAYS", in: Retention.allowedDays, "The retention period in days", default: console.retentionDays)
         // Under a minute a session would end while its user reads a page; past a year it is a password.
         console.sessionLifetime = TimeInterval(try settings.number(sessionLifetime, "HERALD_SESSION_LIFETIME", in: 60...31_536_000, "The session lifetime in seconds", default: Int(console.sessionLifetime)))
         console.sessionIdleTimeout = TimeInterval(try settings.number(sessionIdleTimeout, "HERALD_SESSION_IDLE_TIMEOUT", in: 60...31_536_000, "The session idle timeout in seconds", default: Int(console.sessionIdleTimeout)))

@@ -65,6 +65,44 @@ struct DeliveryPushTests {
         #expect(try fixture.app.database.installations.installation(appID: fixture.shop, id: "iid-brought-by-the-app")?.pushToken == Self.deviceTokenHex)
     }
 
+    @Test("An unchanged registration goes again once Herald's answer is a week old (moving the installation's registeredAt), or the clock went back a week; a device state saved before answers had times registers once")
+    func refreshesWeekly() async throws {
+        let fixture = try await Fixture()
+        let transport = Recording()
+        let clock = fixture.app.clock
+        let week = DeliveryClient.registrationRefreshInterval
+        #expect(week == 7 * 86_400)
+        let (client, _) = try fixture.client("phone", device: Self.phone, transport: transport)
+        #expect(await client.registerPushToken(Self.deviceToken) == .registered)
+        let first = try #require(try await stored(fixture, client))
+
+        clock.advance(week - 60)
+        #expect(await client.registerPushToken(Self.deviceToken) == .idle, "not before the week is out")
+        clock.advance(60)
+        #expect(await client.registerPushToken(Self.deviceToken) == .registered)
+        let refreshed = try #require(try await stored(fixture, client))
+        #expect(refreshed.registeredAt.asStored == clock.now.asStored && refreshed.registeredAt > first.registeredAt)
+        #expect(refreshed.createdAt.asStored == first.createdAt.asStored && refreshed.rowID == first.rowID)
+        #expect(await client.registerInstallationIfDue() == .idle)
+        #expect(transport.count == 2)
+
+        // The device clock set back more than a week: the answer's time is in the future, and counts as old.
+        clock.advance(-2 * week)
+        #expect(await client.registerInstallationIfDue() == .registered)
+        #expect(await client.registerInstallationIfDue() == .idle)
+        #expect(transport.count == 3)
+
+        // A state file an earlier version wrote has the registration Herald answered but not when.
+        let stateFile = fixture.devices.url.appendingPathComponent("phone").appendingPathComponent("state.json")
+        var state = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any])
+        #expect(state.removeValue(forKey: "settledAt") != nil)
+        try JSONSerialization.data(withJSONObject: state).write(to: stateFile)
+        let (upgraded, _) = try fixture.client("phone", device: Self.phone, transport: transport)
+        #expect(await upgraded.registerInstallationIfDue() == .registered)
+        #expect(await upgraded.registerInstallationIfDue() == .idle)
+        #expect(transport.count == 4)
+    }
+
     @Test("A changed token replaces the stored one; a changed device (language, permission, version) is sent again")
     func changes() async throws {
         let fixture = try await Fixture()
@@ -200,12 +238,13 @@ struct DeliveryPushTests {
 
     typealias Scripted = DeliveryFailureTests.ScriptedServer
 
-    @Test("A failed registration backs off like uploads and honours Retry-After; a refused one is not sent again until something changes")
+    @Test("A failed registration backs off like uploads and honours Retry-After; a refused one is not sent again until something changes or a week passes")
     func registrationBackoff() async throws {
         let answers = Mutex<[TransportResponse]>([
             TransportResponse(status: 503, headers: ["Retry-After": "30"], body: Data()),
             TransportResponse(status: 500, headers: [:], body: Data()),
             TransportResponse(status: 201, headers: [:], body: Data("{}".utf8)),
+            TransportResponse(status: 422, headers: [:], body: Data()),
             TransportResponse(status: 422, headers: [:], body: Data()),
             TransportResponse(status: 200, headers: [:], body: Data("{}".utf8)),
         ])
@@ -230,12 +269,15 @@ struct DeliveryPushTests {
             platform: .ios, pushProvider: .apns, pushToken: Self.deviceTokenHex, appVersion: "2.4.0", language: "en", country: "US",
             timeZone: TimeZoneName.zone(TimeZone.current.identifier).map { _ in TimeZone.current.identifier }, notificationsAllowed: false))
 
-        // Refused as a whole: kept from being sent again, until the device changes
+        // Refused as a whole: kept from being sent again, until a week has passed (Herald may take it since) or the device changes
         #expect(await client.registerPushToken("not hex", provider: .apns) == .refused(422))
+        #expect(await client.registerInstallationIfDue() == .idle)
+        clock.advance(DeliveryClient.registrationRefreshInterval)
+        #expect(await client.registerInstallationIfDue() == .refused(422))
         #expect(await client.registerInstallationIfDue() == .idle)
         await client.updateDevice(DeviceContext(platform: .ios, appVersion: "2.4.1", language: "en", country: "US"))
         #expect(await client.registerInstallationIfDue() == .registered)
-        #expect(server.requests.withLock { $0.count } == 5)
+        #expect(server.requests.withLock { $0.count } == 6)
     }
 
     @Test("A 401 or 403 on a registration stops the client like the feed, until the app gives a key again")

@@ -31,7 +31,7 @@ struct RetentionTests {
         // When time moves past 400 days (for retention and ingestion; the console's clock stays, so the
         // browser's session does too) and retention runs in steps of 5 while batches keep arriving
         let now = app.clock.now.addingTimeInterval(401 * 86_400)
-        let retention = EventRetention(database: app.database, days: 400, rowsPerStep: 5, pauseBetweenSteps: .milliseconds(2))
+        let retention = Retention(database: app.database, days: 400, rowsPerStep: 5, pauseBetweenSteps: .milliseconds(2))
         let database = app.database, sale = fixture.sale, shop = fixture.shop
         let ingestion = Task.detached {
             var accepted = 0
@@ -44,7 +44,7 @@ struct RetentionTests {
         let acceptedMeanwhile = try await ingestion.value
 
         // Then every old raw event is gone, in more than one step, and every new one is kept
-        #expect(run.deleted == storedBefore)
+        #expect(run.eventsDeleted == storedBefore)
         #expect(run.steps > 1)
         #expect(retention.latestRun == run)
         #expect(acceptedMeanwhile == 60)
@@ -59,14 +59,14 @@ struct RetentionTests {
         let statsAfter = try fixture.statsTotals(fixture.sale, ReportTests.range)
         #expect(NSDictionary(dictionary: statsAfter) == NSDictionary(dictionary: statsBefore))
         // And a second run finds nothing more to delete
-        #expect(try retention.run(now: now)?.deleted == 0)
+        #expect(try retention.run(now: now)?.eventsDeleted == 0)
     }
 
     @Test("Retention 0 keeps raw events forever")
     func keepForever() async throws {
         let app = try await TestApp()
         _ = try app.database.events.ingest(Self.impressions(3, campaign: 1, app: 1, at: app.clock.now), now: app.clock.now)
-        let retention = EventRetention(database: app.database, days: 0)
+        let retention = Retention(database: app.database, days: 0)
         #expect(try retention.run(now: app.clock.now.addingTimeInterval(100 * 365 * 86_400)) == nil)
         #expect(try app.database.events.rawEventSummary().count == 3)
     }
@@ -77,7 +77,7 @@ struct RetentionTests {
         let app = try await TestApp()
         let mode = try await app.database.pool.read { try Int.fetchOne($0, sql: "PRAGMA auto_vacuum") }
         #expect(mode == 2, "INCREMENTAL")
-        let retention = EventRetention(database: app.database, days: 3, rowsPerStep: 500, pauseBetweenSteps: .zero)
+        let retention = Retention(database: app.database, days: 3, rowsPerStep: 500, pauseBetweenSteps: .zero)
         // When each day brings the same events and retention runs daily, for 24 days
         var pages: [Int] = []
         for _ in 0..<24 {

@@ -324,15 +324,15 @@ extension StorageContractTests {
         #expect(try events.rawEventSummary().oldestReceivedAt?.asStored == Self.receipts[0].received.asStored)
         let rollups = try events.counts(campaignID: ids.sale, from: "2026-08-01", to: "2026-09-30")
 
-        let retention = EventRetention(database: database.stores, days: 20, rowsPerStep: 1, pauseBetweenSteps: .zero)
+        let retention = Retention(database: database.stores, days: 20, rowsPerStep: 1, pauseBetweenSteps: .zero)
         let run = try #require(try retention.run(now: Self.start))
-        #expect(run == EventRetention.Run(finishedAt: Self.start, deleted: 3, steps: 4))
+        #expect(run == Retention.Run(finishedAt: Self.start, eventsDeleted: 3, installationsDeleted: 0, steps: 5))
         let summary = try events.rawEventSummary()
         #expect(summary.count == 3 && summary.oldestReceivedAt?.asStored == Self.receipts[3].received.asStored)
         #expect(try events.count(installationID: "device-sep-01") == 0)
         #expect(try events.count(installationID: "device-sep-02") == 1)
         #expect(try events.counts(campaignID: ids.sale, from: "2026-08-01", to: "2026-09-30") == rollups, "reports keep their counts")
-        #expect(try retention.run(now: Self.start)?.deleted == 0)
+        #expect(try retention.run(now: Self.start)?.eventsDeleted == 0)
 
         // An expired event's id went with it: sent again, it counts again.
         #expect(try events.ingest([Self.event("aug-30-a", app: ids.shop, campaign: ids.sale, installation: "device-aug-30-a")], now: Self.start) == (1, 0))
@@ -393,7 +393,7 @@ extension StorageContractTests {
         }
         try Self.ingestAcrossTheMonthsEnd(database, ids)
         #expect(try partitions() == ["events_2026_08", "events_2026_09"])
-        _ = try EventRetention(database: database.stores, days: 20, rowsPerStep: 1_000, pauseBetweenSteps: .zero).run(now: Self.start)
+        _ = try Retention(database: database.stores, days: 20, rowsPerStep: 1_000, pauseBetweenSteps: .zero).run(now: Self.start)
         #expect(try partitions() == ["events_2026_09"])
         #expect(try postgres.read { try $0.one("SELECT count(*)::int8 FROM events_2026_09", as: Int64.self) } == 3)
         #expect(try postgres.read { try $0.one("SELECT count(*)::int8 FROM event_ids", as: Int64.self) } == 3)
@@ -562,7 +562,7 @@ extension StorageContractTests {
             }
             try compare("after erasure")
             let runs = try databases.map {
-                try EventRetention(database: $0.stores, days: scenario.retentionDays, rowsPerStep: 7, pauseBetweenSteps: .zero).run(now: now)?.deleted
+                try Retention(database: $0.stores, days: scenario.retentionDays, rowsPerStep: 7, pauseBetweenSteps: .zero).run(now: now)?.eventsDeleted
             }
             run.expect(Set(runs).count == 1, "retention deleted \(runs)", input: scenario)
             try compare("after retention")

@@ -25,7 +25,7 @@ extension StorageContractTests {
         #expect(first.asStored == Installation(
             rowID: first.rowID, appID: shop.id, installationID: "iid-1", platform: .ios, pushProvider: .apns, pushToken: "tok-A", appVersion: "2.1.0",
             language: "fa", country: "IR", timeZone: "Asia/Tehran", notificationsAllowed: true, tokenRemovedAt: nil, tokenRemovedReason: nil,
-            createdAt: Self.start, updatedAt: Self.start).asStored)
+            createdAt: Self.start, updatedAt: Self.start, registeredAt: Self.start).asStored)
         #expect(try installations.installation(appID: shop.id, id: "iid-1")?.asStored == first.asStored)
         #expect(try installations.installation(appID: blog.id, id: "iid-1") == nil)
 
@@ -95,6 +95,58 @@ extension StorageContractTests {
         #expect(try installations.installation(appID: shop.id, id: "iid\u{0}") == nil)
         #expect(try installations.installation(appID: shop.id, id: "iid-3") == nil)
         #expect(try installations.removeToken(appID: shop.id, provider: .apns, token: "tok\u{0}", reason: "", now: later) == false)
+    }
+
+    @Test(arguments: StorageEngine.available)
+    func installationsThatStopRegisteringExpireOldestFirstInSteps(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let shop = try database.stores.apps.create(name: "Shop", platforms: [.ios, .android], actor: .commandLine, now: Self.start)
+        let blog = try database.stores.apps.create(name: "Blog", platforms: [.ios], actor: .commandLine, now: Self.start)
+        let installations = database.stores.installations
+        let day: TimeInterval = 86_400
+        func register(_ app: App, _ id: String, token: String, daysIn days: Double) throws -> Installation {
+            try installations.upsert(
+                appID: app.id, installationID: id, registration: Self.registration(token: token), now: Self.start.addingTimeInterval(days * day)).installation
+        }
+        // Registered once, then again unchanged inside the period: the second registration keeps it.
+        _ = try register(shop, "kept-by-registering", token: "tok-1", daysIn: 0)
+        let again = try register(shop, "kept-by-registering", token: "tok-1", daysIn: 25)
+        #expect(again.registeredAt.asStored == Self.start.addingTimeInterval(25 * day).asStored)
+        _ = try register(shop, "gone-first", token: "tok-2", daysIn: 0)
+        _ = try register(blog, "gone-second-other-app", token: "tok-3", daysIn: 1)
+        // Its token pruned by a provider inside the period: the server's change is not a registration.
+        _ = try register(shop, "gone-third-pruned-later", token: "tok-4", daysIn: 5)
+        #expect(try installations.removeToken(appID: shop.id, provider: .apns, token: "tok-4", reason: "Unregistered", now: Self.start.addingTimeInterval(28 * day)))
+        // Its token taken over by a reinstall inside the period: also the server's change.
+        _ = try register(shop, "gone-fourth-token-taken", token: "tok-5", daysIn: 6)
+        _ = try register(shop, "reinstall", token: "tok-5", daysIn: 29)
+        _ = try register(shop, "registered-late", token: "tok-6", daysIn: 29.9)
+
+        let cutoff = Self.start.addingTimeInterval(20 * day)
+        #expect(try installations.deleteUnregistered(since: cutoff, limit: 0) == 0)
+        #expect(try installations.deleteUnregistered(since: cutoff, limit: 2) == 2)
+        #expect(try installations.installation(appID: shop.id, id: "gone-first") == nil)
+        #expect(try installations.installation(appID: blog.id, id: "gone-second-other-app") == nil)
+        #expect(try installations.installation(appID: shop.id, id: "gone-third-pruned-later") != nil, "oldest first: the third waits for the next step")
+
+        // Retention 20 days at day 40 has the same cutoff: two more in steps of two (a full one, then a short one).
+        let retention = Retention(database: database.stores, days: 20, rowsPerStep: 2, pauseBetweenSteps: .zero)
+        let run = try #require(try retention.run(now: Self.start.addingTimeInterval(40 * day)))
+        #expect(run == Retention.Run(finishedAt: Self.start.addingTimeInterval(40 * day), eventsDeleted: 0, installationsDeleted: 2, steps: 3))
+        #expect(try installations.installation(appID: shop.id, id: "gone-third-pruned-later") == nil)
+        #expect(try installations.installation(appID: shop.id, id: "gone-fourth-token-taken") == nil)
+        for kept in ["kept-by-registering", "reinstall", "registered-late"] {
+            #expect(try installations.installation(appID: shop.id, id: kept) != nil, "\(kept)")
+        }
+        #expect(try installations.counts(appID: shop.id).installations == 3)
+        #expect(try installations.withTokens(appID: shop.id, pageSize: 10).installations.map(\.installationID) == [
+            "kept-by-registering", "reinstall", "registered-late",
+        ])
+        // The one that was deleted registers again later: a new installation, as a new phone would be.
+        let back = try installations.upsert(
+            appID: shop.id, installationID: "gone-first", registration: Self.registration(token: "tok-2"), now: Self.start.addingTimeInterval(41 * day))
+        #expect(back.created)
+        #expect(try Retention(database: database.stores, days: 20, pauseBetweenSteps: .zero).run(now: Self.start.addingTimeInterval(41 * day))?.installationsDeleted == 0)
     }
 
     @Test(arguments: StorageEngine.available)

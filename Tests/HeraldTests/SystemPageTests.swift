@@ -19,6 +19,7 @@ struct SystemPageTests {
         #expect(page.contains("None yet"), "no raw events")
         #expect(page.contains("None recorded: run herald backup"))
         #expect(page.contains("Raw events older than 30 days are deleted"))
+        #expect(page.contains("Installations that have not registered for as long are deleted too."))
         #expect(page.contains("No retention run has deleted anything"))
         #expect(page.contains("http://127.0.0.1:9464/metrics"))
         #expect(page.contains(app.folder.url.appendingPathComponent("herald.sqlite").path))
@@ -28,10 +29,14 @@ struct SystemPageTests {
         _ = try app.database.events.ingest(RetentionTests.impressions(3, campaign: 1, app: 1, at: now), now: now)
         let copy = app.folder.url.appendingPathComponent("copy.sqlite").path
         try app.database.backup(to: copy, now: now)
+        let shop = try app.database.apps.create(name: "Shop", platforms: [.android], actor: .commandLine, now: now)
+        _ = try app.database.installations.upsert(
+            appID: shop.id, installationID: "phone-in-a-drawer",
+            registration: InstallationRegistration(platform: .android, pushProvider: .fcm, pushToken: "tok", notificationsAllowed: true), now: now)
         try app.application.retention.run(now: now.addingTimeInterval(31 * 86_400))
         let after = admin.get("/system").text
         #expect(after.contains(copy), "the last backup's file")
-        #expect(after.contains("3 raw events deleted"))
+        #expect(after.contains("3 raw events deleted. 1 installation that had stopped registering deleted."))
         #expect(admin.get("/audit").text.contains("Database backed up"))
 
         // Editors and viewers have no System page

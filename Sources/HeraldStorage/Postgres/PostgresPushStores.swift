@@ -8,17 +8,18 @@ struct PostgresInstallationStore: InstallationStore {
 
     private static let columns = """
         id, app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
-        notifications_allowed, token_removed_at, token_removed_reason, created_at, updated_at
+        notifications_allowed, token_removed_at, token_removed_reason, created_at, updated_at, registered_at
         """
 
     private static func installation(_ row: PostgresRow) throws -> Installation {
         let (id, appID, installationID, platform, provider, token, appVersion, language, country, timeZone, allowed, removedAt, removedReason,
-             createdAt, updatedAt) = try row.decode(
-            (Int64, Int64, String, String, String?, String?, String?, String?, String?, String?, Bool, Date?, String?, Date, Date).self)
+             createdAt, updatedAt, registeredAt) = try row.decode(
+            (Int64, Int64, String, String, String?, String?, String?, String?, String?, String?, Bool, Date?, String?, Date, Date, Date).self)
         return try Installation(
             rowID: id, appID: appID, installationID: installationID, platform: platform, pushProvider: provider, pushToken: token,
             appVersion: appVersion, language: language, country: country, timeZone: timeZone, notificationsAllowed: allowed,
-            tokenRemovedAt: removedAt, tokenRemovedReason: removedReason, createdAt: createdAt, updatedAt: updatedAt)
+            tokenRemovedAt: removedAt, tokenRemovedReason: removedReason, createdAt: createdAt, updatedAt: updatedAt,
+            registeredAt: registeredAt)
     }
 
     func upsert(appID: Int64, installationID: String, registration: InstallationRegistration, now: Date) throws -> (installation: Installation, created: Bool) {
@@ -74,10 +75,10 @@ struct PostgresInstallationStore: InstallationStore {
             """
             INSERT INTO installations AS i
                 (app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
-                 notifications_allowed, created_at, updated_at)
+                 notifications_allowed, created_at, updated_at, registered_at)
             VALUES (\(appID), \(installationID), \(registration.platform.rawValue), \(registration.pushProvider?.rawValue),
                     \(registration.pushToken), \(registration.appVersion), \(registration.language), \(registration.country),
-                    \(registration.timeZone), \(registration.notificationsAllowed), \(stamp), \(stamp))
+                    \(registration.timeZone), \(registration.notificationsAllowed), \(stamp), \(stamp), \(stamp))
             ON CONFLICT (app_id, installation_id) DO UPDATE SET
                 platform = excluded.platform,
                 push_provider = CASE WHEN excluded.push_token IS NOT NULL OR i.token_removed_at IS NULL
@@ -86,14 +87,14 @@ struct PostgresInstallationStore: InstallationStore {
                 country = excluded.country, time_zone = excluded.time_zone, notifications_allowed = excluded.notifications_allowed,
                 token_removed_at = CASE WHEN \(hasToken) THEN NULL ELSE i.token_removed_at END,
                 token_removed_reason = CASE WHEN \(hasToken) THEN NULL ELSE i.token_removed_reason END,
-                updated_at = excluded.updated_at
+                updated_at = excluded.updated_at, registered_at = excluded.registered_at
             RETURNING \(unescaped: Self.columns), (xmax = 0) AS created
             """
         ).first else {
             throw InstallationStoreError.unreadable("installation \(installationID) of app \(appID) after saving it")
         }
         let created = try row.decode((Int64, Int64, String, String, String?, String?, String?, String?, String?, String?, Bool, Date?, String?,
-                                      Date, Date, Bool).self).15
+                                      Date, Date, Date, Bool).self).16
         return (try Self.installation(row), created)
     }
 
@@ -147,6 +148,17 @@ struct PostgresInstallationStore: InstallationStore {
             return try session.rows(query).map(Self.installation)
         }
         return InstallationPage(installations, limit: limit)
+    }
+
+    func deleteUnregistered(since cutoff: Date, limit: Int) throws -> Int {
+        // The outer condition is checked again on a row a registration updated while this waited for it.
+        try database.write { session in
+            try session.changes(
+                """
+                DELETE FROM installations WHERE registered_at < \(cutoff.storedPrecision) AND id IN (
+                    SELECT id FROM installations WHERE registered_at < \(cutoff.storedPrecision) ORDER BY registered_at LIMIT \(Int64(max(limit, 0))))
+                """)
+        }
     }
 
     func counts(appID: Int64) throws -> InstallationCounts {

@@ -149,6 +149,7 @@ extension Installation: StoredComparable {
         installation.tokenRemovedAt = tokenRemovedAt.asStored
         installation.createdAt = createdAt.asStored
         installation.updatedAt = updatedAt.asStored
+        installation.registeredAt = registeredAt.asStored
         return installation
     }
 }

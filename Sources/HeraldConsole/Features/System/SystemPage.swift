@@ -19,7 +19,11 @@ struct SystemPage: Sendable {
         let storedEvents: String
         let oldestEvent: String
         let retention: String
+        /// That installations expire too; nil when nothing expires.
+        let retentionInstallations: String?
         let lastRetention: String
+        /// How many installations the last run deleted; nil before the first run.
+        let lastInstallationRetention: String?
         let lastBackup: String
         let metrics: String
         let metricsURL: String?
@@ -45,9 +49,13 @@ struct SystemPage: Sendable {
             storedEvents: localizer.number(summary.count),
             oldestEvent: summary.oldestReceivedAt.map { localizer.dateTime($0) } ?? localizer("system.no_events"),
             retention: days == 0 ? localizer("system.retention_forever") : localizer.plural("system.retention_days", count: days),
+            retentionInstallations: days == 0 ? nil : localizer("system.retention_installations"),
             lastRetention: services.retention.latestRun.map {
-                localizer.plural("system.retention_run", count: $0.deleted, ["time": localizer.dateTime($0.finishedAt)])
+                localizer.plural("system.retention_run", count: $0.eventsDeleted, ["time": localizer.dateTime($0.finishedAt)])
             } ?? localizer("system.retention_not_run"),
+            lastInstallationRetention: services.retention.latestRun.map {
+                localizer.plural("system.retention_run_installations", count: $0.installationsDeleted)
+            },
             lastBackup: backup.map {
                 localizer("system.backup_at", ["time": localizer.dateTime($0.occurredAt), "path": Localizer.isolated($0.subject)])
             } ?? localizer("system.no_backup"),
