@@ -89,7 +89,7 @@ struct BoundsTests {
         #expect(byEvent["purchase"] == 5)
         #expect(stats["otherConversions"] as? Int == 30_005 - byEvent.values.reduce(0, +))
         #expect((stats["totals"] as? [String: Any])?["conversions"] as? Int == 30_005)
-        let browser = try await InputEdgeTests.signedIn(fixture.app)
+        let browser = try await TestApp.signedIn(fixture.app)
         let page = browser.get("/campaigns/\(fixture.campaign)/report")
         #expect(page.status == 200)
         #expect(page.body.count < 200_000, "the page is \(page.body.count) bytes")

@@ -1,0 +1,37 @@
+import Foundation
+@testable import HeraldConsole
+import HeraldDomain
+import HeraldHTTP
+import HeraldStorage
+import Testing
+
+/// Report and stats ranges at and past their edges: a 400, never a trap.
+extension ReportTests {
+    @Test("Year 0, year 10000 and impossible days in a report or stats range are a 400, not a crash", arguments: [
+        "from=0000-01-01", "to=0000-01-01", "from=0000-01-01&to=0000-12-31", "from=1999-12-31", "to=10000-01-01",
+        "from=2026-02-30", "from=-001-01-01", "to=2000-01-01&from=1999-01-01", "from=9999-12-31&to=9999-12-31x",
+    ])
+    func reportRanges(query: String) async throws {
+        let fixture = try await CampaignAPITests.fixture()
+        let created = fixture.call("POST", "/api/v1/campaigns", json: CampaignAPITests.cardJSON(app: fixture.shop))
+        let id = try #require(try fixture.document(created).id)
+        #expect(fixture.call("GET", "/api/v1/campaigns/\(id)/stats?\(query)", key: fixture.readKey).status == 400)
+        let browser = try await TestApp.signedIn(fixture.app)
+        #expect(browser.get("/reports?\(query)").status == 400)
+        #expect(browser.get("/campaigns/\(id)/report?\(query)").status == 400)
+        #expect(browser.get("/campaigns/\(id)/report.csv?\(query)").status == 400)
+    }
+
+    @Test("The first and last supported days make a report; a range ending on the first day starts there")
+    func reportRangeEdges() async throws {
+        let fixture = try await CampaignAPITests.fixture()
+        let created = fixture.call("POST", "/api/v1/campaigns", json: CampaignAPITests.cardJSON(app: fixture.shop))
+        let id = try #require(try fixture.document(created).id)
+        for query in ["to=2000-01-01", "from=9999-12-01&to=9999-12-31", "from=2000-01-01&to=2000-12-31"] {
+            let answer = fixture.call("GET", "/api/v1/campaigns/\(id)/stats?\(query)", key: fixture.readKey)
+            #expect(answer.status == 200, "\(query): \(answer.text)")
+        }
+        let first = fixture.call("GET", "/api/v1/campaigns/\(id)/stats?to=2000-01-01", key: fixture.readKey)
+        #expect(first.text.contains(#""from":"2000-01-01""#))
+    }
+}
