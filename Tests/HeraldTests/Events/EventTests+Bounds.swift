@@ -47,4 +47,32 @@ extension EventTests {
         #expect(erased.text.contains(#""erasedEvents":1"#))
         #expect(try fixture.app.database.events.count(installationID: installation) == 0)
     }
+
+    // MARK: Found by generated inputs (the `*Property` suites, Fuzz/, schemathesis), each pinned by a hand-written case
+
+    @Test("An event time on a day or at a time that does not exist is rejected, not counted on the day Foundation rolls it over to", arguments: [
+        "2026-04-31T10:00:00Z", "2026-02-29T10:00:00Z", "2026-09-20T24:00:00Z", "2026-09-20T10:15:60Z", "2026-09-20T10:15:00+0100",
+    ])
+    func impossibleEventTimes(time: String) async throws {
+        let fixture = try await EventTests.fixture()
+        var event = EventTests.event("impression", campaign: fixture.campaign, at: fixture.app.clock.now)
+        event["occurredAt"] = time
+        let answer = try fixture.answer(fixture.post([event]))
+        #expect(answer["accepted"] as? Int == 0)
+        let rejected = try #require(answer["rejected"] as? [[String: Any]])
+        #expect((rejected.first?["error"] as? String)?.contains("occurredAt") == true, "\(rejected)")
+    }
+
+    @Test("A path segment that starts with a combining mark is still a segment: its installation's events can be erased")
+    func combiningMarkAfterSlash() async throws {
+        let fixture = try await EventTests.fixture()
+        let installation = "\u{301}iid-\u{E002A}"
+        _ = fixture.post([EventTests.event("impression", campaign: fixture.campaign, at: fixture.app.clock.now, installation: installation)])
+        let privacy = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "privacy", scopes: [.installationsDelete], actor: .commandLine, now: fixture.app.clock.now)
+        let answer = fixture.app.respond(Request(
+            method: "DELETE", target: "/api/v1/installations/" + PercentEncoding.encode(installation),
+            headers: HTTPHeaders([("Authorization", "Bearer \(privacy.secret)")])))
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect(answer.text.contains(#""erasedEvents":1"#))
+    }
 }
