@@ -3,7 +3,7 @@ import HeraldDomain
 
 /// The stores a database engine provides, SQLite's (`AppDatabase`) or PostgreSQL's (`PostgresAppDatabase`):
 /// one interface per table group, one implementation per engine, held to the same behaviour by the storage
-/// contract suite (Tests/HeraldTests/StorageContractTests.swift), which runs on both.
+/// contract suite (Tests/HeraldTests/Storage/StorageContractTests.swift), which runs on both.
 public protocol Stores: Sendable {
     var users: any UserStore { get }
     var sessions: any SessionStore { get }

@@ -4,7 +4,7 @@ byte a second. Every case is answered with a 4xx that says what is wrong, or the
 dropped cleanly; after each one the server still serves other clients on other connections.
 
 The HTTP adapter's own limits (a declared body over 1 MiB, a chunked body over it, a silent
-connection) are covered in Swift by Tests/HeraldTests/AdapterTests.swift; here they are reached
+connection) are covered in Swift by Tests/HeraldTests/MicroHTTPD/AdapterTests.swift; here they are reached
 end to end through `herald serve`, with the features behind them.
 """
 

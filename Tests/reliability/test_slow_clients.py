@@ -9,7 +9,7 @@ bounded time, and nothing else.
   with the closes in hand until the 30 s idle timeout; see docs/architecture.md.)
 * The limits' options are checked like the others.
 
-The Swift tests in Tests/HeraldTests/AdapterTests.swift cover each defence alone; this runs them
+The Swift tests in Tests/HeraldTests/MicroHTTPD/AdapterTests.swift cover each defence alone; this runs them
 together, end to end, at full size. Deadlines are short here (2 s) so the whole file takes ~30 s.
 """
 

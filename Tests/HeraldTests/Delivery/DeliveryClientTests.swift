@@ -124,6 +124,21 @@ struct DeliveryClientTests {
         #expect(await client.triggerEvent("purchase", properties: ["value": .number(12.5), "product_id": .string("sku_1")]) == .displayed(sale))
     }
 
+    @Test("A device gives up on an app version pattern that backtracks too long, and counts it as no match", .timeLimit(.minutes(1)))
+    func catastrophicVersionPattern() {
+        let version = String(repeating: "a", count: 40) + "b"
+        let started = ContinuousClock.now
+        #expect(!VersionPattern.matches("^(a+)+$", version))
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(VersionPattern.matches(#"^2\.(4|5)\."#, "2.4.0"))
+        #expect(!VersionPattern.matches(#"^3\."#, "2.4.0"))
+        #expect(!VersionPattern.matches(String(repeating: "a", count: CampaignLimits.appVersionRuleLength + 1), "a"))
+        let rule = FeedCampaign(id: 1, targeting: Targeting(appVersion: .init(op: .regex, value: "^(a+)+$")),
+                                message: Message(layout: .modal, title: .init(text: "hi")))
+        let device = DeviceContext(platform: .ios, appVersion: version, language: "en", country: "US")
+        #expect(!Eligibility.targets(rule, device: device, firstOpen: Date(), installationID: "i", now: Date()))
+    }
+
     @Test("Frequency: once ever, at most once every N days; the app's minimum interval between messages")
     func frequencyAndInterval() async throws {
         let fixture = try await Fixture()

@@ -105,6 +105,15 @@ struct DeliveryFailureTests {
         }
     }
 
+    @Test("A Retry-After of text outside ASCII is no date to the delivery client, instead of trapping in DateFormatter (found by the push client's generated answers)")
+    func retryAfterOutsideASCII() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        for header in [" \u{200D}\u{202B}\u{8F644}", "Sun, 06 Nov 2027 08:49:37 GMT\u{202B}", "\u{0660}\u{0661}", "日曜日"] {
+            #expect(RetryAfter.delay(header, now: now) == nil, "\(header)")
+        }
+        #expect(RetryAfter.delay("Tue, 01 Jan 2030 00:00:00 GMT", now: now) == 86_400, "an ASCII date still reads (capped at a day)")
+    }
+
     @Test("A failed feed fetch backs off with jitter, and waits for the server's Retry-After (seconds or a date); the last good feed stays")
     func feedBackoffAndRetryAfter() async throws {
         let answers = Mutex<[TransportResponse]>([

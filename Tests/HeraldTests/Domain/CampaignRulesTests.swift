@@ -500,6 +500,19 @@ struct RulesFormatTests {
         let over = RulesFixtures.campaign(.card) { $0.message.body?.text = String(repeating: family, count: CampaignLimits.bodyLength / 7 + 1) }
         RulesCheck.expectOnly("message.body.text", in: over.problems(for: .publish))
     }
+
+    @Test("Control characters are refused in every text; line breaks only where text may span lines")
+    func controlCharacters() {
+        var campaign = Campaign(app: 1, name: "a\u{0}b", message: Message(layout: .modal, title: .init(text: "line one\nline two")))
+        campaign.data = CustomData([.init(key: "k\u{1B}", value: "v\n2")])
+        campaign.message.primaryAction = .init(text: "Go\nnow", url: "https://example.com")
+        let paths = campaign.problems(for: .draft).map(\.path)
+        #expect(paths.contains("name"))
+        #expect(paths.contains("data.0.key"))
+        #expect(paths.contains("message.primaryAction.text"))
+        #expect(!paths.contains("message.title.text"))
+        #expect(!paths.contains("data.0.value"))
+    }
 }
 
 // MARK: - Triggers
@@ -1078,6 +1091,13 @@ struct RulesJSONTests {
     func scheduleWithDates() throws {
         let data = try RulesFixtures.jsonEncoder().encode(RulesFixtures.campaign(.slideup))
         #expect(RulesCheck.nullPaths(in: try RulesCheck.json(data)).isEmpty)
+    }
+
+    @Test("Feeds and stored documents are read leniently: a newer server's extra keys do not break a client")
+    func lenientReading() throws {
+        let json = #"{"app": 1, "name": "x", "futureField": true, "message": {"layout": "modal", "shape": "round"}}"#
+        let campaign = try CampaignJSON.decoder().decode(Campaign.self, from: Data(json.utf8))
+        #expect(campaign.name == "x")
     }
 }
 

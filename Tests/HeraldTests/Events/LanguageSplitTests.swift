@@ -109,7 +109,7 @@ struct LanguageSplitTests {
         let listed = rows.compactMap { $0["impressions"] as? Int }.reduce(0, +)
         #expect((stats["otherLanguages"] as? [String: Any])?["impressions"] as? Int == 5_005 - listed)
         #expect((stats["totals"] as? [String: Any])?["impressions"] as? Int == 5_005)
-        let browser = try await InputEdgeTests.signedIn(fixture.app)
+        let browser = try await TestApp.signedIn(fixture.app)
         let page = browser.get("/campaigns/\(fixture.campaign)/report")
         #expect(page.status == 200)
         #expect(page.body.count < 200_000, "the page is \(page.body.count) bytes")

@@ -233,6 +233,21 @@ struct AdministrationTests {
         #expect(try app.database.users.find(id: id) == vera)
     }
 
+    @Test("Changes to apps, keys and installations commit their audit line with them, and a change that does nothing writes none")
+    func auditInTheSameTransaction() async throws {
+        let fixture = try await EventTests.fixture()
+        let now = fixture.app.clock.now
+        let audit = fixture.app.database.auditLog
+        let before = try audit.count()
+        let key = try fixture.app.database.apiKeys.create(appID: fixture.shop, name: "temp", scopes: [.feedRead], actor: .commandLine, now: now)
+        #expect(try fixture.app.database.apiKeys.revoke(key.key, actor: .commandLine, now: now))
+        #expect(try !fixture.app.database.apiKeys.revoke(key.key, actor: .commandLine, now: now))
+        _ = try fixture.app.database.events.eraseInstallation("nobody", appID: fixture.shop, actor: .commandLine, now: now)
+        let actions = try audit.page(offset: 0, limit: 10).map(\.action)
+        #expect(try audit.count() == before + 3)
+        #expect(Array(actions.prefix(3)) == ["installation.erase", "key.revoke", "key.create"])
+    }
+
     @Test("The audit log pages through long histories")
     func auditPagination() async throws {
         let (app, admin) = try await TestApp.withAdmin()
