@@ -50,4 +50,13 @@ extension ReportPages {
         let ctr = String(format: "%.4f", DailyChart.rate(clicks, impressions))
         return "\(first),\(impressions),\(clicks),\(ctr),\(dismissals),\(errors),\(conversions)"
     }
+
+    /// The CSV's columns, in order; their headers are written in the user's language.
+    static let csvColumns = ["date", "impressions", "clicks", "ctr", "dismissals", "errors", "conversions"]
+
+    /// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 }
