@@ -149,6 +149,34 @@ public enum CampaignStatus: String, Codable, Sendable, CaseIterable {
     case draft, scheduled, running, paused, ended, archived
 
     public var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
+
+    /// The status people see at `now`: what was done with the campaign (`state`), and for a published or
+    /// paused one, its schedule: ended once its end has come (a paused one too), scheduled before its
+    /// start, else running (or paused). The campaign list computes the same in SQL (`CampaignListing`).
+    public init(state: CampaignState, schedule: Schedule, at now: Date) {
+        let endPassed = schedule.end.map { $0 <= now } ?? false
+        switch state {
+        case .draft: self = .draft
+        case .archived: self = .archived
+        case .stopped: self = .ended
+        case .paused: self = endPassed ? .ended : .paused
+        case .published:
+            if endPassed {
+                self = .ended
+            } else if let start = schedule.start, start > now {
+                self = .scheduled
+            } else {
+                self = .running
+            }
+        }
+    }
+}
+
+/// What people did with a campaign; the status shown also depends on the schedule (`CampaignStatus(state:schedule:at:)`).
+public enum CampaignState: String, Sendable, Codable, CaseIterable {
+    case draft, published, paused, stopped, archived
+
+    public var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
 }
 
 /// When a campaign may show. A nil start means "when published"; a nil end means "never ends".

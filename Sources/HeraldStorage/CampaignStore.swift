@@ -3,13 +3,6 @@ import GRDB
 import HeraldDomain
 import Synchronization
 
-/// What people did with a campaign; the status shown also depends on the schedule (`status(at:)`).
-public enum CampaignState: String, Sendable, Codable, CaseIterable {
-    case draft, published, paused, stopped, archived
-
-    public var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
-}
-
 /// A campaign as stored, with its state and revision.
 public struct StoredCampaign: Sendable, Equatable {
     public var campaign: Campaign
@@ -22,20 +15,9 @@ public struct StoredCampaign: Sendable, Equatable {
 
     public var id: Int64 { campaign.id ?? 0 }
 
-    /// The status people see: published campaigns are scheduled, running or ended by their schedule.
+    /// The status people see at `now` (`CampaignStatus(state:schedule:at:)`).
     public func status(at now: Date) -> CampaignStatus {
-        let schedule = campaign.schedule
-        let endPassed = schedule.end.map { $0 <= now } ?? false
-        switch state {
-        case .draft: return .draft
-        case .archived: return .archived
-        case .stopped: return .ended
-        case .paused: return endPassed ? .ended : .paused
-        case .published:
-            if endPassed { return .ended }
-            if let start = schedule.start, start > now { return .scheduled }
-            return .running
-        }
+        CampaignStatus(state: state, schedule: campaign.schedule, at: now)
     }
 }
 
@@ -320,7 +302,9 @@ struct SQLDialect: Sendable {
 }
 
 /// The campaign list's SQL, one text for both engines: which campaigns match a query (with their app's
-/// name and their status at `now`), in which order, and which page.
+/// name and their status at `now`, computed as `CampaignStatus(state:schedule:at:)` decides, which the
+/// storage contract holds it to for every state and every start and end around `now`), in which order,
+/// and which page.
 struct CampaignListing {
     private(set) var values: [SQLValue] = []
     let dialect: SQLDialect

@@ -262,6 +262,46 @@ extension StorageContractTests {
         #expect(try campaigns.documents(matching: query, after: 0, limit: 10, now: Self.start).map(\.id) == [ids[3]])
     }
 
+    /// The list's SQL computes each campaign's status as `CampaignStatus(state:schedule:at:)` does, for every
+    /// state and every start and end around `now` (none, a day or a millisecond before, at, a millisecond or a
+    /// day after), and a status filter lists exactly the campaigns of that status.
+    @Test(arguments: StorageEngine.available)
+    func theListsStatusIsTheDomainsRule(_ engine: StorageEngine) throws {
+        let database = try EngineDatabase(engine)
+        let shop = try database.stores.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: Self.start)
+        let campaigns = database.stores.campaigns
+        // Whole milliseconds, as documents carry them, so each time reads back as it was sent.
+        let milliseconds = Int64(Self.start.timeIntervalSince1970 * 1000) + 30 * 86_400_000
+        func at(_ offset: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds + offset) / 1000) }
+        let now = at(0)
+        let times: [Date?] = [nil] + [-86_400_000, -1, 0, 1, 86_400_000].map(at)
+        var expected: [Int64: CampaignStatus] = [:]
+        for state in CampaignState.allCases {
+            for start in times {
+                for end in times {
+                    var campaign = Campaign(app: shop.id, name: "\(state) \(expected.count)", message: Message(layout: .modal, title: .init(text: "Hi")))
+                    campaign.schedule = Schedule(start: start, end: end)
+                    let id = try campaigns.create(campaign, state: state, actor: .commandLine, now: Self.start)
+                    expected[id] = CampaignStatus(state: state, schedule: campaign.schedule, at: now)
+                }
+            }
+        }
+        var query = CampaignQuery()
+        query.pageSize = expected.count
+        let listed = try campaigns.list(query, now: now)
+        #expect(listed.total == expected.count)
+        for summary in listed.campaigns {
+            #expect(summary.status == expected[summary.id], "\(summary.name): start \(String(describing: summary.startAt)), end \(String(describing: summary.endAt))")
+            #expect(try campaigns.find(id: summary.id)?.status(at: now) == summary.status)
+        }
+        for status in CampaignStatus.allCases {
+            query.status = status
+            let ids = Set(try campaigns.list(query, now: now).campaigns.map(\.id))
+            #expect(ids == Set(expected.filter { $0.value == status }.keys), "\(status)")
+            #expect(!ids.isEmpty, "every status is reached: \(status)")
+        }
+    }
+
     /// Generated campaigns (every layout, push, triggers, targeting, data, text in many scripts, times to the
     /// millisecond) are stored and read back equal: the row, its revision and its export document.
     @Test(arguments: StorageEngine.available)
