@@ -117,7 +117,8 @@ public struct SQLiteAppStore: AppStore {
     }
 
     public func find(id: Int64) throws -> App? {
-        try pool.read { try App.fetchOne($0, sql: "SELECT * FROM apps WHERE id = ?", arguments: [id]) }
+        // Every registration and feed rebuild asks: the statement is compiled once per connection.
+        try pool.read { try App.fetchOne($0.cachedStatement(sql: "SELECT * FROM apps WHERE id = ?"), arguments: [id]) }
     }
 
     public func all() throws -> [App] {

@@ -206,22 +206,24 @@ public struct SQLiteInstallationStore: InstallationStore {
         }
     }
 
-    /// One registration of a group, inside the group's transaction.
+    /// One registration of a group, inside the group's transaction. Its statements are the connection's
+    /// cached ones: compiling them again for every registration (SQLite's parser, GRDB's authorizer and
+    /// region) cost more CPU than running them.
     private static func upsert(_ upsert: InstallationUpsert, _ db: Database) throws -> (installation: Installation, created: Bool) {
         let (appID, installationID, registration, now) = (upsert.appID, upsert.installationID, upsert.registration, upsert.now)
         let existing = try Int64.fetchOne(
-            db, sql: "SELECT id FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
+            db.cachedStatement(sql: "SELECT id FROM installations WHERE app_id = ? AND installation_id = ?"), arguments: [appID, installationID])
         if let provider = registration.pushProvider, let token = registration.pushToken {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE installations SET push_token = NULL, push_provider = NULL, updated_at = ?
                     WHERE app_id = ? AND push_provider = ? AND push_token = ? AND installation_id <> ?
-                    """,
-                arguments: [now, appID, provider.rawValue, token, installationID])
+                    """
+            ).execute(arguments: [now, appID, provider.rawValue, token, installationID])
         }
         // A new token is live whatever happened to the last one; without one, a pruned token's record stays.
         let hasToken = registration.pushToken != nil
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO installations
                     (app_id, installation_id, platform, push_provider, push_token, app_version, language, country, time_zone,
@@ -236,7 +238,8 @@ public struct SQLiteInstallationStore: InstallationStore {
                     token_removed_at = CASE WHEN ? THEN NULL ELSE token_removed_at END,
                     token_removed_reason = CASE WHEN ? THEN NULL ELSE token_removed_reason END,
                     updated_at = excluded.updated_at, registered_at = excluded.registered_at
-                """,
+                """
+        ).execute(
             arguments: [
                 appID, installationID, registration.platform.rawValue, registration.pushProvider?.rawValue, registration.pushToken,
                 registration.appVersion, registration.language, registration.country, registration.timeZone,
@@ -254,7 +257,8 @@ public struct SQLiteInstallationStore: InstallationStore {
 
     /// `installation(appID:id:)` inside the caller's transaction (a push test reads its devices' tokens as it queues them).
     static func installation(appID: Int64, id: String, _ db: Database) throws -> Installation? {
-        try Installation.fetchOne(db, sql: "SELECT * FROM installations WHERE app_id = ? AND installation_id = ?", arguments: [appID, id])
+        try Installation.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM installations WHERE app_id = ? AND installation_id = ?"), arguments: [appID, id])
     }
 
     @discardableResult
