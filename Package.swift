@@ -63,7 +63,7 @@ let package = Package(
             ]
         ),
         /// Plain value types shared by the console, the API and the delivery client.
-        .target(name: "HeraldDomain"),
+        .target(name: "HeraldDomain", plugins: ["EnglishCatalog"]),
         /// The delivery client: fetches the feed, decides what to show and when, reports events.
         .target(name: "HeraldDelivery", dependencies: ["HeraldDomain"]),
         /// SQLite through GRDB: the database value, migrations and the stores.
@@ -96,10 +96,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
-            plugins: ["BuildInfo"]
+            plugins: ["BuildInfo", "EnglishCatalog"]
         ),
         /// Writes `HeraldBuild` (version and commit) into HeraldConsole at build time.
         .plugin(name: "BuildInfo", capability: .buildTool()),
+        /// Writes the English sentences of `Locales/en.json` that HeraldDomain and HeraldConsole say without a
+        /// catalog at hand (the API, the command line, the delivery client) into them at build time.
+        .plugin(name: "EnglishCatalog", capability: .buildTool()),
         /// Sends one notification to one device through APNs or FCM HTTP v1, and says what came of it.
         .target(
             name: "HeraldPush",

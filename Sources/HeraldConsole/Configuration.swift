@@ -52,7 +52,6 @@ public struct ConsoleConfiguration: Sendable {
 
     public var templatesFolder: URL { resources.appendingPathComponent("Templates") }
     public var publicFolder: URL { resources.appendingPathComponent("Public") }
-    public var migrationsFolder: URL { resources.appendingPathComponent("migrations") }
     public var localesFolder: URL { resources.appendingPathComponent("Locales") }
 }
 

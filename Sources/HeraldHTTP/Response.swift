@@ -59,28 +59,3 @@ public struct Response: Sendable {
         Response(status: status, headers: HTTPHeaders([("Location", location)]))
     }
 }
-
-/// The reason phrase for a status code.
-public func reasonPhrase(_ status: Int) -> String {
-    switch status {
-    case 200: "OK"
-    case 201: "Created"
-    case 204: "No Content"
-    case 303: "See Other"
-    case 304: "Not Modified"
-    case 400: "Bad Request"
-    case 401: "Unauthorized"
-    case 403: "Forbidden"
-    case 404: "Not Found"
-    case 405: "Method Not Allowed"
-    case 409: "Conflict"
-    case 413: "Content Too Large"
-    case 415: "Unsupported Media Type"
-    case 421: "Misdirected Request"
-    case 422: "Unprocessable Content"
-    case 429: "Too Many Requests"
-    case 500: "Internal Server Error"
-    case 503: "Service Unavailable"
-    default: "Status \(status)"
-    }
-}

@@ -6,8 +6,6 @@ import Foundation
 public struct APNsConfiguration: Sendable {
     /// Apple's production endpoint.
     public static let productionURL = URL(string: "https://api.push.apple.com")!
-    /// Apple's development endpoint, for apps built with the development entitlement.
-    public static let sandboxURL = URL(string: "https://api.sandbox.push.apple.com")!
 
     /// The `.p8` file's text: a P-256 private key in PKCS#8 PEM.
     public let keyPEM: String

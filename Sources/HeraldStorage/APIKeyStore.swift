@@ -13,8 +13,6 @@ public struct APIKey: Sendable, Equatable, Identifiable {
     public var createdAt: Date
     public var lastUsedAt: Date?
     public var revokedAt: Date?
-
-    public var isRevoked: Bool { revokedAt != nil }
 }
 
 extension APIKey: FetchableRecord {

@@ -128,9 +128,6 @@ public final class AppDatabase: HeraldDatabase, Sendable {
         try pool.read { try migrator.completedMigrations($0) }
     }
 
-    /// The migrations this binary knows, in order.
-    public var knownMigrations: [String] { migrator.migrations }
-
     /// Whether the database answers a query (for `/readyz`).
     public func isReachable() -> Bool {
         (try? pool.read { try Int.fetchOne($0, sql: "SELECT 1") }) == 1

@@ -273,11 +273,6 @@ enum DeviceBitmaps {
         var byPlatform: [String: Int]
     }
 
-    /// Distinct devices of a range, the union of its bitmap chunks.
-    static func exactUniqueDevices(_ range: DeviceRange, in rows: some DeviceRows) throws -> Int {
-        try union(range, apps: rows.campaignApps(campaignID: range.campaignID), in: rows).count
-    }
-
     /// The union of a range's bitmap chunks. Numbers are per app: chunks of different apps are different
     /// devices. `apps` (each campaign's) is read first, a row per campaign, so the chunk rows need no join.
     private static func union(_ range: DeviceRange, apps: [Int64: Int64], in rows: some DeviceRows) throws -> ChunkUnion {

@@ -41,7 +41,6 @@ public protocol HeraldDatabase: Stores {
     /// Applies pending migrations; refuses a database migrated by a newer Herald.
     func migrate() throws
     func appliedMigrations() throws -> [String]
-    var knownMigrations: [String] { get }
     /// What a long-running server needs beside its requests: SQLite's checkpoints off the commit path,
     /// PostgreSQL's listening for other instances' changes.
     func startBackgroundWork() throws

@@ -7,17 +7,22 @@ public struct Phrase: Sendable, Equatable {
     /// The full catalog key, such as `apps.errors.name_required`.
     public let key: String
     public let arguments: [String: ProblemText.Argument]
-    public let english: String
 
-    public init(_ key: String, _ arguments: [String: ProblemText.Argument] = [:], english: String) {
+    public init(_ key: String, _ arguments: [String: ProblemText.Argument] = [:]) {
         self.key = key
         self.arguments = arguments
-        self.english = english
+    }
+
+    /// The sentence in English, from `Locales/en.json` (which the EnglishCatalog plugin writes into this
+    /// module at build time, so the API and the command line need no catalog at hand); the key itself for
+    /// a key en.json lacks (a test finds every such key).
+    public var english: String {
+        ProblemText.fill(EnglishCatalog.sentences[key] ?? key, arguments.mapValues(\.english))
     }
 }
 
 extension Localizer {
-    /// The phrase in this language; its English when the catalogs lack the key.
+    /// The phrase in this language; its English when the catalogs lack the key (`Localizer.untranslated`).
     public func callAsFunction(_ phrase: Phrase) -> String {
         render(phrase.key, phrase.arguments) ?? phrase.english
     }

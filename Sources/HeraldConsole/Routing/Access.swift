@@ -11,13 +11,6 @@ public enum Access: Sendable, Equatable {
     /// An API request with a key; nil accepts any live key, otherwise the key needs this scope.
     case apiKey(APIScope?)
 
-    var isBrowserPage: Bool {
-        switch self {
-        case .visitor, .signedIn: true
-        case .anyone, .apiKey: false
-        }
-    }
-
     /// How the route table shows it.
     public var description: String {
         switch self {

@@ -10,14 +10,13 @@ extension HTTPError {
         case let error as HTTPError:
             self = error
         case let unknown as UnknownKeyError:
-            self.init(422, Phrase("errors.unknown_field", ["path": .text(unknown.path)],
-                                  english: "`\(unknown.path)` is not a field of Campaign JSON; nothing was saved."), fields: [unknown.problem])
+            self.init(422, Phrase("errors.unknown_field", ["path": .text(unknown.path)]), fields: [unknown.problem])
         case let failure as CampaignLifecycle.Failure:
             switch failure {
             case .invalid(let problems):
-                self.init(422, Phrase("errors.cannot_publish", english: "The campaign cannot be published as it is."), fields: problems)
+                self.init(422, Phrase("errors.cannot_publish"), fields: problems)
             case .notAllowed(let reason): self.init(409, reason)
-            case .stale: self.init(409, Phrase("errors.changed_meanwhile", english: "The campaign changed at the same moment; try again."))
+            case .stale: self.init(409, Phrase("errors.changed_meanwhile"))
             }
         case let failure as CampaignStoreError:
             switch failure {
@@ -25,8 +24,7 @@ extension HTTPError {
                 self = .notFound
             case .staleRevision(_, let current):
                 self.init(409, Phrase(
-                    "errors.stale_revision", ["revision": .number(current)],
-                    english: "Someone saved this campaign in the meantime; it is at revision \(current). Load it again and reapply your change."))
+                    "errors.stale_revision", ["revision": .number(current)]))
             case .unreadable(let path, let reason):
                 let field = path.isEmpty ? "The campaign" : "`\(path)`"
                 self.init(422, "\(field) cannot be stored as sent: \(reason). Nothing was saved.",
@@ -36,8 +34,7 @@ extension HTTPError {
             // PostgreSQL's refusal of a NUL arrives as its own error, without a type to match above.
             guard UnstorableText(error) != nil else { return nil }
             self.init(400, Phrase(
-                "errors.text_nul",
-                english: "The text sent holds a NUL character (U+0000), which Herald does not store; remove it. Nothing was saved."))
+                "errors.text_nul"))
         }
     }
 }

@@ -29,11 +29,8 @@ public struct HTTPError: Error, Sendable, Equatable {
 
     /// 503: the database cannot take the request now. `saving` for requests that change something.
     public static func unavailable(_ cause: StorageUnavailable, saving: Bool) -> HTTPError {
-        let message = saving
-            ? "Herald cannot save right now: \(cause.reason). Nothing was saved. Try again later; if it keeps happening, tell your admin."
-            : "Herald cannot answer right now: \(cause.reason). Try again later; if it keeps happening, tell your admin."
         let key = "errors.unavailable." + (saving ? "saving_" : "answering_") + Self.causeKey(cause)
-        return HTTPError(503, Phrase(key, english: message), retryAfterSeconds: cause.retryAfterSeconds)
+        return HTTPError(503, Phrase(key), retryAfterSeconds: cause.retryAfterSeconds)
     }
 
     private static func causeKey(_ cause: StorageUnavailable) -> String {
@@ -47,14 +44,10 @@ public struct HTTPError: Error, Sendable, Equatable {
         }
     }
 
-    public static let notFound = HTTPError(404, Phrase(
-        "errors.not_found", english: "There is nothing at this address. Check the link, or go back to the campaigns."))
-    public static let forbidden = HTTPError(403, Phrase(
-        "errors.forbidden", english: "Your role does not allow this. Ask an admin if you need access."))
-    public static let csrf = HTTPError(403, Phrase(
-        "errors.csrf", english: "This form expired or came from another site. Reload the page and submit it again."))
-    public static let internalError = HTTPError(500, Phrase(
-        "errors.internal", english: "Something went wrong on our side. Try again; if it keeps happening, tell your admin."))
+    public static let notFound = HTTPError(404, Phrase("errors.not_found"))
+    public static let forbidden = HTTPError(403, Phrase("errors.forbidden"))
+    public static let csrf = HTTPError(403, Phrase("errors.csrf"))
+    public static let internalError = HTTPError(500, Phrase("errors.internal"))
 
     /// 422 for a JSON document that breaks rules: the message names every field and what is wrong with it.
     public static func invalid(_ problems: [FieldProblem]) -> HTTPError {
@@ -65,7 +58,6 @@ public struct HTTPError: Error, Sendable, Equatable {
 
     /// 405 for a method the address does not take.
     public static func methodNotAllowed(_ method: String) -> HTTPError {
-        HTTPError(405, Phrase("errors.method_not_allowed", ["method": .text(method)],
-                              english: "This address does not accept \(method) requests."))
+        HTTPError(405, Phrase("errors.method_not_allowed", ["method": .text(method)]))
     }
 }

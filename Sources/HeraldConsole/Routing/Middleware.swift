@@ -10,7 +10,7 @@ extension HeraldApplication {
     func dispatch(_ request: Request) -> (response: Response, route: String) {
         guard let path = request.path else {
             return (errorResponse(
-                HTTPError(400, Phrase("errors.address_not_utf8", english: "The address is not valid UTF-8.")), api: false,
+                HTTPError(400, Phrase("errors.address_not_utf8")), api: false,
                 context: RequestContext(request: request, now: services.configuration.clock())), RequestMetrics.unmatchedRoute)
         }
         let api = path.hasPrefix("/api/")
@@ -63,8 +63,7 @@ extension HeraldApplication {
     private static func misdirected(_ request: Request) -> HTTPError {
         let variable = "HERALD_CONSOLE_HOSTS"
         return HTTPError(421, Phrase(
-            "errors.misdirected", ["variable": .text(variable)],
-            english: "Herald's console does not answer at this address. Open it at the address your admin gave you; whoever runs Herald can add this host name to \(variable)."))
+            "errors.misdirected", ["variable": .text(variable)]))
     }
 
     private func authenticateKey(_ context: RequestContext, scope: APIScope?, route: Route) throws -> Response {
@@ -143,21 +142,18 @@ extension HeraldApplication {
             do {
                 context.form = try context.request.formFields()
             } catch .unsupportedMediaType {
-                throw HTTPError(415, Phrase(
-                    "errors.form_media_type", english: "Send this form as application/x-www-form-urlencoded or multipart/form-data."))
+                throw HTTPError(415, Phrase("errors.form_media_type"))
             } catch .invalidEncoding {
-                throw HTTPError(400, Phrase("errors.form_not_utf8", english: "The form contains text that is not valid UTF-8."))
+                throw HTTPError(400, Phrase("errors.form_not_utf8"))
             } catch .tooManyCombiningMarks {
                 throw HTTPError(400, Phrase(
-                    "errors.form_combining_marks", ["limit": .number(CombiningMarks.longestRun)],
-                    english: "A field of this form holds more than \(CombiningMarks.longestRun) combining marks on one letter; no script needs that many. Nothing was saved."))
-            } catch .malformedMultipart(let reason) {
-                throw HTTPError(400, Phrase("errors.form_malformed", english: "The form upload is malformed: \(reason)."))
+                    "errors.form_combining_marks", ["limit": .number(CombiningMarks.longestRun)]))
+            } catch .malformedMultipart {
+                throw HTTPError(400, Phrase("errors.form_malformed"))
             } catch .tooManyFields {
                 throw HTTPError(413, Phrase(
                     "errors.form_too_many_fields",
-                    ["count": .number(Request.maxFormFields), "pairs": .number(CampaignLimits.dataPairs), "triggers": .number(CampaignLimits.triggers)],
-                    english: "This form sent more than the \(Request.maxFormFields) fields Herald accepts, so nothing was saved. A campaign holds at most \(CampaignLimits.dataPairs) custom data pairs and \(CampaignLimits.triggers) triggers."))
+                    ["count": .number(Request.maxFormFields), "pairs": .number(CampaignLimits.dataPairs), "triggers": .number(CampaignLimits.triggers)]))
             }
             guard let token = context.form["csrf_token"], Secret.constantTimeEquals(token, context.csrfToken) else {
                 throw HTTPError.csrf

@@ -20,7 +20,13 @@ public struct FormErrors: Error, Sendable, CustomStringConvertible {
     public var isEmpty: Bool { items.isEmpty }
 
     mutating func add(_ field: String, _ phrase: Phrase) {
-        items.append((field, phrase.english))
+        add(field, phrase.english, shownAs: phrase)
+    }
+
+    /// A message that says more than any catalog sentence (a library's English diagnosis, which the
+    /// command line prints), shown on a page as `phrase` in the reader's language.
+    mutating func add(_ field: String, _ message: String, shownAs phrase: Phrase) {
+        items.append((field, message))
         phrases.append(phrase)
     }
 
@@ -152,10 +158,10 @@ enum InputRules {
 
     static func emailProblem(_ email: String) -> Phrase? {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        if email.isEmpty { return Phrase("accounts.errors.email_required", english: "Enter an email address.") }
+        if email.isEmpty { return Phrase("accounts.errors.email_required") }
         if parts.count != 2 || parts[0].isEmpty || !parts[1].contains(".") || email.contains(" ") || email.scalarCount > 254
             || ControlCharacters.first(in: email, multiline: false) != nil {
-            return Phrase("accounts.errors.email_invalid", english: "Enter an email address like name@example.com.")
+            return Phrase("accounts.errors.email_invalid")
         }
         return nil
     }
@@ -165,19 +171,16 @@ enum InputRules {
     static func controlCharacterProblem(_ name: String) -> Phrase? {
         ControlCharacters.first(in: name, multiline: false).map {
             let character = ControlCharacters.name($0)
-            return Phrase("validation.control_character_one_line", ["character": .text(character)],
-                          english: "Remove the control character \(character) (this field is one line).")
+            return Phrase("validation.control_character_one_line", ["character": .text(character)])
         }
     }
 
     static func passwordProblem(_ password: String) -> Phrase? {
         if password.count < minimumPasswordLength {
-            return Phrase("accounts.errors.password_short", ["count": .number(minimumPasswordLength)],
-                          english: "Use at least \(minimumPasswordLength) characters for the password.")
+            return Phrase("accounts.errors.password_short", ["count": .number(minimumPasswordLength)])
         }
         if password.utf8.count > maximumPasswordBytes {
-            return Phrase("accounts.errors.password_long", ["count": .number(maximumPasswordBytes)],
-                          english: "Use at most \(maximumPasswordBytes) bytes for the password.")
+            return Phrase("accounts.errors.password_long", ["count": .number(maximumPasswordBytes)])
         }
         return nil
     }

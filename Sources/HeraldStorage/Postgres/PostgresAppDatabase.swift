@@ -132,8 +132,6 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
         try read { try $0.all("SELECT identifier FROM herald_migrations ORDER BY identifier", as: String.self) }
     }
 
-    public var knownMigrations: [String] { migrations.map(\.identifier) }
-
     /// Whether the server answers a query (for `/readyz`).
     public func isReachable() -> Bool {
         (try? read { try $0.one("SELECT 1::int8", as: Int64.self) }) == 1

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HeraldConsole
+import HeraldStorage
 
 /// The string catalogs, the language a request gets, and each user's language and time zone.
 @Suite("Localization: catalogs, languages and time zones")
@@ -46,15 +47,66 @@ struct LocalizationTests {
     func templatesUseKnownKeys() throws {
         let english = try #require(Self.localization.catalogs[.en])
         let templates = repositoryRoot.appendingPathComponent("Templates")
-        let files = try #require(FileManager.default.enumerator(atPath: templates.path)).compactMap { $0 as? String }
-            .filter { $0.hasSuffix(".mustache") }
-        #expect(!files.isEmpty)
+        let files = try Self.files(in: templates, ending: ".mustache")
         let reference = try Regex(#"\{\{\{?\s*t\.([A-Za-z0-9_.]+)"#)
         for file in files {
             let text = try String(contentsOf: templates.appendingPathComponent(file), encoding: .utf8)
             for match in text.matches(of: reference) {
                 let key = String(text[match.output[1].range!])
                 #expect(english.entries[key] != nil, "\(file) uses t.\(key), which en.json lacks")
+            }
+        }
+    }
+
+    /// The paths below `folder` whose names end in `suffix`; at least one.
+    static func files(in folder: URL, ending suffix: String) throws -> [String] {
+        let files = try #require(FileManager.default.enumerator(atPath: folder.path)).compactMap { $0 as? String }
+            .filter { $0.hasSuffix(suffix) }
+        #expect(!files.isEmpty, "nothing ends in \(suffix) in \(folder.path)")
+        return files
+    }
+
+    @Test("Every error key the console's Swift names is in en.json; a Phrase passes the arguments its sentence names and has its English built in")
+    func phrasesUseKnownKeys() throws {
+        let english = try #require(Self.localization.catalogs[.en])
+        let sources = repositoryRoot.appendingPathComponent("Sources/HeraldConsole")
+        let files = try Self.files(in: sources, ending: ".swift")
+        // A key under `validation` or an `errors` section, whole or (before an interpolation) its beginning.
+        let key = try Regex(#""((?:[a-z_]+\.)*errors\.[A-Za-z0-9_.]*|validation\.[A-Za-z0-9_.]*)(\\\()?"#)
+        let phrase = try Regex(#"Phrase\(\s*"([A-Za-z0-9_.]+)"\s*(?:,\s*\[([^\]]*)\])?\s*\)"#)
+        let argumentName = try Regex(#""(\w+)"\s*:"#)
+        var checked = 0
+        for file in files {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: key) {
+                let named = String(text[match.output[1].range!])
+                if match.output[2].range != nil || named.hasSuffix(".") {
+                    #expect(english.entries.keys.contains { $0.hasPrefix(named) }, "\(file) names \(named)…, which no key of en.json starts with")
+                } else {
+                    #expect(english.entries[named] != nil, "\(file) names \(named), which en.json lacks")
+                }
+                checked += 1
+            }
+            for match in text.matches(of: phrase) {
+                let named = String(text[match.output[1].range!])
+                guard case .text(let sentence) = english.entries[named] else {
+                    Issue.record("\(file): Phrase(\"\(named)\") is not a sentence of en.json")
+                    continue
+                }
+                let passed = match.output[2].range.map { range in
+                    Set(text[range].matches(of: argumentName).map { String(text[$0.output[1].range!]) })
+                } ?? []
+                #expect(passed == StringCatalog.arguments(in: sentence), "\(file): Phrase(\"\(named)\") passes \(passed.sorted()) for “\(sentence)”")
+                #expect(Phrase(named).english != named, "\(named): no English built in; add its section to the EnglishCatalog plugin")
+            }
+        }
+        #expect(checked > 80, "the key pattern no longer finds the console's keys")
+        let causes: [StorageUnavailable] = [.diskFull, .readOnly, .diskError, .cannotOpen, .busy, .unreachable]
+        for cause in causes {
+            for saving in [true, false] {
+                let error = HTTPError.unavailable(cause, saving: saving)
+                #expect(error.phrase.map { english.entries[$0.key] != nil } == true, "\(cause), saving \(saving)")
+                #expect(error.message.hasPrefix("Herald cannot"), "\(error.message)")
             }
         }
     }

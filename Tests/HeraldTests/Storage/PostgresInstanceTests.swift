@@ -218,7 +218,7 @@ struct PostgresCopyTests {
         #expect(try target.apps.all().map(\.name) == source.apps.all().map(\.name))
         #expect(try target.apps.pushSettings(appID: shop.id) == AppPushSettings(dailyCap: 5, refreshOnChange: true))
         #expect(try target.apiKeys.authenticate(secret: secret)?.id == key.id)
-        #expect(try target.apiKeys.find(id: revoked.id)?.isRevoked == true)
+        #expect(try target.apiKeys.find(id: revoked.id)?.revokedAt != nil)
         #expect(try target.apps.testDevices(appID: shop.id).map(\.installationID) == ["install-1"])
         #expect(try target.apps.origins(appID: shop.id).map(\.origin) == ["https://shop.example"])
         #expect(try target.pushCredentials(box: box).credentials(appID: shop.id).apns?.topic == "com.example")

@@ -24,16 +24,13 @@ enum JSONBody {
             where context.codingPath.isEmpty && (try? JSONSerialization.jsonObject(with: Data(body), options: .fragmentsAllowed)) != nil {
             // Foundation reports a number that does not fit its field (9.5 for an integer, 10^40) as
             // "not valid JSON", with no path; the JSON itself is fine, so say what is wrong with it.
-            throw HTTPError(400, Phrase(
-                "errors.json.number_range",
-                english: "A number in the JSON does not fit its field: integers are whole numbers (no fraction or exponent) from \(Int64.min) to \(Int64.max)."))
+            throw HTTPError(400, Phrase("errors.json.number_range"))
         } catch let error as DecodingError {
             throw HTTPError(400, describe(error), fields: error.path.isEmpty ? [] : [error.problem])
         } catch let unknown as UnknownKeyError {
             throw unknown  // a 422 naming the field, not a parse error
         } catch {
-            // Foundation's reason is English only: pages say the sentence without it.
-            throw HTTPError(400, Phrase("errors.json.syntax", english: "The body is not valid JSON: \(error.localizedDescription)"))
+            throw HTTPError(400, Phrase("errors.json.syntax"))
         }
     }
 
@@ -41,25 +38,21 @@ enum JSONBody {
     /// trailing comma, or a string with too many combining marks in a row.
     static func check(_ body: [UInt8]) throws {
         if let offset = firstInvalidUTF8(body) {
-            throw HTTPError(400, Phrase("errors.json.invalid_utf8", ["byte": .number(offset)], english: invalidUTF8(at: offset)))
+            throw HTTPError(400, invalidUTF8(at: offset))
         }
         if let offset = firstTooDeep(body, limit: maxDepth) {
-            throw HTTPError(400, Phrase("errors.json.too_deep", ["byte": .number(offset), "limit": .number(maxDepth)], english: tooDeep(at: offset)))
+            throw HTTPError(400, tooDeep(at: offset))
         }
         if let offset = firstTrailingComma(body) {
-            throw HTTPError(400, Phrase(
-                "errors.json.trailing_comma", ["byte": .number(offset)],
-                english: "The body is not valid JSON: a comma before a closing bracket at byte \(offset); remove it."))
+            throw HTTPError(400, Phrase("errors.json.trailing_comma", ["byte": .number(offset)]))
         }
         if let offset = firstLongCombiningRun(body) {
-            throw HTTPError(400, Phrase(
-                "errors.json.combining_marks", ["byte": .number(offset), "limit": .number(CombiningMarks.longestRun)],
-                english: tooManyCombiningMarks(at: offset)))
+            throw HTTPError(400, tooManyCombiningMarks(at: offset))
         }
     }
 
-    static func tooManyCombiningMarks(at offset: Int) -> String {
-        "A string in the JSON holds more than \(CombiningMarks.longestRun) combining marks in a row (the string starting at byte \(offset)); no script needs that many on one letter."
+    static func tooManyCombiningMarks(at offset: Int) -> Phrase {
+        Phrase("errors.json.combining_marks", ["byte": .number(offset), "limit": .number(CombiningMarks.longestRun)])
     }
 
     /// The offset of the first string (its opening quote) holding more than `CombiningMarks.longestRun`
@@ -122,12 +115,12 @@ enum JSONBody {
         return nil
     }
 
-    static func invalidUTF8(at offset: Int) -> String {
-        "The JSON is not valid UTF-8 at byte \(offset): send text as UTF-8."
+    static func invalidUTF8(at offset: Int) -> Phrase {
+        Phrase("errors.json.invalid_utf8", ["byte": .number(offset)])
     }
 
-    static func tooDeep(at offset: Int) -> String {
-        "The JSON nests arrays and objects more than \(maxDepth) levels deep (at byte \(offset)); Herald's documents need only a few."
+    static func tooDeep(at offset: Int) -> Phrase {
+        Phrase("errors.json.too_deep", ["byte": .number(offset), "limit": .number(maxDepth)])
     }
 
     /// The offset of the first byte that does not start a valid UTF-8 sequence, or nil when all do.

@@ -30,15 +30,15 @@ public struct Accounts: Sendable {
         }
     }
 
-    static let emailTaken = Phrase("accounts.errors.email_taken", english: "A user with this email already exists.")
-    static let chooseRole = Phrase("users.errors.choose_role", english: "Choose a role: viewer, editor or admin.")
+    static let emailTaken = Phrase("accounts.errors.email_taken")
+    static let chooseRole = Phrase("users.errors.choose_role")
 
     /// Creates the first admin at setup, only if no user exists yet; the audit line names the new admin.
     func createFirstAdmin(email: String, name: String, password: String, timeZone: String? = nil, now: Date) throws -> User {
         var user = try newUser(email: email, name: name, role: .admin, password: password, now: now)
         user.timeZone = timeZone
         guard let created = try database.users.insertFirst(user, now: now) else {
-            throw FormErrors("email", Phrase("accounts.errors.already_set_up", english: "Herald is already set up. Sign in instead."))
+            throw FormErrors("email", Phrase("accounts.errors.already_set_up"))
         }
         return created
     }
@@ -57,8 +57,8 @@ public struct Accounts: Sendable {
     static func problems(email: String, name: String, password: String) -> FormErrors {
         var errors = FormErrors()
         let name = name.trimmingCharacters(in: .whitespaces)
-        if name.isEmpty { errors.add("name", Phrase("accounts.errors.name_required", english: "Enter a name, so others can tell who changed what.")) }
-        if name.scalarCount > 100 { errors.add("name", Phrase("accounts.errors.name_too_long", ["limit": .number(100)], english: "Use at most 100 characters for the name.")) }
+        if name.isEmpty { errors.add("name", Phrase("accounts.errors.name_required")) }
+        if name.scalarCount > 100 { errors.add("name", Phrase("accounts.errors.name_too_long", ["limit": .number(100)])) }
         if let problem = InputRules.controlCharacterProblem(name) { errors.add("name", problem) }
         if let problem = InputRules.emailProblem(email.trimmingCharacters(in: .whitespaces)) { errors.add("email", problem) }
         if let problem = InputRules.passwordProblem(password) { errors.add("password", problem) }
@@ -84,7 +84,7 @@ public struct Accounts: Sendable {
         do {
             try database.users.update(changed, ending: ending, line: line, actor: actor, now: now)
         } catch UserStoreError.lastAdmin {
-            throw FormErrors("role", Phrase("accounts.errors.last_admin", english: "Herald needs at least one active admin. Make someone else an admin first."))
+            throw FormErrors("role", Phrase("accounts.errors.last_admin"))
         }
     }
 
@@ -110,12 +110,12 @@ public struct Accounts: Sendable {
     ) throws {
         var errors = FormErrors()
         if !hasher.verify(current, against: user.passwordHash) {
-            errors.add("current_password", Phrase("accounts.errors.current_password_wrong", english: "This is not your current password. Type the password you sign in with."))
+            errors.add("current_password", Phrase("accounts.errors.current_password_wrong"))
         }
         if let problem = InputRules.passwordProblem(password) {
             errors.add("password", problem)
         } else if password == current {
-            errors.add("password", Phrase("accounts.errors.password_unchanged", english: "The new password is the same as the current one. Choose a different one."))
+            errors.add("password", Phrase("accounts.errors.password_unchanged"))
         }
         if password != confirmation { errors.add("password_confirmation", Self.passwordsDiffer) }
         guard errors.isEmpty, let id = user.id else { throw errors }
@@ -126,5 +126,5 @@ public struct Accounts: Sendable {
     }
 
     /// What a form says when a password and its confirmation differ.
-    static let passwordsDiffer = Phrase("accounts.errors.passwords_differ", english: "The two passwords differ. Type the same password twice.")
+    static let passwordsDiffer = Phrase("accounts.errors.passwords_differ")
 }

@@ -130,7 +130,7 @@ struct AppPages: Sendable {
         let app = try app(context)
         guard let seconds = context.form["minIntervalSeconds"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }),
               (0...86_400).contains(seconds) else {
-            let problem = Phrase("apps.errors.min_interval", ["max": .number(86_400)], english: "Enter whole seconds from 0 to 86400 (one day).")
+            let problem = Phrase("apps.errors.min_interval", ["max": .number(86_400)])
             return try renderShow(context, app: app, form: context.form, errors: FormErrors("minIntervalSeconds", problem), status: 422)
         }
         try services.database.apps.setMinInterval(appID: app.id, seconds: seconds, actor: context.actor, now: context.now)

@@ -126,20 +126,16 @@ struct AppPushPages: Sendable {
             var settings = AppPushSettings(refreshOnChange: context.form["refreshOnChange"] == "on")
             var errors = FormErrors()
             /// A whole number typed in `field`, or its mistake added to `errors` (the range in the reader's digits).
-            func number(_ text: String, _ field: String, in range: ClosedRange<Int>, _ key: String, english: (Int, Int) -> String) -> Int? {
+            func number(_ text: String, _ field: String, in range: ClosedRange<Int>, _ key: String) -> Int? {
                 if let number = Self.wholeNumber(text, in: range) { return number }
-                errors.add(field, Phrase("apps.push.errors.\(key)", ["min": .number(range.lowerBound), "max": .number(range.upperBound)],
-                                         english: english(range.lowerBound, range.upperBound)))
+                errors.add(field, Phrase(key, ["min": .number(range.lowerBound), "max": .number(range.upperBound)]))
                 return nil
             }
             if !capText.isEmpty {
-                settings.dailyCap = number(capText, "pushDailyCap", in: AppPushSettings.dailyCapRange, "daily_cap") {
-                    "Leave it empty for no cap, or enter a whole number from \($0) to \($1)."
-                }
+                settings.dailyCap = number(capText, "pushDailyCap", in: AppPushSettings.dailyCapRange, "apps.push.errors.daily_cap")
             }
-            settings.refreshMinutes = number(minutesText, "refreshMinutes", in: AppPushSettings.refreshMinutesRange, "refresh_minutes") {
-                "Enter whole minutes from \($0) to \($1)."
-            } ?? settings.refreshMinutes
+            settings.refreshMinutes = number(minutesText, "refreshMinutes", in: AppPushSettings.refreshMinutesRange, "apps.push.errors.refresh_minutes")
+                ?? settings.refreshMinutes
             guard errors.isEmpty else { throw errors }
             try services.database.apps.setPushSettings(settings, appID: app.id, actor: context.actor, now: context.now)
         }

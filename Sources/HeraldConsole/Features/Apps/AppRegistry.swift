@@ -13,15 +13,15 @@ public struct AppRegistry: Sendable {
     public func createApp(name: String, platforms: [Platform], actor: AuditActor, now: Date) throws -> App {
         let name = name.trimmingCharacters(in: .whitespaces)
         var errors = FormErrors()
-        if name.isEmpty { errors.add("name", Phrase("apps.errors.name_required", english: "Enter the app's name.")) }
-        if name.scalarCount > 80 { errors.add("name", Phrase("apps.errors.name_too_long", ["limit": .number(80)], english: "Use at most 80 characters for the app's name.")) }
+        if name.isEmpty { errors.add("name", Phrase("apps.errors.name_required")) }
+        if name.scalarCount > 80 { errors.add("name", Phrase("apps.errors.name_too_long", ["limit": .number(80)])) }
         if let problem = InputRules.controlCharacterProblem(name) { errors.add("name", problem) }
-        if platforms.isEmpty { errors.add("platforms", Phrase("apps.errors.platforms_required", english: "Choose at least one platform: iOS, Android or Web.")) }
+        if platforms.isEmpty { errors.add("platforms", Phrase("apps.errors.platforms_required")) }
         guard errors.isEmpty else { throw errors }
         do {
             return try database.apps.create(name: name, platforms: platforms, actor: actor, now: now)
         } catch AppStoreError.nameTaken {
-            throw FormErrors("name", Phrase("apps.errors.name_taken", english: "An app with this name already exists. Choose another name."))
+            throw FormErrors("name", Phrase("apps.errors.name_taken"))
         }
     }
 
@@ -30,10 +30,10 @@ public struct AppRegistry: Sendable {
         let name = name.trimmingCharacters(in: .whitespaces)
         var errors = FormErrors()
         if try database.apps.find(id: appID) == nil { errors.add("app", Self.noApp(appID)) }
-        if name.isEmpty { errors.add("name", Phrase("apps.errors.key_name_required", english: "Name the key after where it will be used, such as “iOS app” or “CI script”.")) }
-        if name.scalarCount > 80 { errors.add("name", Phrase("apps.errors.key_name_too_long", ["limit": .number(80)], english: "Use at most 80 characters for the key's name.")) }
+        if name.isEmpty { errors.add("name", Phrase("apps.errors.key_name_required")) }
+        if name.scalarCount > 80 { errors.add("name", Phrase("apps.errors.key_name_too_long", ["limit": .number(80)])) }
         if let problem = InputRules.controlCharacterProblem(name) { errors.add("name", problem) }
-        if scopes.isEmpty { errors.add("scopes", Phrase("apps.errors.scopes_required", english: "Choose at least one scope.")) }
+        if scopes.isEmpty { errors.add("scopes", Phrase("apps.errors.scopes_required")) }
         guard errors.isEmpty else { throw errors }
         return try database.apiKeys.create(appID: appID, name: name, scopes: scopes, actor: actor, now: now)
     }
@@ -45,19 +45,18 @@ public struct AppRegistry: Sendable {
         var errors = FormErrors()
         if try database.apps.find(id: appID) == nil { errors.add("app", Self.noApp(appID)) }
         if !InstallationID.isValid(installationID) {
-            errors.add("installationId", Phrase("apps.errors.installation_id_invalid", english: "Enter the installation ID (1 to 200 characters, no control characters) the device's app reports."))
+            errors.add("installationId", Phrase("apps.errors.installation_id_invalid"))
         }
-        if name.isEmpty || name.scalarCount > 80 { errors.add("deviceName", Phrase("apps.errors.device_name_invalid", english: "Name the device (1 to 80 characters), such as “Sara's iPhone”.")) }
+        if name.isEmpty || name.scalarCount > 80 { errors.add("deviceName", Phrase("apps.errors.device_name_invalid")) }
         if let problem = InputRules.controlCharacterProblem(name) { errors.add("deviceName", problem) }
         guard errors.isEmpty else { throw errors }
         do {
             return try database.apps.addTestDevice(appID: appID, installationID: installationID, name: name, actor: actor, now: now)
         } catch AppStoreError.deviceTaken {
-            throw FormErrors("installationId", Phrase("apps.errors.device_taken", english: "This installation is already a test device of this app."))
+            throw FormErrors("installationId", Phrase("apps.errors.device_taken"))
         } catch AppStoreError.tooManyDevices {
             throw FormErrors("installationId", Phrase(
-                "apps.errors.device_limit", ["limit": .number(TestDevice.maxPerApp)],
-                english: "An app has at most \(TestDevice.maxPerApp) test devices: remove one before adding another."))
+                "apps.errors.device_limit", ["limit": .number(TestDevice.maxPerApp)]))
         }
     }
 
@@ -69,11 +68,10 @@ public struct AppRegistry: Sendable {
             return try database.apps.addOrigin(appID: appID, origin: origin.text, actor: actor, now: now)
         } catch AppStoreError.originTaken {
             throw FormErrors("origin", Phrase(
-                "apps.errors.origin_taken", ["origin": .text(origin.text)], english: "\(origin.text) is already allowed for this app."))
+                "apps.errors.origin_taken", ["origin": .text(origin.text)]))
         } catch AppStoreError.tooManyOrigins {
             throw FormErrors("origin", Phrase(
-                "apps.errors.origin_limit", ["limit": .number(AllowedOrigin.maxPerApp)],
-                english: "An app allows at most \(AllowedOrigin.maxPerApp) web origins: remove one before adding another."))
+                "apps.errors.origin_limit", ["limit": .number(AllowedOrigin.maxPerApp)]))
         }
     }
 
@@ -83,8 +81,7 @@ public struct AppRegistry: Sendable {
         guard let allowed = try database.apps.origins(appID: appID).first(where: { $0.origin == text }),
               let removed = try database.apps.removeOrigin(id: allowed.id, appID: appID, actor: actor, now: now) else {
             throw FormErrors("origin", Phrase(
-                "apps.errors.origin_unknown", ["origin": .text(text), "id": .text(String(appID))],
-                english: "\(text) is not an allowed origin of app \(appID)."))
+                "apps.errors.origin_unknown", ["origin": .text(text), "id": .text(String(appID))]))
         }
         return removed
     }
@@ -106,7 +103,7 @@ public struct AppRegistry: Sendable {
 
     /// The command line names an app by id; the forms only offer apps that exist.
     private static func noApp(_ id: Int64) -> Phrase {
-        Phrase("apps.errors.no_app", ["id": .text(String(id))], english: "There is no app with id \(id).")
+        Phrase("apps.errors.no_app", ["id": .text(String(id))])
     }
 
     func revokeKey(_ key: APIKey, actor: AuditActor, now: Date) throws {

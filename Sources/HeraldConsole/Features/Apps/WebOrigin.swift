@@ -26,26 +26,25 @@ public struct WebOrigin: Sendable, Equatable, CustomStringConvertible {
         public var phrase: Phrase {
             switch self {
             case .empty:
-                Phrase("apps.errors.origin_required", english: "Enter an origin such as https://shop.example.com: the scheme, the host and, unless it is the default, the port.")
+                Phrase("apps.errors.origin_required")
             case .tooLong:
-                Phrase("apps.errors.origin_too_long", ["limit": .number(WebOrigin.maxLength)],
-                       english: "Use at most \(WebOrigin.maxLength) characters for an origin.")
+                Phrase("apps.errors.origin_too_long", ["limit": .number(WebOrigin.maxLength)])
             case .wildcard:
-                Phrase("apps.errors.origin_wildcard", english: "Name each origin in full: wildcards such as * are not allowed.")
+                Phrase("apps.errors.origin_wildcard")
             case .scheme:
-                Phrase("apps.errors.origin_scheme", english: "Start the origin with https://, as in https://shop.example.com.")
+                Phrase("apps.errors.origin_scheme")
             case .insecureHTTP:
-                Phrase("apps.errors.origin_insecure", english: "Use https://: http:// is allowed only for localhost, 127.0.0.1 and [::1].")
+                Phrase("apps.errors.origin_insecure")
             case .path:
-                Phrase("apps.errors.origin_path", english: "An origin has no path, query or fragment: remove what follows the host and port, as in https://shop.example.com.")
+                Phrase("apps.errors.origin_path")
             case .userInfo:
-                Phrase("apps.errors.origin_user_info", english: "An origin has no user name or password: remove the part up to @.")
+                Phrase("apps.errors.origin_user_info")
             case .notASCII:
-                Phrase("apps.errors.origin_not_ascii", english: "Write an international domain name in its xn-- form, as browsers send it (such as https://xn--mnchen-3ya.example).")
+                Phrase("apps.errors.origin_not_ascii")
             case .host:
-                Phrase("apps.errors.origin_host", english: "The host must be a domain name (letters, digits and hyphens between dots) or an IP address.")
+                Phrase("apps.errors.origin_host")
             case .port:
-                Phrase("apps.errors.origin_port", english: "The port must be a whole number from 1 to 65535.")
+                Phrase("apps.errors.origin_port")
             }
         }
     }

@@ -127,7 +127,7 @@ struct EventBatchReader {
     private mutating func skipValue(depth: Int) throws(Malformed) {
         let opening = peek()
         if opening == UInt8(ascii: "{") || opening == UInt8(ascii: "[") {
-            guard depth < JSONBody.maxDepth else { throw Malformed(message: JSONBody.tooDeep(at: position)) }
+            guard depth < JSONBody.maxDepth else { throw Malformed(message: JSONBody.tooDeep(at: position).english) }
         }
         switch opening {
         case UInt8(ascii: "\""):
@@ -229,10 +229,10 @@ struct EventBatchReader {
         guard let text = String(validating: buffer, as: UTF8.self) else {
             // Escapes come out shorter than they went in, so the offset is found in the body itself.
             let offset = JSONBody.firstInvalidUTF8(Array(bytes[start...])).map { start + $0 } ?? start
-            throw Malformed(message: JSONBody.invalidUTF8(at: offset))
+            throw Malformed(message: JSONBody.invalidUTF8(at: offset).english)
         }
         // Before anything compares or hashes it (a key against the fields, a type against the vocabulary).
-        if CombiningMarks.exceedRun(in: text) { throw Malformed(message: JSONBody.tooManyCombiningMarks(at: start)) }
+        if CombiningMarks.exceedRun(in: text) { throw Malformed(message: JSONBody.tooManyCombiningMarks(at: start).english) }
         return text
     }
 

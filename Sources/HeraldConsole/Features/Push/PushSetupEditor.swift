@@ -58,7 +58,7 @@ public struct PushSetupEditor: Sendable {
 
     private func requireApp(_ appID: Int64) throws {
         guard try database.apps.find(id: appID) != nil else {
-            throw FormErrors("app", Phrase("apps.errors.no_app", ["id": .text(String(appID))], english: "There is no app with id \(appID)."))
+            throw FormErrors("app", Phrase("apps.errors.no_app", ["id": .text(String(appID))]))
         }
     }
 
@@ -99,11 +99,11 @@ public struct PushSetupEditor: Sendable {
         var fields = Set<PushConfigurationError.Field>()
         for problem in problems where fields.insert(problem.field).inserted {
             let phrase = if let kind = problem.keyKind {
-                Phrase("apps.push.errors.\(problem.field.rawValue)_kind", ["kind": .text(kind)], english: problem.message)
+                Phrase("apps.push.errors.\(problem.field.rawValue)_kind", ["kind": .text(kind)])
             } else {
-                Phrase("apps.push.errors.\(problem.field.rawValue)", english: problem.message)
+                Phrase("apps.push.errors.\(problem.field.rawValue)")
             }
-            errors.add(problem.field.rawValue, phrase)
+            errors.add(problem.field.rawValue, problem.message, shownAs: phrase)
         }
         return errors
     }

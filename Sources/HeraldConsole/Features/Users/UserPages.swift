@@ -117,7 +117,7 @@ struct UserPages: Sendable {
             return try renderEdit(context, user: user, errors: FormErrors("confirm", Self.cannotDeactivateYourself), status: 422)
         }
         guard context.form["confirm"] == "yes" else {
-            let problem = Phrase("users.errors.confirm_deactivation", english: "Tick the box to confirm the deactivation.")
+            let problem = Phrase("users.errors.confirm_deactivation")
             return try renderEdit(context, user: user, errors: FormErrors("confirm", problem), status: 422)
         }
         return try save(context, message: context.localizer("users.flash.deactivated", ["name": Localizer.isolated(user.name)])) {
@@ -164,12 +164,10 @@ struct UserPages: Sendable {
 
     /// Deactivating yourself would end the very session making the change, with nobody left to undo it.
     static let cannotDeactivateYourself = Phrase(
-        "users.errors.deactivate_yourself",
-        english: "You cannot deactivate your own account: you would be signed out at once. Ask another admin to do it.")
+        "users.errors.deactivate_yourself")
     /// Your own password is changed where the current one is asked for, which keeps this session signed in.
     static let resetYourOwnPassword = Phrase(
-        "users.errors.reset_your_own_password",
-        english: "Change your own password on the Change password page (in the menu at the top), which asks for your current password.")
+        "users.errors.reset_your_own_password")
 
     private func user(_ context: RequestContext) throws -> User {
         guard let user = try services.database.users.find(id: try context.id("id")) else { throw HTTPError.notFound }
