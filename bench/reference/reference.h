@@ -1,5 +1,5 @@
 /*
- * What the ingestion references share: reading ROWS.tsv, the clocks, batch latency percentiles.
+ * What the references share: reading their rows (ROWS.tsv of events), the clocks, batch latency percentiles.
  *
  * ROWS.tsv, written by bench/events.py: one event a line, tab-separated, in Herald's stored forms: id, app_id,
  * campaign_id, type, occurred_at ("YYYY-MM-DD HH:MM:SS.mmm", UTC), day, platform, installation_id, detail,
@@ -15,28 +15,31 @@ enum { FIELDS = 12 };
 /* Field numbers in a row. */
 enum { ID, APP, CAMPAIGN, TYPE, OCCURRED, DAY, PLATFORM, INSTALLATION, DETAIL, LANGUAGE, TEST, RECEIVED };
 
-/* The rows of `path`, FIELDS strings each, row after row; a missing field reads as "". Exits on failure. */
-static char **read_event_rows(const char *path, size_t *count) {
+/* The rows of `path`, `fields` strings each, row after row; a missing field reads as "". Exits on failure. */
+static char **read_rows(const char *path, int fields, size_t *count) {
     FILE *input = fopen(path, "r");
     if (!input) {
         perror(path);
         exit(1);
     }
     size_t capacity = 1 << 16;
-    char **fields = malloc(capacity * FIELDS * sizeof *fields), *line = NULL;
+    char **table = malloc(capacity * fields * sizeof *table), *line = NULL;
     size_t length = 0;
     *count = 0;
     while (getline(&line, &length, input) > 0) {
-        if (*count == capacity) fields = realloc(fields, (capacity *= 2) * FIELDS * sizeof *fields);
-        char *copy = strdup(line), *cursor = copy, **row = fields + *count * FIELDS;
+        if (*count == capacity) table = realloc(table, (capacity *= 2) * fields * sizeof *table);
+        char *copy = strdup(line), *cursor = copy, **row = table + *count * fields;
         copy[strcspn(copy, "\n")] = 0;
-        for (int field = 0; field < FIELDS; field++) row[field] = cursor ? strsep(&cursor, "\t") : "";
+        for (int field = 0; field < fields; field++) row[field] = cursor ? strsep(&cursor, "\t") : "";
         (*count)++;
     }
     free(line);
     fclose(input);
-    return fields;
+    return table;
 }
+
+/* The events of ROWS.tsv, FIELDS strings each. */
+static char **read_event_rows(const char *path, size_t *count) { return read_rows(path, FIELDS, count); }
 
 static double now(clockid_t clock) {
     struct timespec time;

@@ -15,9 +15,8 @@
  * platform, installation_id, detail, language (empty for none), test (0/1), received_at (reference.h).
  * Prints one line: `events=N seconds=S cpu_seconds=C batch_p50_ms=P batch_p99_ms=Q`.
  */
-#include <sqlite3.h>
-
 #include "reference.h"
+#include "sqlite_reference.h"
 
 enum { BATCH = 1000 };
 
@@ -27,21 +26,6 @@ typedef struct {
 } Row;
 
 enum { CHUNK_BITS = 4096 };
-
-static void fail(sqlite3 *db, const char *what) {
-    fprintf(stderr, "%s: %s\n", what, sqlite3_errmsg(db));
-    exit(1);
-}
-
-static void execute(sqlite3 *db, const char *sql) {
-    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) fail(db, sql);
-}
-
-static sqlite3_stmt *prepare(sqlite3 *db, const char *sql) {
-    sqlite3_stmt *statement;
-    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &statement, NULL) != SQLITE_OK) fail(db, sql);
-    return statement;
-}
 
 /* Binds a field as Herald does: numbers as integers, text as text, and an empty installation or
  * language as NULL in an event (`nullable`). */

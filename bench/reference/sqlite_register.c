@@ -15,29 +15,12 @@
  * push_token, app_version, language, country, time_zone, received_at ("YYYY-MM-DD HH:MM:SS.mmm", UTC).
  * Prints one line: `registrations=N seconds=S cpu_seconds=C`.
  */
-#include <sqlite3.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include "reference.h"
+#include "sqlite_reference.h"
 
-enum { FIELDS = 9 };
-enum { INSTALLATION, PLATFORM, PROVIDER, TOKEN, VERSION, LANGUAGE, COUNTRY, ZONE, RECEIVED };
-
-static void fail(sqlite3 *db, const char *what) {
-    fprintf(stderr, "%s: %s\n", what, sqlite3_errmsg(db));
-    exit(1);
-}
-
-static void execute(sqlite3 *db, const char *sql) {
-    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) fail(db, sql);
-}
-
-static sqlite3_stmt *prepare(sqlite3 *db, const char *sql) {
-    sqlite3_stmt *statement;
-    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &statement, NULL) != SQLITE_OK) fail(db, sql);
-    return statement;
-}
+enum { REGISTRATION_FIELDS = 9 };
+/* Field numbers in a registration row (reference.h numbers an event's). */
+enum { R_INSTALLATION, R_PLATFORM, R_PROVIDER, R_TOKEN, R_VERSION, R_LANGUAGE, R_COUNTRY, R_ZONE, R_RECEIVED_AT };
 
 /* Steps `statement` to its end, reading (and dropping) any rows, then resets it. */
 static void run(sqlite3 *db, sqlite3_stmt *statement) {
@@ -49,41 +32,13 @@ static void run(sqlite3 *db, sqlite3_stmt *statement) {
     sqlite3_reset(statement);
 }
 
-static double now(clockid_t clock) {
-    struct timespec time;
-    clock_gettime(clock, &time);
-    return time.tv_sec + time.tv_nsec / 1e9;
-}
-
-static char **read_rows(const char *path, size_t *count) {
-    FILE *input = fopen(path, "r");
-    if (!input) {
-        perror(path);
-        exit(1);
-    }
-    size_t capacity = 1 << 14;
-    char **fields = malloc(capacity * FIELDS * sizeof *fields), *line = NULL;
-    size_t length = 0;
-    *count = 0;
-    while (getline(&line, &length, input) > 0) {
-        if (*count == capacity) fields = realloc(fields, (capacity *= 2) * FIELDS * sizeof *fields);
-        char *copy = strdup(line), *cursor = copy, **row = fields + *count * FIELDS;
-        copy[strcspn(copy, "\n")] = 0;
-        for (int field = 0; field < FIELDS; field++) row[field] = cursor ? strsep(&cursor, "\t") : "";
-        (*count)++;
-    }
-    free(line);
-    fclose(input);
-    return fields;
-}
-
 int main(int argc, char **argv) {
     if (argc != 5) {
         fprintf(stderr, "usage: %s DATABASE ROWS.tsv APP_ID GROUP\n", argv[0]);
         return 2;
     }
     size_t count;
-    char **rows = read_rows(argv[2], &count);
+    char **rows = read_rows(argv[2], REGISTRATION_FIELDS, &count);
     long long app = atoll(argv[3]);
     size_t group = (size_t)atoll(argv[4]);
     if (group < 1) group = 1;
@@ -115,23 +70,23 @@ int main(int argc, char **argv) {
     for (size_t first = 0; first < count; first += group) {
         execute(db, "BEGIN IMMEDIATE");
         for (size_t index = first; index < first + group && index < count; index++) {
-            char **row = rows + index * FIELDS;
+            char **row = rows + index * REGISTRATION_FIELDS;
             sqlite3_bind_int64(existing, 1, app);
-            sqlite3_bind_text(existing, 2, row[INSTALLATION], -1, SQLITE_STATIC);
+            sqlite3_bind_text(existing, 2, row[R_INSTALLATION], -1, SQLITE_STATIC);
             run(db, existing);
-            sqlite3_bind_text(take_over, 1, row[RECEIVED], -1, SQLITE_STATIC);
+            sqlite3_bind_text(take_over, 1, row[R_RECEIVED_AT], -1, SQLITE_STATIC);
             sqlite3_bind_int64(take_over, 2, app);
-            sqlite3_bind_text(take_over, 3, row[PROVIDER], -1, SQLITE_STATIC);
-            sqlite3_bind_text(take_over, 4, row[TOKEN], -1, SQLITE_STATIC);
-            sqlite3_bind_text(take_over, 5, row[INSTALLATION], -1, SQLITE_STATIC);
+            sqlite3_bind_text(take_over, 3, row[R_PROVIDER], -1, SQLITE_STATIC);
+            sqlite3_bind_text(take_over, 4, row[R_TOKEN], -1, SQLITE_STATIC);
+            sqlite3_bind_text(take_over, 5, row[R_INSTALLATION], -1, SQLITE_STATIC);
             run(db, take_over);
             sqlite3_bind_int64(upsert, 1, app);
-            for (int field = INSTALLATION; field <= ZONE; field++) sqlite3_bind_text(upsert, field + 2, row[field], -1, SQLITE_STATIC);
-            sqlite3_bind_text(upsert, 10, row[RECEIVED], -1, SQLITE_STATIC);
+            for (int field = R_INSTALLATION; field <= R_ZONE; field++) sqlite3_bind_text(upsert, field + 2, row[field], -1, SQLITE_STATIC);
+            sqlite3_bind_text(upsert, 10, row[R_RECEIVED_AT], -1, SQLITE_STATIC);
             sqlite3_bind_int(upsert, 11, 1);
             run(db, upsert);
             sqlite3_bind_int64(read_back, 1, app);
-            sqlite3_bind_text(read_back, 2, row[INSTALLATION], -1, SQLITE_STATIC);
+            sqlite3_bind_text(read_back, 2, row[R_INSTALLATION], -1, SQLITE_STATIC);
             run(db, read_back);
         }
         execute(db, "COMMIT");
