@@ -38,6 +38,8 @@ struct SystemPage: Sendable {
             localizer("system.megabytes", ["size": localizer.number(Double(bytes) / 1e6, fractionDigits: 1)])
         }
         let days = services.configuration.retentionDays
+        // Read once: a run finishing meanwhile would otherwise give the two lines different runs.
+        let lastRun = services.retention.latestRun
         let model = Model(
             version: HeraldBuild.version,
             commit: HeraldBuild.commit,
@@ -50,10 +52,10 @@ struct SystemPage: Sendable {
             oldestEvent: summary.oldestReceivedAt.map { localizer.dateTime($0) } ?? localizer("system.no_events"),
             retention: days == 0 ? localizer("system.retention_forever") : localizer.plural("system.retention_days", count: days),
             retentionInstallations: days == 0 ? nil : localizer("system.retention_installations"),
-            lastRetention: services.retention.latestRun.map {
+            lastRetention: lastRun.map {
                 localizer.plural("system.retention_run", count: $0.eventsDeleted, ["time": localizer.dateTime($0.finishedAt)])
             } ?? localizer("system.retention_not_run"),
-            lastInstallationRetention: services.retention.latestRun.map {
+            lastInstallationRetention: lastRun.map {
                 localizer.plural("system.retention_run_installations", count: $0.installationsDeleted)
             },
             lastBackup: backup.map {
