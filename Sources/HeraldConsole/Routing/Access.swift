@@ -1,15 +1,13 @@
 import HeraldDomain
 
-/// Who may reach a route. Every route declares one, in `Routes.swift`.
+/// Who may reach a route that takes no API key. Every route declares one, in `Routes.swift`.
 public enum Access: Sendable, Equatable {
-    /// No session, no checks: health probes and static files.
+    /// No session, no checks: health probes, static files and the API's CORS preflights.
     case anyone
     /// A browser page open to signed-out visitors (setup, login); forms carry CSRF tokens.
     case visitor
     /// A signed-in user with at least this role.
     case signedIn(Role)
-    /// An API request with a key; nil accepts any live key, otherwise the key needs this scope.
-    case apiKey(APIScope?)
 
     /// How the route table shows it.
     public var description: String {
@@ -17,7 +15,18 @@ public enum Access: Sendable, Equatable {
         case .anyone: "anyone"
         case .visitor: "visitor"
         case .signedIn(let role): role.rawValue
-        case .apiKey(let scope): scope.map { "key \($0.rawValue)" } ?? "any key"
         }
     }
+}
+
+/// The API key a route requires, declared in `Routes.swift` as `.apiKey(.feedRead)`: the router
+/// authenticates it and checks its scope before the handler runs, and hands the handler the key.
+public struct KeyRequirement: Sendable, Equatable {
+    /// The scope the key needs; nil accepts any live key.
+    public let scope: APIScope?
+
+    public static func apiKey(_ scope: APIScope?) -> KeyRequirement { KeyRequirement(scope: scope) }
+
+    /// How the route table shows it.
+    public var description: String { scope.map { "key \($0.rawValue)" } ?? "any key" }
 }

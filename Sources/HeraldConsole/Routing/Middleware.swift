@@ -36,14 +36,14 @@ extension HeraldApplication {
     private func answer(_ context: RequestContext, route: Route, path: String, api: Bool) -> Response {
         let request = context.request
         do {
-            switch route.access {
-            case .anyone:
-                return try route.handler(context)
-            case .apiKey(let scope):
-                return try authenticateKey(context, scope: scope, route: route)
-            case .visitor, .signedIn:
+            switch route.endpoint {
+            case .open(.anyone, let handler):
+                return try handler(context)
+            case .open(let access, let handler):
                 guard consoleHosts.admit(request) else { throw Self.misdirected(request) }
-                return try browserPage(context, route: route)
+                return try browserPage(context, access: access, handler: handler)
+            case .keyed(let requirement, let handler):
+                return try authenticateKey(context, requirement: requirement, route: route, handler: handler)
             }
         } catch {
             if let mapped = HTTPError(domain: error) {
@@ -66,7 +66,8 @@ extension HeraldApplication {
             "errors.misdirected", ["variable": .text(variable)]))
     }
 
-    private func authenticateKey(_ context: RequestContext, scope: APIScope?, route: Route) throws -> Response {
+    /// The one place an API key is read and checked: its 401s and 403s are answered here, before any handler.
+    private func authenticateKey(_ context: RequestContext, requirement: KeyRequirement, route: Route, handler: KeyHandler) throws -> Response {
         var context = context
         let secret: String
         if let header = context.request.headers["Authorization"] {
@@ -84,15 +85,15 @@ extension HeraldApplication {
         guard let key = try services.keys.authenticate(secret: secret, now: context.now) else {
             throw HTTPError(401, "This API key is unknown or has been revoked.")
         }
-        if let scope, !key.scopes.contains(scope) {
+        if let scope = requirement.scope, !key.scopes.contains(scope) {
             throw HTTPError(403, "This API key lacks the `\(scope.rawValue)` scope.")
         }
         if route.answersWebOrigins { try services.crossOrigin.check(context.request, appID: key.appID, now: context.now) }
         context.apiKey = key
-        return try route.handler(context)
+        return try handler(context, key)
     }
 
-    private func browserPage(_ context: RequestContext, route: Route) throws -> Response {
+    private func browserPage(_ context: RequestContext, access: Access, handler: Handler) throws -> Response {
         var context = context
         // Only pages have words: the feed, events and the rest of the API never read Accept-Language.
         context.localizer = services.localization.localizer(for: context.request, user: nil)
@@ -118,7 +119,7 @@ extension HeraldApplication {
             }
         }
 
-        if case .signedIn(let role) = route.access {
+        if case .signedIn(let role) = access {
             guard let user = context.user else {
                 let next = context.request.method == "GET" ? "?next=" + PercentEncoding.encode(context.request.target) : ""
                 return .redirect(to: "/login" + next)
@@ -166,7 +167,7 @@ extension HeraldApplication {
             context.session = session
         }
 
-        var response = try route.handler(context)
+        var response = try handler(context)
         if let visitorCookie { response.setCookie(visitorCookie) }
         response.headers.set("Cache-Control", "no-store")
         return response

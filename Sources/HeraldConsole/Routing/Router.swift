@@ -1,14 +1,24 @@
 import HeraldHTTP
+import HeraldStorage
 
-/// A handler gets the request's context and answers; it may throw `HTTPError`.
+/// A handler gets the request's context and answers; it may throw `HTTPError` or a domain error.
 public typealias Handler = @Sendable (RequestContext) throws -> Response
 
-/// One route: a method, a path pattern (`/apps/{id}`, or a trailing `*` for a prefix) and its access.
+/// An API route's handler: it gets the key the router authenticated and found to carry the route's scope,
+/// so it cannot answer without one.
+public typealias KeyHandler = @Sendable (RequestContext, APIKey) throws -> Response
+
+/// One route: a method, a path pattern (`/apps/{id}`, or a trailing `*` for a prefix) and who may reach it.
 public struct Route: Sendable {
+    /// What the router checks before the handler runs, with the handler that fits it.
+    enum Endpoint: Sendable {
+        case open(Access, Handler)
+        case keyed(KeyRequirement, KeyHandler)
+    }
+
     public let method: String
     public let pattern: String
-    public let access: Access
-    let handler: Handler
+    let endpoint: Endpoint
     /// Answers pages on the web origins the key's app allows (CORS), and refuses pages on others.
     public private(set) var answersWebOrigins = false
     /// Also takes the API key from the `key` query parameter, for `navigator.sendBeacon`, which cannot set
@@ -18,8 +28,18 @@ public struct Route: Sendable {
     public init(_ method: String, _ pattern: String, _ access: Access, _ handler: @escaping Handler) {
         self.method = method
         self.pattern = pattern
-        self.access = access
-        self.handler = handler
+        self.endpoint = .open(access, handler)
+    }
+
+    public init(_ method: String, _ pattern: String, _ key: KeyRequirement, _ handler: @escaping KeyHandler) {
+        self.method = method
+        self.pattern = pattern
+        self.endpoint = .keyed(key, handler)
+    }
+
+    /// The key the route requires, or nil for a route open to `Access`.
+    public var requiredKey: KeyRequirement? {
+        if case .keyed(let requirement, _) = endpoint { requirement } else { nil }
     }
 
     func answeringWebOrigins() -> Route {
@@ -36,7 +56,11 @@ public struct Route: Sendable {
 
     /// The access and the ways in, as the route table shows them.
     var accessDescription: String {
-        access.description + (answersWebOrigins ? ", web origins" : "") + (takesKeyFromQuery ? ", key in query" : "")
+        let access = switch endpoint {
+        case .open(let access, _): access.description
+        case .keyed(let requirement, _): requirement.description
+        }
+        return access + (answersWebOrigins ? ", web origins" : "") + (takesKeyFromQuery ? ", key in query" : "")
     }
 
     fileprivate var segments: [Substring] { Router.segments(pattern) }

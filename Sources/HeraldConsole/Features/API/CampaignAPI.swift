@@ -16,10 +16,10 @@ struct CampaignAPI: Sendable {
         let total: Int
     }
 
-    func list(_ context: RequestContext) throws -> Response {
+    func list(_ context: RequestContext, key: APIKey) throws -> Response {
         let query = context.request.query
         var filter = CampaignQuery()
-        filter.appID = try key(context).appID
+        filter.appID = key.appID
         if let status = query["status"] {
             guard let parsed = CampaignStatus(rawValue: status) else {
                 throw HTTPError(400, "Unknown status “\(status)”: use \(CampaignStatus.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -34,8 +34,7 @@ struct CampaignAPI: Sendable {
         return try json(Page(campaigns: campaigns, page: filter.page, pageSize: filter.pageSize, total: total))
     }
 
-    func create(_ context: RequestContext) throws -> Response {
-        let key = try key(context)
+    func create(_ context: RequestContext, key: APIKey) throws -> Response {
         var campaign = try decodeBody(context)
         if campaign.app != key.appID {
             throw HTTPError(422, "This key belongs to app \(key.appID); `app` must be \(key.appID).",
@@ -44,17 +43,17 @@ struct CampaignAPI: Sendable {
         campaign.id = nil
         try validate(campaign, publish: false, now: context.now)
         let id = try store.create(campaign, state: .draft, actor: context.actor, now: context.now)
-        var response = try answer(try stored(id, key: key), now: context.now, status: 201)
+        var response = try answer(try services.campaign(id, key: key), now: context.now, status: 201)
         response.headers.add("Location", "/api/v1/campaigns/\(id)")
         return response
     }
 
-    func show(_ context: RequestContext) throws -> Response {
-        try answer(try stored(context), now: context.now)
+    func show(_ context: RequestContext, key: APIKey) throws -> Response {
+        try answer(try services.campaign(addressedBy: context, key: key), now: context.now)
     }
 
-    func replace(_ context: RequestContext) throws -> Response {
-        let current = try stored(context)
+    func replace(_ context: RequestContext, key: APIKey) throws -> Response {
+        let current = try services.campaign(addressedBy: context, key: key)
         var campaign = try decodeBody(context)
         if campaign.app != current.campaign.app {
             throw HTTPError(422, "A campaign cannot move to another app.", fields: [FieldProblem("app", "Keep \(current.campaign.app).")])
@@ -80,11 +79,11 @@ struct CampaignAPI: Sendable {
         } catch CampaignStoreError.staleRevision(_, let now) {
             throw HTTPError(412, "The campaign changed while you saved; it is at revision \(now). GET it again and reapply your change.")
         }
-        return try answer(try stored(current.id, key: try key(context)), now: context.now)
+        return try answer(try services.campaign(current.id, key: key), now: context.now)
     }
 
-    func delete(_ context: RequestContext) throws -> Response {
-        let current = try stored(context)
+    func delete(_ context: RequestContext, key: APIKey) throws -> Response {
+        let current = try services.campaign(addressedBy: context, key: key)
         guard try store.deleteDraft(id: current.id, actor: context.actor, now: context.now) else {
             throw HTTPError(409, "Only drafts can be deleted; this campaign is \(current.status(at: context.now).rawValue). Archive it instead.")
         }
@@ -92,11 +91,11 @@ struct CampaignAPI: Sendable {
     }
 
     /// `POST /api/v1/campaigns/{id}/{action}` for publish, pause, resume, stop and archive.
-    func lifecycle(_ action: CampaignLifecycle.Action) -> Handler {
-        { context in
-            let current = try stored(context)
+    func lifecycle(_ action: CampaignLifecycle.Action) -> KeyHandler {
+        { context, key in
+            let current = try services.campaign(addressedBy: context, key: key)
             try CampaignLifecycle(store: store, changed: services.push.campaignChanged).perform(action, on: current, actor: context.actor, now: context.now)
-            let published = try stored(current.id, key: try key(context))
+            let published = try services.campaign(current.id, key: key)
             guard action == .publish else { return try answer(published, now: context.now) }
             // A script cannot be asked first: it is told what the app lacks to reach its devices.
             let warnings = try services.push.publishWarnings(published.campaign).map { PublishWarning(code: $0.code, message: $0.message) }
@@ -107,23 +106,6 @@ struct CampaignAPI: Sendable {
     }
 
     // MARK: Helpers
-
-    private func key(_ context: RequestContext) throws -> APIKey {
-        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
-        return key
-    }
-
-    private func stored(_ context: RequestContext) throws -> StoredCampaign {
-        try stored(try context.id("id"), key: try key(context))
-    }
-
-    /// Another app's campaign is as absent as a missing one.
-    private func stored(_ id: Int64, key: APIKey) throws -> StoredCampaign {
-        guard let stored = try store.find(id: id), stored.campaign.app == key.appID else {
-            throw HTTPError(404, "There is no campaign \(id) in this key's app.")
-        }
-        return stored
-    }
 
     private func validate(_ campaign: Campaign, publish: Bool, now: Date) throws {
         let problems = publish ? CampaignLifecycle.publishProblems(campaign, now: now) : campaign.problems(for: .draft)
@@ -222,5 +204,20 @@ struct CampaignAPI: Sendable {
         let trimmed = tag.trimmingCharacters(in: .whitespaces)
         guard trimmed.hasPrefix("\"r"), trimmed.hasSuffix("\""), trimmed.count > 3 else { return nil }
         return Int(trimmed.dropFirst(2).dropLast())
+    }
+}
+
+extension Services {
+    /// The campaign the address's `{id}` names, in the key's app.
+    func campaign(addressedBy context: RequestContext, key: APIKey) throws -> StoredCampaign {
+        try campaign(try context.id("id"), key: key)
+    }
+
+    /// Campaign `id` in the key's app; another app's is as absent as a missing one.
+    func campaign(_ id: Int64, key: APIKey) throws -> StoredCampaign {
+        guard let stored = try database.campaigns.find(id: id), stored.campaign.app == key.appID else {
+            throw HTTPError(404, "There is no campaign \(id) in this key's app.")
+        }
+        return stored
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldHTTP
+import HeraldStorage
 
 /// `GET /api/v1/key`: which app and scopes a key carries, so developers can check a key before using it.
 struct KeyInfo: Sendable {
@@ -23,8 +24,9 @@ struct KeyInfo: Sendable {
         let app: App
     }
 
-    func show(_ context: RequestContext) throws -> Response {
-        guard let key = context.apiKey, let app = try services.database.apps.find(id: key.appID) else {
+    func show(_ context: RequestContext, key: APIKey) throws -> Response {
+        // The key's app removed since the key was cached: the key went with it.
+        guard let app = try services.database.apps.find(id: key.appID) else {
             throw HTTPError(401, "This API key is unknown or has been revoked.")
         }
         let body = Body(

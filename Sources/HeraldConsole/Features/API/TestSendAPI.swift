@@ -61,8 +61,8 @@ struct TestSendAPI: Sendable {
         }
     }
 
-    func create(_ context: RequestContext) throws -> Response {
-        let stored = try campaign(context)
+    func create(_ context: RequestContext, key: APIKey) throws -> Response {
+        let stored = try services.campaign(addressedBy: context, key: key)
         guard context.request.mediaType == "application/json" else {
             throw HTTPError(415, "Send the test as JSON with `Content-Type: application/json`: {\"installationIds\": [\"…\"]}.")
         }
@@ -98,8 +98,8 @@ struct TestSendAPI: Sendable {
         return response
     }
 
-    func show(_ context: RequestContext) throws -> Response {
-        let stored = try campaign(context)
+    func show(_ context: RequestContext, key: APIKey) throws -> Response {
+        let stored = try services.campaign(addressedBy: context, key: key)
         let id = try context.id("testSendId")
         guard let send = try services.database.testSends.find(id: id), send.campaignID == stored.id else {
             throw HTTPError(404, "Campaign \(stored.id) has no test \(id).")
@@ -107,16 +107,6 @@ struct TestSendAPI: Sendable {
         var response = try json(Document(send, now: context.now))
         response.headers.set("Cache-Control", "no-store")
         return response
-    }
-
-    /// The key's app's campaign; another app's is as absent as a missing one.
-    private func campaign(_ context: RequestContext) throws -> StoredCampaign {
-        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
-        let id = try context.id("id")
-        guard let stored = try services.database.campaigns.find(id: id), stored.campaign.app == key.appID else {
-            throw HTTPError(404, "There is no campaign \(id) in this key's app.")
-        }
-        return stored
     }
 
     private func json(_ value: some Encodable, status: Int = 200) throws -> Response {

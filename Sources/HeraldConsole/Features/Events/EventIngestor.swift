@@ -35,8 +35,7 @@ struct EventIngestor: Sendable {
         }
     }
 
-    func ingest(_ context: RequestContext) throws -> Response {
-        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+    func ingest(_ context: RequestContext, key: APIKey) throws -> Response {
         // `navigator.sendBeacon` sends a string as text/plain (a JSON type would need a preflight it cannot make).
         guard context.request.mediaType == "application/json" || context.request.mediaType == "text/plain" else {
             throw HTTPError(415, "Send events as JSON with `Content-Type: application/json` (or `text/plain`, as `navigator.sendBeacon` sends a string).")
@@ -236,8 +235,7 @@ struct InstallationEraser: Sendable {
         let erasedRegistration: Bool
     }
 
-    func erase(_ context: RequestContext) throws -> Response {
-        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+    func erase(_ context: RequestContext, key: APIKey) throws -> Response {
         let installation = try InstallationRegistrar.addressedID(context)
         let erased = try services.database.events.eraseInstallation(installation, appID: key.appID, actor: context.actor, now: context.now)
         let answer = Answer(installationId: installation, erasedEvents: erased.events, erasedRegistration: erased.registration)

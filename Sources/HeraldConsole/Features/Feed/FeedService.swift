@@ -256,8 +256,7 @@ struct FeedHandler: Sendable {
     static let sharedCacheControl = "public, max-age=0, s-maxage=\(FeedService.sharedCacheSeconds)"
     static let personalCacheControl = "private, no-cache"
 
-    func feed(_ context: RequestContext) throws -> Response {
-        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+    func feed(_ context: RequestContext, key: APIKey) throws -> Response {
         let installation = context.request.headers["X-Installation-Id"]
         let snapshot = try feeds.snapshot(appID: key.appID, installationID: installation, now: context.now)
         let (representation, gzipped) = snapshot.representation(acceptEncoding: context.request.headers["Accept-Encoding"])

@@ -11,8 +11,7 @@ import HeraldStorage
 struct InstallationRegistrar: Sendable {
     let services: Services
 
-    func register(_ context: RequestContext) throws -> Response {
-        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
+    func register(_ context: RequestContext, key: APIKey) throws -> Response {
         let address = context.request.clientAddress(trustedProxies: services.configuration.trustedProxies)
         if let refusal = services.registrationLimits.admit(keyID: key.id, address: address?.throttleSubject ?? "unknown", now: context.now) {
             throw HTTPError(

@@ -287,22 +287,18 @@ struct CampaignStats: Sendable, Equatable {
 struct StatsAPI: Sendable {
     let services: Services
 
-    func stats(_ context: RequestContext) throws -> Response {
-        guard let key = context.apiKey else { throw HTTPError(401, "Send an API key as `Authorization: Bearer <key>`.") }
-        let id = try context.id("id")
-        guard let stored = try services.database.campaigns.find(id: id), stored.campaign.app == key.appID else {
-            throw HTTPError(404, "There is no campaign \(id) in this key's app.")
-        }
+    func stats(_ context: RequestContext, key: APIKey) throws -> Response {
+        let stored = try services.campaign(addressedBy: context, key: key)
         let range: DayRange
         do {
             range = try DayRange.parse(from: context.request.query["from"], to: context.request.query["to"], now: context.now)
         } catch {
             throw HTTPError(400, error.message)
         }
-        let counts = try services.database.events.counts(campaignID: id, from: range.from, to: range.to)
+        let counts = try services.database.events.counts(campaignID: stored.id, from: range.from, to: range.to)
         var stats = CampaignStats(counts: counts, range: range)
         if stored.campaign.channel == .push {
-            stats.push = try PushFigures(campaignID: id, outbox: services.database.pushOutbox, counts: counts, range: range)
+            stats.push = try PushFigures(campaignID: stored.id, outbox: services.database.pushOutbox, counts: counts, range: range)
         }
         return .json(stats.json)
     }
