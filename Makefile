@@ -118,7 +118,7 @@ python-test:
 # libFuzzer targets (Fuzz/): one binary, HERALD_FUZZ_TARGET chooses the parser; each target's corpus is
 # Tests/fuzz/corpus/<target>/. The fuzz package builds apart, into .build-fuzz, so the main build never
 # sees -sanitize=fuzzer.
-FUZZ_TARGETS := event-batch form-urlencoded multipart cookies percent-decoding request-target json-body campaign-json utc-time retry-after web-origin installation-body accept-encoding postgres-array apns-key
+FUZZ_TARGETS := event-batch form-urlencoded multipart cookies percent-decoding request-target json-body campaign-json utc-time retry-after web-origin installation-body accept-encoding postgres-array apns-key entity-tag
 FUZZ_BIN := .build-fuzz/debug/herald-fuzz
 FUZZ_CORPUS := Tests/fuzz/corpus
 # Per target: `make fuzz` runs FUZZ_SECONDS; `make test` replays the corpus, then runs FUZZ_CHECK_SECONDS.

@@ -16,6 +16,7 @@ enum FuzzTarget: String, CaseIterable {
     case acceptEncoding = "accept-encoding"
     case postgresArray = "postgres-array"
     case apnsKey = "apns-key"
+    case entityTag = "entity-tag"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -34,6 +35,7 @@ enum FuzzTarget: String, CaseIterable {
         case .acceptEncoding: AcceptEncodingTarget.run(bytes)
         case .postgresArray: PostgresArrayTarget.run(bytes)
         case .apnsKey: APNsKeyTarget.run(bytes)
+        case .entityTag: EntityTagTarget.run(bytes)
         }
     }
 }

@@ -108,3 +108,26 @@ enum AcceptEncodingTarget {
         require(AcceptEncoding.accepts("gzip", in: "gzip;q=0.001," + header), "a leading gzip;q=0.001 was overruled by \(header.debugDescription)")
     }
 }
+
+/// `EntityTagCondition` (`If-Match`, `If-None-Match`): any value reads without a trap; what is read holds
+/// only tag characters, writes back to a value that reads the same, and each tag read matches itself
+/// weakly, and strongly unless it is weak.
+enum EntityTagTarget {
+    static func run(_ bytes: [UInt8]) {
+        let value = String(decoding: bytes, as: UTF8.self)
+        guard let condition = EntityTagCondition(value) else { return }
+        guard case .tags(let tags) = condition else {
+            require(value.utf8.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") } == [UInt8(ascii: "*")], "\(value.debugDescription) read as *")
+            return
+        }
+        require(!tags.isEmpty, "\(value.debugDescription) read as an empty list")
+        let written = tags.map(\.description).joined(separator: ", ")
+        require(EntityTagCondition(written) == condition, "\(value.debugDescription) wrote back as \(written.debugDescription)")
+        for tag in tags {
+            require(tag.opaqueTag.utf8.allSatisfy { $0 == 0x21 || ($0 >= 0x23 && $0 != 0x7F) }, "\(tag) holds a character no tag may")
+            require(condition.matchesWeakly(tag) && tag.isMatched(byIfNoneMatch: value), "\(tag) does not match its own list \(value.debugDescription)")
+            require(tag.isWeak || condition.matchesStrongly(tag), "\(tag) does not match its own list strongly")
+            require(!condition.matchesStrongly(EntityTag(tag.opaqueTag, weak: true)), "a weak tag matched \(value.debugDescription) strongly")
+        }
+    }
+}

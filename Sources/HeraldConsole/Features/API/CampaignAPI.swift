@@ -59,12 +59,12 @@ struct CampaignAPI: Sendable {
             throw HTTPError(422, "A campaign cannot move to another app.", fields: [FieldProblem("app", "Keep \(current.campaign.app).")])
         }
         if let ifMatch = context.request.headers["If-Match"] {
-            guard let tags = Self.entityTags(ifMatch) else {
+            guard let condition = EntityTagCondition(ifMatch) else {
                 throw HTTPError(400, "If-Match must be `*` or ETags this API gave, such as \"r3\".")
             }
             // RFC 9110 §13.1.1: `*` matches any current campaign; ETags are compared strongly (W/ never matches).
-            guard tags.contains("*") || tags.contains(Self.etag(revision: current.revision)) else {
-                if tags.count == 1, let revision = Self.revision(fromETag: tags[0]) {
+            guard condition.matchesStrongly(Self.etag(revision: current.revision)) else {
+                if case .tags(let tags) = condition, tags.count == 1, let revision = Self.revision(fromETag: tags[0]) {
                     throw HTTPError(412, "The campaign changed since revision \(revision); it is at revision \(current.revision). GET it again and reapply your change.")
                 }
                 throw HTTPError(412, "No ETag in If-Match is the campaign's current one, \(Self.etag(revision: current.revision)). GET it again and reapply your change.")
@@ -100,7 +100,7 @@ struct CampaignAPI: Sendable {
             // A script cannot be asked first: it is told what the app lacks to reach its devices.
             let warnings = try services.push.publishWarnings(published.campaign).map { PublishWarning(code: $0.code, message: $0.message) }
             var response = try json(PublishAnswer(campaign: document(published, now: context.now), warnings: warnings))
-            response.headers.add("ETag", Self.etag(revision: published.revision))
+            response.headers.add("ETag", Self.etag(revision: published.revision).description)
             return response
         }
     }
@@ -148,7 +148,7 @@ struct CampaignAPI: Sendable {
 
     private func answer(_ stored: StoredCampaign, now: Date, status: Int = 200) throws -> Response {
         var response = try json(document(stored, now: now), status: status)
-        response.headers.add("ETag", Self.etag(revision: stored.revision))
+        response.headers.add("ETag", Self.etag(revision: stored.revision).description)
         return response
     }
 
@@ -162,48 +162,12 @@ struct CampaignAPI: Sendable {
         return value
     }
 
-    static func etag(revision: Int) -> String { "\"r\(revision)\"" }
+    static func etag(revision: Int) -> EntityTag { EntityTag("r\(revision)") }
 
-    /// The entity tags of an If-Match list (`*`, `"r3"`, `W/"r3"`, separated by commas; empty elements are
-    /// ignored, as RFC 9110 asks), as sent; nil when the header is not such a list. A tag may hold commas, so
-    /// the list is read tag by tag, not split.
-    static func entityTags(_ header: String) -> [String]? {
-        let bytes = Array(header.utf8)
-        let quote = UInt8(ascii: "\"")
-        var position = 0
-        func skipSpaces() {
-            while position < bytes.count, bytes[position] == UInt8(ascii: " ") || bytes[position] == UInt8(ascii: "\t") { position += 1 }
-        }
-        var tags: [String] = []
-        while true {
-            skipSpaces()
-            if position < bytes.count, bytes[position] == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
-            guard position < bytes.count else { return tags.isEmpty ? nil : tags }
-            let start = position
-            if bytes[position] == UInt8(ascii: "*") {
-                position += 1
-            } else {
-                if bytes[position...].starts(with: "W/".utf8) { position += 2 }
-                guard position < bytes.count, bytes[position] == quote else { return nil }
-                position += 1
-                // etagc: visible ASCII but the quote, and obs-text.
-                while position < bytes.count, bytes[position] == 0x21 || (bytes[position] > quote && bytes[position] != 0x7F) { position += 1 }
-                guard position < bytes.count, bytes[position] == quote else { return nil }
-                position += 1
-            }
-            tags.append(String(decoding: bytes[start..<position], as: UTF8.self))
-            skipSpaces()
-            guard position == bytes.count || bytes[position] == UInt8(ascii: ",") else { return nil }
-        }
-    }
-
-    static func revision(fromETag tag: String) -> Int? {
-        let trimmed = tag.trimmingCharacters(in: .whitespaces)
-        guard trimmed.hasPrefix("\"r"), trimmed.hasSuffix("\""), trimmed.count > 3 else { return nil }
-        return Int(trimmed.dropFirst(2).dropLast())
+    /// The revision a strong tag this API gave names (`"r3"`), for a 412 that says how far behind it is.
+    static func revision(fromETag tag: EntityTag) -> Int? {
+        guard !tag.isWeak, tag.opaqueTag.hasPrefix("r") else { return nil }
+        return Int(tag.opaqueTag.dropFirst())
     }
 }
 

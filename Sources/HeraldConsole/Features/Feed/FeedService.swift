@@ -19,7 +19,7 @@ final class FeedService: Sendable {
     /// sequence, so the gzipped bytes have a tag of their own).
     struct Representation: Sendable {
         let body: SharedBody
-        let etag: String
+        let etag: EntityTag
     }
 
     struct Snapshot: Sendable {
@@ -240,12 +240,12 @@ final class FeedService: Sendable {
         if let previous, previous.contentHash == hash { return previous }
         let feed = Feed(app: app, generatedAt: now, pollAfterSeconds: poll, campaigns: campaigns)
         let body = Array(try encoder.encode(feed))
-        let tag = hash.prefix(32)
+        let tag = String(hash.prefix(32))
         let gzip = Gzip.compress(body).flatMap { gzipped in
-            gzipped.count < body.count ? Representation(body: SharedBody(gzipped), etag: "\"\(tag)+gzip\"") : nil
+            gzipped.count < body.count ? Representation(body: SharedBody(gzipped), etag: EntityTag(tag + "+gzip")) : nil
         }
         return Snapshot(
-            identity: Representation(body: SharedBody(body), etag: "\"\(tag)\""), gzip: gzip, contentHash: hash, personal: personal)
+            identity: Representation(body: SharedBody(body), etag: EntityTag(tag)), gzip: gzip, contentHash: hash, personal: personal)
     }
 }
 
@@ -261,13 +261,13 @@ struct FeedHandler: Sendable {
         let snapshot = try feeds.snapshot(appID: key.appID, installationID: installation, now: context.now)
         let (representation, gzipped) = snapshot.representation(acceptEncoding: context.request.headers["Accept-Encoding"])
         var headers = HTTPHeaders([
-            ("ETag", representation.etag),
+            ("ETag", representation.etag.description),
             // Devices revalidate every poll (max-age=0); a shared cache may answer for sharedCacheSeconds.
             // A test device's feed is its own, so no shared cache keeps it.
             ("Cache-Control", snapshot.personal ? Self.personalCacheControl : Self.sharedCacheControl),
             ("Vary", "Authorization, X-Installation-Id, Accept-Encoding"),
         ])
-        if let tags = context.request.headers["If-None-Match"], Self.matches(tags, representation.etag) {
+        if representation.etag.isMatched(byIfNoneMatch: context.request.headers["If-None-Match"]) {
             RequestMetrics.recordFeed(status: 304)
             return .notModified(headers: headers)
         }
@@ -275,15 +275,5 @@ struct FeedHandler: Sendable {
         if gzipped { headers.add("Content-Encoding", "gzip") }
         RequestMetrics.recordFeed(status: 200)
         return Response(status: 200, headers: headers, body: representation.body)
-    }
-
-    /// `If-None-Match` may list several tags, or `*`.
-    static func matches(_ header: String, _ etag: String) -> Bool {
-        // Clients send back the one tag they got: compare whole before splitting a list.
-        if header == etag { return true }
-        return header.split(separator: ",").contains { tag in
-            let trimmed = tag.trimmingSpaces
-            return trimmed == "*" || trimmed == etag || trimmed == "W/" + etag
-        }
     }
 }

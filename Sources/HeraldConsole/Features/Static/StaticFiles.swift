@@ -9,7 +9,7 @@ struct StaticFiles: Sendable {
     struct File: Sendable {
         let body: [UInt8]
         let contentType: String
-        let etag: String
+        let etag: EntityTag
         let lastModified: String
     }
 
@@ -26,7 +26,7 @@ struct StaticFiles: Sendable {
             let body = Array(try Data(contentsOf: url))
             let digest = Secret.hex(SHA256.hash(data: body).prefix(12))
             files[relative] = File(
-                body: body, contentType: Self.contentType(for: url.pathExtension), etag: "\"\(digest)\"",
+                body: body, contentType: Self.contentType(for: url.pathExtension), etag: EntityTag(digest),
                 lastModified: HTTPDate.format(values.contentModificationDate ?? Date()))
         }
         self.files = files
@@ -35,10 +35,11 @@ struct StaticFiles: Sendable {
     func serve(_ context: RequestContext) throws -> Response {
         guard let name = context.parameters["*"], let file = files[name] else { throw HTTPError.notFound }
         var headers = HTTPHeaders([
-            ("ETag", file.etag), ("Last-Modified", file.lastModified), ("Cache-Control", "public, max-age=300"),
+            ("ETag", file.etag.description), ("Last-Modified", file.lastModified), ("Cache-Control", "public, max-age=300"),
         ])
         let request = context.request
-        if request.headers["If-None-Match"] == file.etag
+        // RFC 9110 §13.2.2: If-Modified-Since counts only without If-None-Match.
+        if file.etag.isMatched(byIfNoneMatch: request.headers["If-None-Match"])
             || (request.headers["If-None-Match"] == nil && request.headers["If-Modified-Since"] == file.lastModified) {
             return .notModified(headers: headers)
         }

@@ -12,12 +12,12 @@ import Logging
 struct WebClient: Sendable {
     struct Script: Sendable {
         let body: SharedBody
-        let etag: String
+        let etag: EntityTag
 
         init(_ text: String) {
             let bytes = Array(text.utf8)
             body = SharedBody(bytes)
-            etag = "\"" + Secret.hex(SHA256.hash(data: bytes)).prefix(32) + "\""
+            etag = EntityTag(String(Secret.hex(SHA256.hash(data: bytes)).prefix(32)))
         }
     }
 
@@ -54,13 +54,13 @@ struct WebClient: Sendable {
             return .text("This Herald was started without the web client's source (\(Self.sourceName)), so it cannot serve the script.\n", status: 404)
         }
         let headers = HTTPHeaders([
-            ("ETag", script.etag),
+            ("ETag", script.etag.description),
             ("Cache-Control", "public, max-age=3600"),
             // Any site may load it, as a classic script or as a module (module imports from other origins are CORS requests).
             ("Access-Control-Allow-Origin", "*"),
             ("Cross-Origin-Resource-Policy", "cross-origin"),
         ])
-        if let tags = context.request.headers["If-None-Match"], FeedHandler.matches(tags, script.etag) {
+        if script.etag.isMatched(byIfNoneMatch: context.request.headers["If-None-Match"]) {
             return .notModified(headers: headers)
         }
         var response = Response(status: 200, headers: headers, body: script.body)
