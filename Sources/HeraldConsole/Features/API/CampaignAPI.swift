@@ -17,18 +17,17 @@ struct CampaignAPI: Sendable {
     }
 
     func list(_ context: RequestContext, key: APIKey) throws -> Response {
-        let query = context.request.query
-        var filter = CampaignQuery()
-        filter.appID = key.appID
-        if let status = query["status"] {
-            guard let parsed = CampaignStatus(rawValue: status) else {
-                throw HTTPError(400, "Unknown status “\(status)”: use \(CampaignStatus.allCases.map(\.rawValue).joined(separator: ", ")).")
-            }
-            filter.status = parsed
+        var (filter, problems) = CampaignQuery.read(context.request.query, pageSize: 50, maxPageSize: 200)
+        switch problems.first {
+        case .unknownStatus(let status):
+            throw HTTPError(400, "Unknown status “\(status)”: use \(CampaignStatus.allCases.map(\.rawValue).joined(separator: ", ")).")
+        case .notPositive(let name):
+            throw HTTPError(400, "`\(name)` must be a whole number from 1.")
+        case nil:
+            break
         }
-        filter.search = query["q"] ?? ""
-        filter.page = try positive(query["page"], name: "page") ?? 1
-        filter.pageSize = min(try positive(query["pageSize"], name: "pageSize") ?? 50, 200)
+        // A key lists its own app's campaigns, whatever `app` says.
+        filter.appID = key.appID
         let (summaries, total) = try store.list(filter, now: context.now)
         let campaigns = try summaries.compactMap { try store.find(id: $0.id) }.map { document($0, now: context.now) }
         return try json(Page(campaigns: campaigns, page: filter.page, pageSize: filter.pageSize, total: total))
@@ -154,12 +153,6 @@ struct CampaignAPI: Sendable {
 
     private func json(_ value: some Encodable, status: Int = 200) throws -> Response {
         .json(Array(try CampaignJSON.encoder().encode(value)), status: status)
-    }
-
-    private func positive(_ text: String?, name: String) throws -> Int? {
-        guard let text else { return nil }
-        guard let value = Int(text), value > 0 else { throw HTTPError(400, "`\(name)` must be a whole number from 1.") }
-        return value
     }
 
     static func etag(revision: Int) -> EntityTag { EntityTag("r\(revision)") }

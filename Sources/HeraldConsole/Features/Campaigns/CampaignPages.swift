@@ -45,13 +45,7 @@ struct CampaignPages: Sendable {
 
     func index(_ context: RequestContext) throws -> Response {
         let query = context.request.query
-        var filter = CampaignQuery()
-        filter.appID = query["app"].flatMap(Int64.init)
-        filter.status = query["status"].flatMap(CampaignStatus.init(rawValue:))
-        filter.search = query["q"] ?? ""
-        filter.sort = query["sort"].flatMap(CampaignQuery.Sort.init(rawValue:)) ?? .updated
-        filter.page = max(1, query["page"].flatMap(Int.init) ?? 1)
-        filter.pageSize = Self.pageSize
+        let filter = CampaignQuery.read(query, pageSize: Self.pageSize).query
         let (campaigns, total) = try store.list(filter, now: context.now)
         let apps = try services.database.apps.all()
         let role = context.user?.role ?? .viewer

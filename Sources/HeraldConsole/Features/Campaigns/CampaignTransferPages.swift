@@ -20,11 +20,8 @@ struct CampaignTransferPages: Sendable {
 
     /// The list's filters apply: what you see is what you export. Streamed, whatever the number of campaigns.
     func exportList(_ context: RequestContext) throws -> Response {
-        let query = context.request.query
-        var filter = CampaignQuery()
-        filter.appID = query["app"].flatMap(Int64.init)
-        filter.status = query["status"].flatMap(CampaignStatus.init(rawValue:))
-        filter.search = query["q"] ?? ""
+        // The export streams every campaign the filters let through, whatever the page.
+        let filter = CampaignQuery.read(context.request.query).query
         var response = Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json")]),
                                 stream: transfer.exportStream(filter, now: context.now))
         response.headers.add("Content-Disposition", Self.attachment("campaigns-\(DisplayTime.date(context.now)).json"))
