@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "HeraldDomain", targets: ["HeraldDomain"]),
         .library(name: "HeraldConsole", targets: ["HeraldConsole"]),
         .library(name: "HeraldStorage", targets: ["HeraldStorage"]),
+        .library(name: "HeraldSQLite", targets: ["HeraldSQLite"]),
+        .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
         .library(name: "HeraldPush", targets: ["HeraldPush"]),
     ],
     dependencies: [
@@ -66,17 +68,37 @@ let package = Package(
         .target(name: "HeraldDomain", plugins: ["EnglishCatalog"]),
         /// The delivery client: fetches the feed, decides what to show and when, reports events.
         .target(name: "HeraldDelivery", dependencies: ["HeraldDomain"]),
-        /// SQLite through GRDB: the database value, migrations and the stores.
+        /// What the console asks of a database: the store protocols, their row models and the decisions both
+        /// engines share. No engine's library: the console depends on this, and `herald` picks the engine.
         .target(
             name: "HeraldStorage",
             dependencies: [
                 "HeraldDomain",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        /// The stores on SQLite, through GRDB: one embedded file, the default.
+        .target(
+            name: "HeraldSQLite",
+            dependencies: [
+                "HeraldDomain", "HeraldStorage",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API: the event insert loop binds values without boxing them, and
                 // a read-only database is told apart from a failing one.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        /// The stores on PostgreSQL, through postgres-nio, for teams that outgrow one machine; with the copy
+        /// of an SQLite database into it, which reads the SQLite file.
+        .target(
+            name: "HeraldPostgres",
+            dependencies: [
+                "HeraldDomain", "HeraldStorage", "HeraldSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -147,7 +169,8 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldDomain", "HeraldDelivery",
+                "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldSQLite", "HeraldPostgres", "HeraldDomain",
+                "HeraldDelivery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -157,8 +180,8 @@ let package = Package(
         .testTarget(
             name: "HeraldTests",
             dependencies: [
-                "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldHTTP", "HeraldDomain", "HeraldDelivery",
-                "HeraldPush", "PushMock", "CZlib",
+                "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldSQLite", "HeraldPostgres", "HeraldHTTP", "HeraldDomain",
+                "HeraldDelivery", "HeraldPush", "PushMock", "CZlib",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

@@ -23,7 +23,7 @@ let package = Package(
                 .product(name: "HeraldHTTP", package: "Herald"),
                 .product(name: "HeraldDomain", package: "Herald"),
                 .product(name: "HeraldConsole", package: "Herald"),
-                .product(name: "HeraldStorage", package: "Herald"),
+                .product(name: "HeraldPostgres", package: "Herald"),
                 .product(name: "HeraldPush", package: "Herald"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]

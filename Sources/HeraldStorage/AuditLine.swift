@@ -149,14 +149,14 @@ public struct AuditLine: Sendable, Equatable {
             arguments: ["app": .number(Int(clamping: appID)), "origin": .text(origin)])
     }
 
-    static func apns(appID: Int64, _ credentials: APNsCredentials?) -> AuditLine {
+    package static func apns(appID: Int64, _ credentials: APNsCredentials?) -> AuditLine {
         guard let credentials else { return line("app.push.apns.remove", appNumber(appID)) }
         return line(
             "app.push.apns.set", appNumber(appID), details: "key \(credentials.keyID), team \(credentials.teamID), topic \(credentials.topic)",
             ["key": .text(credentials.keyID), "team": .text(credentials.teamID), "topic": .text(credentials.topic)])
     }
 
-    static func fcm(appID: Int64, _ credentials: FCMCredentials?) -> AuditLine {
+    package static func fcm(appID: Int64, _ credentials: FCMCredentials?) -> AuditLine {
         guard let credentials else { return line("app.push.fcm.remove", appNumber(appID)) }
         return line(
             "app.push.fcm.set", appNumber(appID), details: "project \(credentials.projectID), \(credentials.clientEmail)",
@@ -228,12 +228,12 @@ public struct AuditLine: Sendable, Equatable {
         line(action, campaign(id, name: name), detailsKind: "campaign_revision", details: "revision \(revision)", ["revision": .number(revision)])
     }
 
-    static func campaignDeleted(id: Int64, name: String) -> AuditLine {
+    package static func campaignDeleted(id: Int64, name: String) -> AuditLine {
         line("campaign.delete", campaign(id, name: name))
     }
 
     /// Revision `revision` sent as a test to the test devices named `devices`.
-    static func campaignTestSent(id: Int64, name: String, revision: Int, devices: [String]) -> AuditLine {
+    package static func campaignTestSent(id: Int64, name: String, revision: Int, devices: [String]) -> AuditLine {
         let list = devices.joined(separator: ", ")
         return line(
             "campaign.test_send", campaign(id, name: name), details: "revision \(revision) to \(devices.count) test devices: \(list)",

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Who (a user, an API key, or the command line) changed what.
 public struct AuditActor: Sendable, Equatable {
@@ -39,7 +38,7 @@ public struct AuditActor: Sendable, Equatable {
 }
 
 /// One line of the audit log.
-public struct AuditEntry: Sendable, Equatable, FetchableRecord {
+public struct AuditEntry: Sendable, Equatable {
     public var id: Int64
     public var occurredAt: Date
     public var actor: String
@@ -59,16 +58,6 @@ public struct AuditEntry: Sendable, Equatable, FetchableRecord {
         self.details = details
         self.arguments = arguments
     }
-
-    public init(row: Row) throws {
-        id = row["id"]
-        occurredAt = row["occurred_at"]
-        actor = row["actor"]
-        action = row["action"]
-        subject = row["subject"]
-        details = row["details"]
-        arguments = row["arguments"]
-    }
 }
 
 /// Who changed what: the append-only `audit_log` table on either engine.
@@ -85,51 +74,5 @@ public protocol AuditLogStore: Sendable {
 extension AuditLogStore {
     public func record(_ actor: AuditActor, action: String, subject: String, at time: Date) throws {
         try record(actor, action: action, subject: subject, details: "", at: time)
-    }
-}
-
-/// The `audit_log` table: append-only.
-public struct SQLiteAuditLogStore: AuditLogStore {
-    let pool: DatabasePool
-
-    public func record(_ actor: AuditActor, action: String, subject: String, details: String, at time: Date) throws {
-        try pool.write { db in
-            try Self.record(actor, action: action, subject: subject, details: details, at: time, in: db)
-        }
-    }
-
-    /// Records `line` inside a caller's transaction, so a change and its audit line commit together.
-    public static func record(_ actor: AuditActor, _ line: AuditLine, at time: Date, in db: Database) throws {
-        try record(actor, action: line.action, subject: line.subject, details: line.details, arguments: line.storedArguments, at: time, in: db)
-    }
-
-    static func record(
-        _ actor: AuditActor, action: String, subject: String, details: String, arguments: String? = nil, at time: Date, in db: Database
-    ) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO audit_log (occurred_at, actor_user_id, actor_key_id, actor, action, subject, details, arguments)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [time, actor.userID, actor.keyID, actor.label, action, subject, details, arguments])
-    }
-
-    /// A page of entries, newest first.
-    public func page(offset: Int, limit: Int) throws -> [AuditEntry] {
-        try pool.read {
-            try AuditEntry.fetchAll(
-                $0, sql: "SELECT * FROM audit_log ORDER BY id DESC LIMIT ? OFFSET ?", arguments: [limit, offset])
-        }
-    }
-
-    /// The newest entry of `action` (the last backup, for the System page).
-    public func latest(action: String) throws -> AuditEntry? {
-        try pool.read {
-            try AuditEntry.fetchOne($0, sql: "SELECT * FROM audit_log WHERE action = ? ORDER BY id DESC LIMIT 1", arguments: [action])
-        }
-    }
-
-    public func count() throws -> Int {
-        try pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM audit_log") ?? 0 }
     }
 }

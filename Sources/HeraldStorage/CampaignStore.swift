@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HeraldDomain
 import Synchronization
 
@@ -77,6 +76,12 @@ public struct CampaignDocument: Sendable {
     public let status: CampaignStatus
     /// The stored Campaign JSON (without `id` and `status`), which read back when it was stored.
     public let json: String
+
+    package init(id: Int64, status: CampaignStatus, json: String) {
+        self.id = id
+        self.status = status
+        self.json = json
+    }
 }
 
 /// Campaigns and their revisions, on either engine. Every change writes a revision and an audit line in
@@ -121,17 +126,17 @@ extension CampaignStore {
 
 /// What one save of a campaign writes (its row's columns, its revision and its audit line), decided the
 /// same way by every engine.
-struct CampaignSave {
-    let campaign: Campaign
-    let state: CampaignState
-    let startedAt: Date?
-    let document: String
-    let revision: Int
+package struct CampaignSave {
+    package let campaign: Campaign
+    package let state: CampaignState
+    package let startedAt: Date?
+    package let document: String
+    package let revision: Int
     /// The audit line's action: `campaign.create`, `campaign.update`, or the change of state (`campaign.publish`, …).
-    let action: String
+    package let action: String
 
     /// Revision 1 of a new campaign.
-    init(creating campaign: Campaign, state: CampaignState, now: Date) throws {
+    package init(creating campaign: Campaign, state: CampaignState, now: Date) throws {
         self.campaign = campaign
         self.state = state
         startedAt = state == .published ? Self.startedAt(campaign, now: now) : nil
@@ -141,7 +146,7 @@ struct CampaignSave {
     }
 
     /// The next revision over `current`, or `.staleRevision` when `current` is not the one the editor loaded.
-    init(updating campaign: Campaign, over current: StoredCampaign, expectedRevision: Int, state newState: CampaignState?, now: Date) throws {
+    package init(updating campaign: Campaign, over current: StoredCampaign, expectedRevision: Int, state newState: CampaignState?, now: Date) throws {
         guard current.revision == expectedRevision else {
             throw CampaignStoreError.staleRevision(expected: expectedRevision, current: current.revision)
         }
@@ -158,7 +163,7 @@ struct CampaignSave {
     }
 
     /// The audit line of this save of campaign `id`.
-    func line(id: Int64) -> AuditLine {
+    package func line(id: Int64) -> AuditLine {
         revision == 1
             ? .campaignCreated(id: id, name: campaign.name, state: state)
             : .campaignRevised(action, id: id, name: campaign.name, revision: revision)
@@ -180,10 +185,10 @@ struct CampaignSave {
         }
     }
 
-    static let encoder = CampaignJSON.encoder()
-    static let decoder = CampaignJSON.decoder()
+    package static let encoder = CampaignJSON.encoder()
+    package static let decoder = CampaignJSON.decoder()
 
-    static func encode(_ campaign: Campaign) throws -> String {
+    package static func encode(_ campaign: Campaign) throws -> String {
         String(decoding: try encoder.encode(campaign), as: UTF8.self)
     }
 
@@ -192,7 +197,7 @@ struct CampaignSave {
     /// instead of breaking the app's feed, the API and export until someone edits the database. A name
     /// with a NUL is refused too: PostgreSQL's text cannot hold one (the document escapes it, the name
     /// column could not), and validation refuses control characters long before this.
-    static func readableDocument(_ campaign: Campaign) throws -> String {
+    package static func readableDocument(_ campaign: Campaign) throws -> String {
         if campaign.name.holdsNUL {
             throw CampaignStoreError.unreadable(path: "name", reason: "it holds a NUL character, which no engine keeps as text")
         }
@@ -209,7 +214,7 @@ struct CampaignSave {
         return document
     }
 
-    static func decode(_ document: String) throws -> Campaign {
+    package static func decode(_ document: String) throws -> Campaign {
         if let known = decoded.withLock({ $0.campaigns[document] }) { return known }
         let campaign = try decoder.decode(Campaign.self, from: Data(document.utf8))
         decoded.withLock { $0.keep(campaign, for: document) }
@@ -221,13 +226,13 @@ struct CampaignSave {
     /// another entry and databases opened side by side (tests, `herald copy`) cannot mix theirs up.
     private static let decoded = Mutex(DecodedDocuments())
 
-    struct DecodedDocuments {
+    package struct DecodedDocuments {
         /// What the texts kept may weigh in all; past it the table starts again empty.
-        static let byteLimit = 16 << 20
+        package static let byteLimit = 16 << 20
         private(set) var campaigns: [String: Campaign] = [:]
         private var bytes = 0
 
-        mutating func keep(_ campaign: Campaign, for document: String) {
+        package mutating func keep(_ campaign: Campaign, for document: String) {
             let size = document.utf8.count
             guard campaigns[document] == nil, size <= Self.byteLimit / 4 else { return }
             if bytes + size > Self.byteLimit {
@@ -242,7 +247,7 @@ struct CampaignSave {
 
 extension CampaignState {
     /// A stored state; one this version does not know is refused, not guessed.
-    init(stored text: String, column: String) throws {
+    package init(stored text: String, column: String) throws {
         guard let state = CampaignState(rawValue: text) else { throw UnreadableStoredValue(column: column, value: text) }
         self = state
     }
@@ -250,7 +255,7 @@ extension CampaignState {
 
 extension CampaignStatus {
     /// A status the listing SQL computed.
-    init(listed text: String) throws {
+    package init(listed text: String) throws {
         guard let status = CampaignStatus(rawValue: text) else { throw UnreadableStoredValue(column: "campaigns.status", value: text) }
         self = status
     }
@@ -258,7 +263,7 @@ extension CampaignStatus {
 
 extension StoredCampaign {
     /// A `campaigns` row as either engine reads it.
-    init(id: Int64, document: String, state: String, revision: Int64, startedAt: Date?, createdAt: Date, updatedAt: Date, updatedBy: String) throws {
+    package init(id: Int64, document: String, state: String, revision: Int64, startedAt: Date?, createdAt: Date, updatedAt: Date, updatedBy: String) throws {
         var campaign = try CampaignSave.decode(document)
         campaign.id = id
         self.init(
@@ -269,7 +274,7 @@ extension StoredCampaign {
 
 extension CampaignRevision {
     /// A `campaign_revisions` row as either engine reads it.
-    init(campaignID: Int64, revision: Int64, state: String, document: String, author: String, createdAt: Date) throws {
+    package init(campaignID: Int64, revision: Int64, state: String, document: String, author: String, createdAt: Date) throws {
         var campaign = try CampaignSave.decode(document)
         campaign.id = campaignID
         self.init(
@@ -279,24 +284,24 @@ extension CampaignRevision {
 }
 
 /// A value bound to a query that both engines run, written once (`CampaignListing`).
-enum SQLValue {
+package enum SQLValue {
     case date(Date)
     case integer(Int64)
     case text(String)
 }
 
 /// Where the two engines' SQL differs in what the campaign list needs.
-struct SQLDialect: Sendable {
+package struct SQLDialect: Sendable {
     /// The text of the `index`th parameter (from 1).
-    let parameter: @Sendable (Int) -> String
+    package let parameter: @Sendable (Int) -> String
     /// An expression of `column` compared and ordered with ASCII letters folded and nothing else (SQLite's NOCASE).
-    let folded: @Sendable (String) -> String
+    package let folded: @Sendable (String) -> String
     /// `column` matches the LIKE `pattern` (an expression), ASCII letters folded.
-    let likeFolded: @Sendable (_ column: String, _ pattern: String) -> String
+    package let likeFolded: @Sendable (_ column: String, _ pattern: String) -> String
 
-    static let sqlite = SQLDialect(
+    package static let sqlite = SQLDialect(
         parameter: { _ in "?" }, folded: { "\($0) COLLATE NOCASE" }, likeFolded: { "\($0) LIKE \($1) ESCAPE '\\'" })
-    static let postgres = SQLDialect(
+    package static let postgres = SQLDialect(
         parameter: { "$\($0)" }, folded: { "herald_fold(\($0)) COLLATE \"C\"" },
         likeFolded: { "herald_fold(\($0)) LIKE herald_fold(\($1)) ESCAPE '\\'" })
 }
@@ -305,11 +310,11 @@ struct SQLDialect: Sendable {
 /// name and their status at `now`, computed as `CampaignStatus(state:schedule:at:)` decides, which the
 /// storage contract holds it to for every state and every start and end around `now`), in which order,
 /// and which page.
-struct CampaignListing {
-    private(set) var values: [SQLValue] = []
-    let dialect: SQLDialect
+package struct CampaignListing {
+    package private(set) var values: [SQLValue] = []
+    package let dialect: SQLDialect
 
-    init(dialect: SQLDialect) {
+    package init(dialect: SQLDialect) {
         self.dialect = dialect
     }
 
@@ -319,7 +324,7 @@ struct CampaignListing {
     }
 
     /// The campaigns matching `query`'s app, status and search, as a subquery named `listed`.
-    mutating func matching(_ query: CampaignQuery, now: Date) -> String {
+    package mutating func matching(_ query: CampaignQuery, now: Date) -> String {
         let ended = bind(.date(now.storedPrecision))
         let notStarted = bind(.date(now.storedPrecision))
         var conditions = ["1 = 1"]
@@ -357,12 +362,12 @@ struct CampaignListing {
     }
 
     /// How many campaigns match.
-    mutating func count(_ query: CampaignQuery, now: Date) -> String {
+    package mutating func count(_ query: CampaignQuery, now: Date) -> String {
         "SELECT COUNT(*) FROM \(matching(query, now: now))"
     }
 
     /// The query's page, in its order; every order ends with the id, so both engines break ties alike.
-    mutating func page(_ query: CampaignQuery, now: Date) -> String {
+    package mutating func page(_ query: CampaignQuery, now: Date) -> String {
         let order = switch query.sort {
         case .updated: "updated_at DESC, id DESC"
         case .name: "\(dialect.folded("name")) ASC, id ASC"
@@ -380,7 +385,7 @@ struct CampaignListing {
     }
 
     /// Documents of matching campaigns after `id`, in id order.
-    mutating func documents(_ query: CampaignQuery, after id: Int64, limit: Int, now: Date) -> String {
+    package mutating func documents(_ query: CampaignQuery, after id: Int64, limit: Int, now: Date) -> String {
         let from = matching(query, now: now)
         return "SELECT id, status, document FROM \(from) WHERE id > \(bind(.integer(id))) ORDER BY id LIMIT \(bind(.integer(Int64(max(0, limit)))))"
     }
@@ -388,7 +393,7 @@ struct CampaignListing {
 
 extension CampaignSummary {
     /// A row of `CampaignListing.page` as either engine reads it.
-    init(
+    package init(
         id: Int64, appID: Int64, appName: String, name: String, state: String, status: String, layout: String, priority: Int64,
         startAt: Date?, endAt: Date?, updatedAt: Date, updatedBy: String
     ) throws {
@@ -396,150 +401,5 @@ extension CampaignSummary {
             id: id, appID: appID, appName: appName, name: name, state: try CampaignState(stored: state, column: "campaigns.state"),
             status: try CampaignStatus(listed: status), layout: layout, priority: Int(priority), startAt: startAt, endAt: endAt,
             updatedAt: updatedAt, updatedBy: updatedBy)
-    }
-}
-
-/// The `campaigns` and `campaign_revisions` tables in SQLite.
-public struct SQLiteCampaignStore: CampaignStore {
-    let pool: DatabasePool
-
-    public func create(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date) throws -> Int64 {
-        try pool.write { try Self.insert(campaign, state: state, actor: actor, now: now, in: $0) }
-    }
-
-    public func createAll(_ campaigns: [Campaign], state: CampaignState, actor: AuditActor, now: Date) throws -> [Int64] {
-        try pool.write { db in try campaigns.map { try Self.insert($0, state: state, actor: actor, now: now, in: db) } }
-    }
-
-    private static func insert(_ campaign: Campaign, state: CampaignState, actor: AuditActor, now: Date, in db: Database) throws -> Int64 {
-        let save = try CampaignSave(creating: campaign, state: state, now: now)
-        try db.execute(
-            sql: """
-                INSERT INTO campaigns (app_id, name, state, layout, priority, start_at, end_at, started_at, test_on_device,
-                                       document, revision, created_at, updated_at, updated_by)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                campaign.app, campaign.name, state.rawValue, campaign.listedLayout, campaign.priority,
-                campaign.schedule.start, campaign.schedule.end, save.startedAt,
-                campaign.testOnDevice, save.document, save.revision, now, now, actor.label,
-            ])
-        let id = db.lastInsertedRowID
-        try record(save, id: id, actor: actor, now: now, in: db)
-        return id
-    }
-
-    /// The revision row and the audit line of a save.
-    private static func record(_ save: CampaignSave, id: Int64, actor: AuditActor, now: Date, in db: Database) throws {
-        try db.execute(
-            sql: "INSERT INTO campaign_revisions (campaign_id, revision, state, document, author, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [id, save.revision, save.state.rawValue, save.document, actor.label, now])
-        try SQLiteAuditLogStore.record(actor, save.line(id: id), at: now, in: db)
-    }
-
-    @discardableResult
-    public func update(
-        _ campaign: Campaign, expectedRevision: Int, state newState: CampaignState?, actor: AuditActor, now: Date
-    ) throws -> Int {
-        guard let id = campaign.id else { throw CampaignStoreError.notFound }
-        return try pool.write { db in
-            guard let current = try Self.find(id: id, in: db) else { throw CampaignStoreError.notFound }
-            let save = try CampaignSave(updating: campaign, over: current, expectedRevision: expectedRevision, state: newState, now: now)
-            try db.execute(
-                sql: """
-                    UPDATE campaigns SET name = ?, state = ?, layout = ?, priority = ?, start_at = ?, end_at = ?, started_at = ?,
-                        test_on_device = ?, document = ?, revision = ?, updated_at = ?, updated_by = ?
-                    WHERE id = ?
-                    """,
-                arguments: [
-                    campaign.name, save.state.rawValue, campaign.listedLayout, campaign.priority, campaign.schedule.start,
-                    campaign.schedule.end, save.startedAt, campaign.testOnDevice, save.document, save.revision, now, actor.label, id,
-                ])
-            try Self.record(save, id: id, actor: actor, now: now, in: db)
-            return save.revision
-        }
-    }
-
-    public func deleteDraft(id: Int64, actor: AuditActor, now: Date) throws -> Bool {
-        try pool.write { db in
-            guard let current = try Self.find(id: id, in: db), current.state == .draft else { return false }
-            try db.execute(sql: "DELETE FROM campaigns WHERE id = ?", arguments: [id])
-            try SQLiteAuditLogStore.record(actor, .campaignDeleted(id: id, name: current.campaign.name), at: now, in: db)
-            return true
-        }
-    }
-
-    public func find(id: Int64) throws -> StoredCampaign? {
-        try pool.read { try Self.find(id: id, in: $0) }
-    }
-
-    public func revisions(id: Int64) throws -> [CampaignRevision] {
-        try pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM campaign_revisions WHERE campaign_id = ? ORDER BY revision DESC", arguments: [id]
-            ).map { row in
-                try CampaignRevision(
-                    campaignID: id, revision: row["revision"], state: row["state"], document: row["document"], author: row["author"],
-                    createdAt: row["created_at"])
-            }
-        }
-    }
-
-    public func list(_ query: CampaignQuery, now: Date) throws -> (campaigns: [CampaignSummary], total: Int) {
-        try pool.read { db in
-            var counting = CampaignListing(dialect: .sqlite)
-            let count = counting.count(query, now: now)
-            let total = try Int.fetchOne(db, sql: count, arguments: Self.arguments(counting.values)) ?? 0
-            var paging = CampaignListing(dialect: .sqlite)
-            let page = paging.page(query, now: now)
-            let summaries = try Row.fetchAll(db, sql: page, arguments: Self.arguments(paging.values)).map { row in
-                try CampaignSummary(
-                    id: row["id"], appID: row["app_id"], appName: row["app_name"], name: row["name"], state: row["state"] as String,
-                    status: row["status"] as String, layout: row["layout"], priority: row["priority"], startAt: row["start_at"], endAt: row["end_at"],
-                    updatedAt: row["updated_at"], updatedBy: row["updated_by"])
-            }
-            return (summaries, total)
-        }
-    }
-
-    public func documents(matching query: CampaignQuery, after id: Int64, limit: Int, now: Date) throws -> [CampaignDocument] {
-        try pool.read { db in
-            var listing = CampaignListing(dialect: .sqlite)
-            let sql = listing.documents(query, after: id, limit: limit, now: now)
-            return try Row.fetchAll(db, sql: sql, arguments: Self.arguments(listing.values)).map { row in
-                CampaignDocument(id: row["id"], status: try CampaignStatus(listed: row["status"]), json: row["document"])
-            }
-        }
-    }
-
-    private static func arguments(_ values: [SQLValue]) -> StatementArguments {
-        StatementArguments(values.map { value -> (any DatabaseValueConvertible)? in
-            switch value {
-            case .date(let date): date
-            case .integer(let integer): integer
-            case .text(let text): text
-            }
-        })
-    }
-
-    public func feedCandidates(appID: Int64) throws -> [StoredCampaign] {
-        try pool.read { db in
-            let ids = try Int64.fetchAll(
-                db, sql: """
-                    SELECT id FROM campaigns WHERE app_id = ? AND layout != ?
-                    AND (state = 'published' OR (test_on_device = 1 AND state IN ('draft', 'published', 'paused')))
-                    ORDER BY id
-                    """,
-                arguments: [appID, Campaign.pushLayout])
-            return try ids.compactMap { try Self.find(id: $0, in: db) }
-        }
-    }
-
-    static func find(id: Int64, in db: Database) throws -> StoredCampaign? {
-        try Row.fetchOne(db, sql: "SELECT * FROM campaigns WHERE id = ?", arguments: [id]).map { row in
-            try StoredCampaign(
-                id: row["id"], document: row["document"], state: row["state"], revision: row["revision"], startedAt: row["started_at"],
-                createdAt: row["created_at"], updatedAt: row["updated_at"], updatedBy: row["updated_by"])
-        }
     }
 }

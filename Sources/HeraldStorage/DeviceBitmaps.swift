@@ -1,26 +1,25 @@
 import Foundation
-import GRDB
 
 /// One chunk of a campaign's devices on a day: bit `n` is set when the installation numbered
 /// `chunk * DeviceBitmap.bits + n` in the campaign's app sent an event that day.
-struct DeviceBitmap: Equatable {
+package struct DeviceBitmap: Equatable {
     /// Devices a chunk covers: 512 bytes stored.
-    static let bits = 4096
+    package static let bits = 4096
     private static let words = bits / 64
 
     private(set) var words: [UInt64]
 
-    init() {
+    package init() {
         words = Array(repeating: 0, count: Self.words)
     }
 
     /// Where a device number's bit is: its chunk, and its offset in that chunk.
-    static func position(of number: Int64) -> (chunk: Int64, offset: Int) {
+    package static func position(of number: Int64) -> (chunk: Int64, offset: Int) {
         (number / Int64(bits), Int(number % Int64(bits)))
     }
 
     /// Reads a stored chunk; a blob of another length (never written by Herald) reads as far as it goes.
-    init(blob: Data) {
+    package init(blob: Data) {
         self.init()
         blob.withUnsafeBytes { bytes in
             for index in 0..<min(bytes.count / 8, Self.words) {
@@ -31,7 +30,7 @@ struct DeviceBitmap: Equatable {
 
     /// Little-endian words, so a stored chunk reads the same on any machine. Written in place: appending
     /// its 512 bytes one at a time was a fifth of ingestion's CPU.
-    var blob: Data {
+    package var blob: Data {
         var bytes = Data(count: Self.words * 8)
         bytes.withUnsafeMutableBytes { raw in
             for (index, word) in words.enumerated() {
@@ -43,7 +42,7 @@ struct DeviceBitmap: Equatable {
 
     /// Sets the bit of `offset` (0..<bits); answers whether it was clear.
     @discardableResult
-    mutating func insert(_ offset: Int) -> Bool {
+    package mutating func insert(_ offset: Int) -> Bool {
         let mask: UInt64 = 1 << UInt64(offset % 64)
         let had = words[offset / 64] & mask != 0
         words[offset / 64] |= mask
@@ -52,21 +51,21 @@ struct DeviceBitmap: Equatable {
 
     /// Clears the bit of `offset`; answers whether it was set.
     @discardableResult
-    mutating func remove(_ offset: Int) -> Bool {
+    package mutating func remove(_ offset: Int) -> Bool {
         let mask: UInt64 = 1 << UInt64(offset % 64)
         let had = words[offset / 64] & mask != 0
         words[offset / 64] &= ~mask
         return had
     }
 
-    func contains(_ offset: Int) -> Bool {
+    package func contains(_ offset: Int) -> Bool {
         words[offset / 64] & (1 << UInt64(offset % 64)) != 0
     }
 
-    var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
+    package var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
 
     /// The offsets of the set bits, lowest first.
-    var offsets: [Int] {
+    package var offsets: [Int] {
         var offsets: [Int] = []
         for (index, word) in words.enumerated() {
             var rest = word
@@ -78,34 +77,59 @@ struct DeviceBitmap: Equatable {
         return offsets
     }
 
-    var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
+    package var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
 }
 
 /// A campaign's chunk of device numbers on a day: the key of a `device_bitmaps` row.
-struct DeviceChunkKey: Hashable {
-    let campaignID: Int64, test: Bool, day: String, chunk: Int64
+package struct DeviceChunkKey: Hashable {
+    package let campaignID: Int64, test: Bool, day: String, chunk: Int64
 
-    var sketchDay: DeviceSketches.Day { DeviceSketches.Day(campaignID: campaignID, test: test, day: day) }
+    package init(campaignID: Int64, test: Bool, day: String, chunk: Int64) {
+        self.campaignID = campaignID
+        self.test = test
+        self.day = day
+        self.chunk = chunk
+    }
+
+    package var sketchDay: DeviceSketches.Day { DeviceSketches.Day(campaignID: campaignID, test: test, day: day) }
 }
 
 /// An app's chunk of the device numbers seen on one platform: the key of a `device_platforms` row.
-struct DevicePlatformKey: Hashable {
-    let appID: Int64, platform: String, chunk: Int64
+package struct DevicePlatformKey: Hashable {
+    package let appID: Int64, platform: String, chunk: Int64
+
+    package init(appID: Int64, platform: String, chunk: Int64) {
+        self.appID = appID
+        self.platform = platform
+        self.chunk = chunk
+    }
 }
 
 /// An installation of an app: the key of a `device_numbers` row.
-struct DeviceInstallation: Hashable {
-    let appID: Int64, installationID: String
+package struct DeviceInstallation: Hashable {
+    package let appID: Int64, installationID: String
+
+    package init(appID: Int64, installationID: String) {
+        self.appID = appID
+        self.installationID = installationID
+    }
 }
 
 /// The rows of one campaign (or of all, nil), test flag and inclusive range of UTC days.
-struct DeviceRange: Hashable {
-    let campaignID: Int64?, from: String, to: String, test: Bool
+package struct DeviceRange: Hashable {
+    package let campaignID: Int64?, from: String, to: String, test: Bool
+
+    package init(campaignID: Int64?, from: String, to: String, test: Bool) {
+        self.campaignID = campaignID
+        self.from = from
+        self.to = to
+        self.test = test
+    }
 }
 
 /// Where one engine keeps device numbers, bitmap chunks and sketches: the reads and writes that
 /// `DeviceBitmaps` and `DeviceSketches` make, so that their algorithms are written once for every engine.
-protocol DeviceRows {
+package protocol DeviceRows {
     /// Makes other writers of these apps' device numbers and these days' bitmaps and sketches (and their
     /// weeks' sketches) wait until this transaction ends; called before they are read. Nothing where the
     /// engine has one writer.
@@ -144,15 +168,15 @@ protocol DeviceRows {
 /// (`device_numbers`, `device_bitmaps`, migration 0015). A range's unique devices are the union of its
 /// days' chunks: at most one 512-byte row per day and 4096 devices, whatever the number of events.
 /// Written once over `DeviceRows`, whichever engine keeps the rows.
-enum DeviceBitmaps {
+package enum DeviceBitmaps {
     /// A campaign's device on a day, as ingestion sees it.
-    struct Sighting: Hashable {
-        let appID: Int64, campaignID: Int64, day: String, test: Bool, installationID: String, platform: String
+    package struct Sighting: Hashable {
+        package let appID: Int64, campaignID: Int64, day: String, test: Bool, installationID: String, platform: String
     }
 
     /// Numbers installations never seen in their app (in the order given, so a batch numbers its devices
     /// as they came) and sets their bits; one read and at most one write per chunk touched.
-    static func record(_ sightings: [Sighting], in rows: some DeviceRows) throws {
+    package static func record(_ sightings: [Sighting], in rows: some DeviceRows) throws {
         guard !sightings.isEmpty else { return }
         let numbers = try self.numbers(for: sightings.map { DeviceInstallation(appID: $0.appID, installationID: $0.installationID) }, in: rows)
         // Before the days' locks: apps' locks are taken first (`DeviceRows.lock`).
@@ -242,7 +266,7 @@ enum DeviceBitmaps {
     /// Distinct devices of `campaignID` (every campaign when nil) from `from` to `to`, inclusive UTC days:
     /// counted from the bitmaps while the range has at most `exactChunkLimit` chunk rows, else estimated
     /// from the days' sketches (`estimated` true).
-    static func uniqueDevices(
+    package static func uniqueDevices(
         campaignID: Int64?, from: String, to: String, test: Bool, exactChunkLimit: Int = DeviceSketches.exactChunkLimit,
         in rows: some DeviceRows
     ) throws -> UniqueDevices {
@@ -265,12 +289,12 @@ enum DeviceBitmaps {
     }
 
     /// A range's distinct devices, in all and per platform (each device under the platforms it sent from).
-    struct UniqueDevices: Equatable {
-        var count: Int
+    package struct UniqueDevices: Equatable {
+        package var count: Int
         /// Estimated from the days' sketches (about 1.6 % standard error), not counted; then `byPlatform`
         /// is the estimate shared out as the apps' devices are among platforms.
-        var estimated: Bool
-        var byPlatform: [String: Int]
+        package var estimated: Bool
+        package var byPlatform: [String: Int]
     }
 
     /// The union of a range's bitmap chunks. Numbers are per app: chunks of different apps are different
@@ -300,7 +324,7 @@ enum DeviceBitmaps {
 
     /// The union of chunks by app and chunk number: each distinct chunk's 64 words in one flat array, so
     /// adding a stored chunk is a lookup and 64 ORs, with no allocation per row.
-    struct ChunkUnion {
+    package struct ChunkUnion {
         private struct Key: Hashable {
             let app: Int64
             let chunk: Int64
@@ -311,7 +335,7 @@ enum DeviceBitmaps {
         private static let wordsPerChunk = DeviceBitmap.bits / 64
 
         /// ORs a stored chunk in; a blob of another length (never written by Herald) adds as far as it goes.
-        mutating func add(app: Int64, chunk: Int64, bits: UnsafeRawBufferPointer) {
+        package mutating func add(app: Int64, chunk: Int64, bits: UnsafeRawBufferPointer) {
             let key = Key(app: app, chunk: chunk)
             let base: Int
             if let slot = slots[key] {
@@ -328,10 +352,10 @@ enum DeviceBitmaps {
             }
         }
 
-        var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
+        package var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
 
         /// The devices both in the union and in a stored chunk of the app (0 when the union has none of it).
-        func countInBoth(app: Int64, chunk: Int64, bits: UnsafeRawBufferPointer) -> Int {
+        package func countInBoth(app: Int64, chunk: Int64, bits: UnsafeRawBufferPointer) -> Int {
             guard let base = slots[Key(app: app, chunk: chunk)] else { return 0 }
             var count = 0
             for index in 0..<min(bits.count / 8, Self.wordsPerChunk) {
@@ -343,7 +367,7 @@ enum DeviceBitmaps {
 
     /// The chunks of an installation's app that have its bit set, and its number; read in a snapshot
     /// before an erasure's write (`erase`).
-    static func sightings(of installationID: String, appID: Int64, in rows: some DeviceRows) throws -> (number: Int64, chunks: [DeviceChunkKey])? {
+    package static func sightings(of installationID: String, appID: Int64, in rows: some DeviceRows) throws -> (number: Int64, chunks: [DeviceChunkKey])? {
         let installation = DeviceInstallation(appID: appID, installationID: installationID)
         guard let number = try rows.numbers(of: [installation])[installation] else { return nil }
         let (chunk, offset) = DeviceBitmap.position(of: number)
@@ -353,7 +377,7 @@ enum DeviceBitmaps {
 
     /// Clears an installation's bit in the chunks found by `sightings` and in those of `recent` (the
     /// campaigns and days of events it sent since), and forgets its number (never given out again).
-    static func erase(
+    package static func erase(
         _ found: (number: Int64, chunks: [DeviceChunkKey])?, installationID: String, appID: Int64,
         recent: [(campaignID: Int64, test: Bool, day: String)], in rows: some DeviceRows
     ) throws {
@@ -398,33 +422,5 @@ enum DeviceBitmaps {
         }
         try rows.writePlatformChunks(platformWrites)
         try rows.deleteNumber(installation)
-    }
-
-    /// Migration 0015's second half: the bitmaps of the device rows kept before it, by the numbers its SQL
-    /// gave out; one campaign, test flag and day at a time, so memory holds one day's chunks.
-    static func fillFromDeviceRows(_ db: Database) throws {
-        let rows = try Row.fetchCursor(
-            db, sql: """
-                SELECT d.campaign_id, d.test, d.day, n.number
-                FROM campaign_devices d JOIN campaigns c ON c.id = d.campaign_id
-                JOIN device_numbers n ON n.app_id = c.app_id AND n.installation_id = d.installation_id
-                ORDER BY d.campaign_id, d.test, d.day
-                """)
-        let write = try db.makeStatement(sql: "INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, ?, ?, ?, ?)")
-        var day: (campaignID: Int64, test: Bool, day: String)?
-        var chunks: [Int64: DeviceBitmap] = [:]
-        func flush() throws {
-            guard let day else { return }
-            for (chunk, bitmap) in chunks { try write.execute(arguments: [day.campaignID, day.test, day.day, chunk, bitmap.blob]) }
-            chunks = [:]
-        }
-        while let row = try rows.next() {
-            let current: (campaignID: Int64, test: Bool, day: String) = (row[0], row[1], row[2])
-            if let day, day != current { try flush() }
-            day = current
-            let (chunk, offset) = DeviceBitmap.position(of: row[3])
-            chunks[chunk, default: DeviceBitmap()].insert(offset)
-        }
-        try flush()
     }
 }

@@ -1,32 +1,31 @@
 import Foundation
-import GRDB
 import HeraldDomain
 
 /// A HyperLogLog sketch of the devices of one campaign on one day (migration 0017): 4096 one-byte
 /// registers, so estimating a range reads 4 KB a day however many devices there were; the standard error
 /// is 1.04 / √4096 ≈ 1.6 %. Devices are added by their app and number, the same pair the bitmaps use,
 /// so the sketches of two campaigns of one app union without counting a device twice.
-struct DeviceSketch: Equatable {
-    static let precision = 12
-    static let registerCount = 1 << precision
+package struct DeviceSketch: Equatable {
+    package static let precision = 12
+    package static let registerCount = 1 << precision
 
     private(set) var registers: [UInt8]
 
-    init() {
+    package init() {
         registers = Array(repeating: 0, count: Self.registerCount)
     }
 
     /// Reads stored registers; a blob of another length (never written by Herald) reads as far as it goes.
-    init(blob: Data) {
+    package init(blob: Data) {
         self.init()
         blob.withUnsafeBytes { formUnion($0) }
     }
 
-    var blob: Data { Data(registers) }
+    package var blob: Data { Data(registers) }
 
     /// Adds a device; answers whether a register changed (the sketch must be written again).
     @discardableResult
-    mutating func insert(app: Int64, number: Int64) -> Bool {
+    package mutating func insert(app: Int64, number: Int64) -> Bool {
         let hash = Self.hash(app: app, number: number)
         let register = Int(hash >> UInt64(64 - Self.precision))
         // The rank of the first set bit after the register's bits; the guard bit caps it at 64 - precision + 1.
@@ -39,7 +38,7 @@ struct DeviceSketch: Equatable {
     /// The union with stored registers, read in place: each register the larger of the two. Written without a
     /// branch so that it compiles to vector maxima: a 90-day estimate merges 368 KB, and the compare-and-store
     /// loop was 5 % of a report's CPU.
-    mutating func formUnion(_ stored: UnsafeRawBufferPointer) {
+    package mutating func formUnion(_ stored: UnsafeRawBufferPointer) {
         let stored = stored.assumingMemoryBound(to: UInt8.self).prefix(Self.registerCount)
         registers.withUnsafeMutableBufferPointer { registers in
             for index in stored.indices {
@@ -50,7 +49,7 @@ struct DeviceSketch: Equatable {
 
     /// The estimated number of distinct devices: HyperLogLog's harmonic mean, with linear counting while
     /// registers are still empty (small ranges). A 64-bit hash needs no correction at the large end.
-    var estimate: Int {
+    package var estimate: Int {
         let count = Double(Self.registerCount)
         var sum = 0.0
         var empty = 0
@@ -65,7 +64,7 @@ struct DeviceSketch: Equatable {
     }
 
     /// SplitMix64's finalizer over the app and the device number: every bit of both moves every bit of the hash.
-    static func hash(app: Int64, number: Int64) -> UInt64 {
+    package static func hash(app: Int64, number: Int64) -> UInt64 {
         var value = UInt64(bitPattern: app) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(bitPattern: number)
         value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
         value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
@@ -81,37 +80,43 @@ struct DeviceSketch: Equatable {
 /// union of its days' sketches and the sum of their chunk counts, written with them. A range reads its
 /// whole weeks from the weeks' rows and only the days around them from the days' (`Split`): 90 days are
 /// at most 12 weeks and 12 days, 96 KB instead of 368.
-enum DeviceSketches {
+package enum DeviceSketches {
     /// Chunk rows a range may have and still be counted exactly: 512 KB of bitmaps, about what the
     /// sketches of a 90-day range weigh (368 KB). At 4096 (2 MB) a 30-day report of 100,000 devices a day
     /// read 2,940 chunks, 1.5 MB through PostgreSQL's connection, and took 3 ms longer than 90 days of sketches.
-    static let exactChunkLimit = 1024
+    package static let exactChunkLimit = 1024
 
     /// A sketch row's key: a campaign, test flag and day, or (`Period.week`) the Monday of a week.
-    struct Day: Hashable {
-        let campaignID: Int64, test: Bool, day: String
+    package struct Day: Hashable {
+        package let campaignID: Int64, test: Bool, day: String
+
+        package init(campaignID: Int64, test: Bool, day: String) {
+            self.campaignID = campaignID
+            self.test = test
+            self.day = day
+        }
 
         /// The key of the week the day is in; nil for a text that is not a day (never written by Herald).
-        var week: Day? { DeviceSketches.monday(of: day).map { Day(campaignID: campaignID, test: test, day: $0) } }
+        package var week: Day? { DeviceSketches.monday(of: day).map { Day(campaignID: campaignID, test: test, day: $0) } }
     }
 
     /// Which rows a sketch is kept in: a day's, or a week's.
-    enum Period {
+    package enum Period {
         case day, week
 
-        var table: String { self == .day ? "device_sketches" : "device_week_sketches" }
-        var keyColumn: String { self == .day ? "day" : "week" }
+        package var table: String { self == .day ? "device_sketches" : "device_week_sketches" }
+        package var keyColumn: String { self == .day ? "day" : "week" }
     }
 
     /// What one batch added to a day: the devices new to it (by app and number) and its new chunk rows.
-    struct Added {
+    package struct Added {
         var devices: [(app: Int64, number: Int64)] = []
         var chunks = 0
     }
 
     /// Adds a batch's new devices and chunks to their days' sketches and their weeks'; one read and at most
     /// one write a day and a week.
-    static func record(_ added: [Day: Added], in rows: some DeviceRows) throws {
+    package static func record(_ added: [Day: Added], in rows: some DeviceRows) throws {
         let changed = added.filter { !$0.value.devices.isEmpty || $0.value.chunks != 0 }
         guard !changed.isEmpty else { return }
         // A week gets what its days get: the same devices raise the same registers, and the chunks add up.
@@ -142,7 +147,7 @@ enum DeviceSketches {
     }
 
     /// The estimated distinct devices of a range: the union of its weeks' and days' sketches.
-    static func estimate(_ range: DeviceRange, in rows: some DeviceRows) throws -> Int {
+    package static func estimate(_ range: DeviceRange, in rows: some DeviceRows) throws -> Int {
         var union = DeviceSketch()
         try rows.forEachSketch(range) { union.formUnion($0) }
         return union.estimate
@@ -150,24 +155,24 @@ enum DeviceSketches {
 
     /// A range of days as the sketch rows that cover it: its whole weeks, and the days before and after them.
     /// Each part is an inclusive range of keys, empty when its first key sorts after its last (`none`).
-    struct Split: Equatable {
+    package struct Split: Equatable {
         /// Days from the range's first through `beforeTo`.
-        let beforeTo: String
+        package let beforeTo: String
         /// The Mondays of the whole weeks.
-        let firstWeek: String, lastWeek: String
+        package let firstWeek: String, lastWeek: String
         /// Days from `afterFrom` through the range's last.
-        let afterFrom: String
+        package let afterFrom: String
 
         /// Sorts after every day, and "" before every day: a part from `none` to "" holds no row.
         static let none = "~"
 
         /// The parts as (period, first key, last key), for engines that read them one after another.
-        func parts(from: String, to: String) -> [(Period, String, String)] {
+        package func parts(from: String, to: String) -> [(Period, String, String)] {
             [(.day, from, beforeTo), (.week, firstWeek, lastWeek), (.day, afterFrom, to)]
         }
     }
 
-    static func split(from: String, to: String) -> Split {
+    package static func split(from: String, to: String) -> Split {
         let whole = Split(beforeTo: to, firstWeek: Split.none, lastWeek: "", afterFrom: Split.none)
         guard let first = days(from), let last = days(to) else { return whole }
         let firstMonday = monday(first + 6), lastMonday = monday(last - 6)
@@ -176,7 +181,7 @@ enum DeviceSketches {
     }
 
     /// The Monday of the week `day` is in; nil for a text that is not a day.
-    static func monday(of day: String) -> String? {
+    package static func monday(of day: String) -> String? {
         days(day).map { self.day(monday($0)) }
     }
 
@@ -193,54 +198,18 @@ enum DeviceSketches {
         UTCTime.day(Date(timeIntervalSince1970: Double(days) * 86_400))
     }
 
-    /// The sketch and chunk count that the stored bitmaps give each day, a day at a time in key order (so
-    /// memory holds one day): what migration 0017 writes for the days stored before it, and what ingestion
-    /// keeps them equal to (until an erasure, which clears a bitmap bit but cannot take a device out of a sketch).
-    static func fromBitmaps(_ db: Database, _ each: (Day, _ chunks: Int, DeviceSketch) throws -> Void) throws {
-        let rows = try Row.fetchCursor(
-            db, sql: """
-                SELECT b.campaign_id, b.test, b.day, b.chunk, b.bits, c.app_id
-                FROM device_bitmaps b JOIN campaigns c ON c.id = b.campaign_id
-                ORDER BY b.campaign_id, b.test, b.day
-                """)
-        var current: (day: Day, chunks: Int, sketch: DeviceSketch)?
-        while let row = try rows.next() {
-            let day = Day(campaignID: row[0], test: row[1], day: row[2])
-            if let finished = current, finished.day != day {
-                try each(finished.day, finished.chunks, finished.sketch)
-                current = nil
-            }
-            var entry = current ?? (day, 0, DeviceSketch())
-            let chunk: Int64 = row[3], app: Int64 = row[5]
-            entry.chunks += 1
-            for offset in DeviceBitmap(blob: row[4]).offsets {
-                entry.sketch.insert(app: app, number: chunk * Int64(DeviceBitmap.bits) + Int64(offset))
-            }
-            current = entry
-        }
-        if let finished = current { try each(finished.day, finished.chunks, finished.sketch) }
-    }
-
-    /// Migration 0017's second half: a sketch row for every day the bitmaps hold.
-    static func fillFromBitmaps(_ db: Database) throws {
-        let write = try db.makeStatement(sql: "INSERT INTO device_sketches (campaign_id, test, day, chunks, registers) VALUES (?, ?, ?, ?, ?)")
-        try fromBitmaps(db) { day, chunks, sketch in
-            try write.execute(arguments: [day.campaignID, day.test, day.day, chunks, sketch.blob])
-        }
-    }
-
     /// Folds days' rows, given in key order (campaign, test flag, day), into their weeks' rows, passing each
     /// week to `write` once its last row is in: what migration 0018 writes for the days stored before it, on
     /// either engine. Memory holds one week.
-    struct WeekFolder {
+    package struct WeekFolder {
         private var current: (week: Day, chunks: Int, sketch: DeviceSketch)?
         private let write: (Day, _ chunks: Int, DeviceSketch) throws -> Void
 
-        init(write: @escaping (Day, _ chunks: Int, DeviceSketch) throws -> Void) {
+        package init(write: @escaping (Day, _ chunks: Int, DeviceSketch) throws -> Void) {
             self.write = write
         }
 
-        mutating func add(_ day: Day, chunks: Int, registers: UnsafeRawBufferPointer) throws {
+        package mutating func add(_ day: Day, chunks: Int, registers: UnsafeRawBufferPointer) throws {
             guard let week = day.week else { return }
             if let finished = current, finished.week != week {
                 try write(finished.week, finished.chunks, finished.sketch)
@@ -252,25 +221,10 @@ enum DeviceSketches {
             current = entry
         }
 
-        mutating func finish() throws {
+        package mutating func finish() throws {
             if let finished = current { try write(finished.week, finished.chunks, finished.sketch) }
             current = nil
         }
     }
 
-    /// Migration 0018's second half: a week row for every week the days' sketches hold.
-    static func fillWeeks(_ db: Database) throws {
-        let write = try db.makeStatement(sql: "INSERT INTO device_week_sketches (campaign_id, test, week, chunks, registers) VALUES (?, ?, ?, ?, ?)")
-        var folder = WeekFolder { week, chunks, sketch in
-            try write.execute(arguments: [week.campaignID, week.test, week.day, chunks, sketch.blob])
-        }
-        let rows = try Row.fetchCursor(db, sql: "SELECT campaign_id, test, day, chunks, registers FROM device_sketches ORDER BY campaign_id, test, day")
-        while let row = try rows.next() {
-            let day = Day(campaignID: row[0], test: row[1], day: row[2]), chunks: Int = row[3]
-            try row.withUnsafeData(atIndex: 4) { registers in
-                try (registers ?? Data()).withUnsafeBytes { try folder.add(day, chunks: chunks, registers: $0) }
-            }
-        }
-        try folder.finish()
-    }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// leads: it writes everything queued by then (its own submission included) in one call, so in one
 /// transaction and one commit, then hands the lead to the first caller who queued meanwhile. Each
 /// caller gets the outcome of its own submission; if the write fails, every submission in it fails.
-final class GroupCommit<Input: Sendable, Output: Sendable>: Sendable {
+package final class GroupCommit<Input: Sendable, Output: Sendable>: Sendable {
     /// One caller's submission. Its mutable fields are written by the leader before it signals, and
     /// read by the owner after the signal, so the semaphore orders every access.
     private final class Ticket: @unchecked Sendable {
@@ -27,10 +27,12 @@ final class GroupCommit<Input: Sendable, Output: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
+    package init() {}
+
     /// `write` gets the inputs of a group in arrival order and returns one output per input.
     /// Each submission's time from arrival to its outcome (queueing behind a write included), and each
     /// group's size, recorded as `herald_group_commit_wait_seconds` and `herald_group_commit_size`.
-    func submit(_ input: Input, write: ([Input]) throws -> [Output]) throws -> Output {
+    package func submit(_ input: Input, write: ([Input]) throws -> [Output]) throws -> Output {
         let arrived = ContinuousClock.now
         defer { Timer(label: "herald_group_commit_wait_seconds").record(duration: ContinuousClock.now - arrived) }
         let ticket = Ticket(input)

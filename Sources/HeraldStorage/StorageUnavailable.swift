@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Synchronization
 
 /// Why the database cannot do what was asked right now, though nothing is wrong with the request:
@@ -16,25 +15,14 @@ public enum StorageUnavailable: Error, Sendable, Equatable, CustomStringConverti
 
     /// The cause of `error` when it is one of these conditions (SQLite's `FULL`, `READONLY`, `IOERR`,
     /// `CANTOPEN`, `BUSY` after the busy timeout; PostgreSQL's like them, or a server that does not answer);
-    /// nil for any other error.
+    /// nil for any other error. Each engine's module says which of its errors are which (`EngineFailure`).
     public init?(_ error: any Error) {
         if let known = error as? StorageUnavailable {
             self = known
-            return
-        }
-        if let postgres = Self(postgres: error) {
-            self = postgres
-            return
-        }
-        guard let error = error as? DatabaseError else { return nil }
-        switch error.resultCode {
-        case .SQLITE_FULL: self = .diskFull
-        case .SQLITE_READONLY: self = .readOnly
-        // A write past a file-size limit or onto a file system remounted read-only fails as an I/O error.
-        case .SQLITE_IOERR: self = .diskError
-        case .SQLITE_CANTOPEN: self = .cannotOpen
-        case .SQLITE_BUSY: self = .busy
-        default: return nil
+        } else if let cause = (error as? any EngineFailure)?.unavailable {
+            self = cause
+        } else {
+            return nil
         }
     }
 
@@ -56,6 +44,19 @@ public enum StorageUnavailable: Error, Sendable, Equatable, CustomStringConverti
     }
 
     public var description: String { "store: \(reason)" }
+}
+
+/// An error a database engine's library throws that may mean the database cannot take requests right now:
+/// the engine modules conform their libraries' error types, so this module needs neither library.
+package protocol EngineFailure: Error {
+    /// The condition the error reports; nil when it is not one of them (a constraint, a bad statement).
+    var unavailable: StorageUnavailable? { get }
+    /// The engine's code when it refused text it cannot hold (`UnstorableText`); nil for any other error.
+    var unstorableTextState: String? { get }
+}
+
+extension EngineFailure {
+    package var unstorableTextState: String? { nil }
 }
 
 /// The last time the database could not take a request, and why: `/readyz` reports it to operators.

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldDomain
 
-/// The stores a database engine provides, SQLite's (`AppDatabase`) or PostgreSQL's (`PostgresAppDatabase`):
+/// The stores a database engine provides, SQLite's (`SQLiteAppDatabase`) or PostgreSQL's (`PostgresAppDatabase`):
 /// one interface per table group, one implementation per engine, held to the same behaviour by the storage
 /// contract suite (Tests/HeraldTests/Storage/StorageContractTests.swift), which runs on both.
 public protocol Stores: Sendable {
@@ -59,13 +59,13 @@ extension Date {
     /// The instant as a number both engines store and compare as the instants compare (push due times): whole
     /// milliseconds since 1970, inside Herald's range (`UTCTime.supported`; an instant outside it is its nearer
     /// end, so order is kept and nothing traps).
-    var storedMilliseconds: Int64 {
+    package var storedMilliseconds: Int64 {
         let clamped = min(max(self, UTCTime.supported.lowerBound), UTCTime.supported.upperBound)
         return Int64((clamped.timeIntervalSince1970 * 1000).rounded())
     }
 
     /// The instant `storedMilliseconds` stored.
-    init(storedMilliseconds milliseconds: Int64) {
+    package init(storedMilliseconds milliseconds: Int64) {
         self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 }

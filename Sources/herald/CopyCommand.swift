@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldConsole
+import HeraldPostgres
 import HeraldStorage
 
 struct CopyCommand: ParsableCommand {

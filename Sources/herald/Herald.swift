@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import HeraldConsole
+import HeraldPostgres
+import HeraldSQLite
 import HeraldStorage
 import Logging
 
@@ -101,18 +103,18 @@ struct StorageOptions: ParsableArguments {
         if let location = try postgresLocation() {
             database = try PostgresAppDatabase(location: location, migrations: migrations.appendingPathComponent("postgres"))
         } else {
-            database = try AppDatabase(path: databasePath, migrations: migrations)
+            database = try SQLiteAppDatabase(path: databasePath, migrations: migrations)
         }
         try database.migrate()
         return database
     }
 
     /// Opens the SQLite file for a command that works on files only (`backup`, `restore`).
-    func openSQLiteDatabase(for command: String) throws -> AppDatabase {
+    func openSQLiteDatabase(for command: String) throws -> SQLiteAppDatabase {
         guard try postgresLocation() == nil else {
             throw ValidationError("herald \(command) works on an SQLite file; for PostgreSQL use its own tools (pg_dump, pg_basebackup).")
         }
-        let database = try AppDatabase(path: databasePath, migrations: try resourcesFolder().appendingPathComponent("migrations"))
+        let database = try SQLiteAppDatabase(path: databasePath, migrations: try resourcesFolder().appendingPathComponent("migrations"))
         try database.migrate()
         return database
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldSQLite
 import HeraldStorage
 
 /// `herald serve` holds a shared lock on `<database>.lock` while it runs; `herald restore` needs it
@@ -55,7 +56,7 @@ struct RestoreCommand: ParsableCommand {
         }
         let target = storage.databasePath
         let migrations = try storage.resourcesFolder().appendingPathComponent("migrations")
-        let applied = try AppDatabase.checkBackup(path: from, migrations: migrations)
+        let applied = try SQLiteAppDatabase.checkBackup(path: from, migrations: migrations)
         guard let lock = ServingLock.takeExclusively(target) else {
             throw ValidationError("A server is running on \(target): stop it first (systemctl stop herald), then restore.")
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldPostgres
 import HeraldStorage
 
 /// The optional configuration file (`--config FILE`, `HERALD_CONFIG`): `HERALD_NAME=value` lines with the

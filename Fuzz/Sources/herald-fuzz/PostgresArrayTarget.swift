@@ -1,6 +1,6 @@
 import NIOCore
 import PostgresNIO
-@testable import HeraldStorage
+@testable import HeraldPostgres
 
 /// `PostgresBinaryArray`, the reader of a report row's arrays (`PostgresEventCounts`): any bytes read as
 /// each element type are values or `Malformed`, never a trap; the values read are what postgres-nio's

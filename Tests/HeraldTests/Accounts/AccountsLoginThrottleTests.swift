@@ -1,6 +1,7 @@
 import Foundation
 @testable import HeraldConsole
 import HeraldHTTP
+@testable import HeraldSQLite
 import HeraldStorage
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldHTTP
+@testable import HeraldSQLite
 import HeraldStorage
 import Testing
 

@@ -5,6 +5,7 @@ import HeraldConsole
 import HeraldDomain
 import HeraldHTTP
 import HeraldMicroHTTPD
+@testable import HeraldSQLite
 import HeraldStorage
 import Logging
 import Synchronization
@@ -252,7 +253,7 @@ struct CommandLineTests {
     static func database(in folder: TemporaryFolder, state: CampaignState, campaigns: (Int64) -> [Campaign]) throws -> (path: String, app: String) {
         let source = folder.url.appendingPathComponent("source.sqlite").path
         let app = try run(["app", "create", "--db", source, "--name", "Shop", "--platform", "ios"]).lastWord
-        let database = try AppDatabase(path: source, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let database = try SQLiteAppDatabase(path: source, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try database.migrate()
         for campaign in campaigns(Int64(app) ?? 0) {
             _ = try database.campaigns.create(campaign, state: state, actor: .commandLine, now: Date())
@@ -352,7 +353,7 @@ struct CommandLineTests {
         let db = folder.url.appendingPathComponent("herald.sqlite").path
         let app = try Self.run(["app", "create", "--db", db, "--name", "Shop", "--platform", "ios", "--platform", "android"]).lastWord
         let key = try Self.run(["key", "create", "--db", db, "--app", app, "--scope", "feed:read", "--scope", "events:write"]).lastWord
-        let setup = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let setup = try SQLiteAppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try setup.migrate()
         let once = try setup.campaigns.create(
             Campaign(app: Int64(app)!, name: "Welcome", triggers: [Trigger(event: "app_launch")], frequency: Frequency(type: .once),
@@ -386,7 +387,7 @@ struct CommandLineTests {
         let summary = try JSONDecoder().decode(SimulationSummary.self, from: Data((run.stdout.split(separator: "\n").last ?? "").utf8))
 
         // Then the server's counts equal what the devices reported
-        let database = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let database = try SQLiteAppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try database.migrate()
         let counts = try database.events.counts(campaignID: nil, from: "2000-01-01", to: "2100-01-01")
         func total(_ type: EventType) -> Int { counts.rows.filter { $0.type == type }.map(\.count).reduce(0, +) }
@@ -430,7 +431,7 @@ struct CommandLineTests {
         let app = try Self.run(["app", "create", "--db", db, "--name", "Shop", "--platform", "ios", "--platform", "android"]).lastWord
         let key = try Self.run(["key", "create", "--db", db, "--app", app, "--scope", "feed:read", "--scope", "events:write"]).lastWord
         let appID = try #require(Int64(app))
-        let setup = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let setup = try SQLiteAppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try setup.migrate()
         let push = try setup.campaigns.create(
             Campaign(app: appID, name: "Sale push", push: PushNotification(title: "Sale")), state: .published, actor: .commandLine, now: Date())
@@ -442,7 +443,7 @@ struct CommandLineTests {
         try setup.close()
         let server = try Server(database: db)
         let url = "http://127.0.0.1:\(server.port)"
-        let database = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let database = try SQLiteAppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try database.migrate()
         func pushEvents() throws -> (received: Int, opened: Int) {
             let rows = try database.events.counts(campaignID: push, from: "2000-01-01", to: "2100-01-01").rows

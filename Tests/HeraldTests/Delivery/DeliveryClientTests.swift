@@ -3,6 +3,7 @@ import GRDB
 @testable import HeraldDelivery
 import HeraldDomain
 import HeraldMicroHTTPD
+@testable import HeraldSQLite
 import HeraldStorage
 import Synchronization
 import Testing

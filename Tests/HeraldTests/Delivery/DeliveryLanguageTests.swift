@@ -3,6 +3,7 @@ import GRDB
 import HeraldDelivery
 import HeraldDomain
 import HeraldHTTP
+@testable import HeraldSQLite
 import Testing
 
 /// The delivery client shows each device the version for its language and reports it with every event,

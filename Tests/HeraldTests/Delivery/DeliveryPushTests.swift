@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import HeraldDelivery
 import HeraldDomain
+@testable import HeraldSQLite
 import HeraldStorage
 import Synchronization
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 import HeraldHTTP
+@testable import HeraldSQLite
 import HeraldStorage
 import Synchronization
 import Testing

@@ -3,6 +3,7 @@ import GRDB
 @testable import HeraldConsole
 import HeraldDomain
 import HeraldHTTP
+@testable import HeraldSQLite
 import HeraldStorage
 import Testing
 
@@ -167,7 +168,7 @@ struct LanguageSplitTests {
         try before.close()
 
         // When it is opened by this Herald and migrated
-        let after = try AppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let after = try SQLiteAppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try after.migrate()
 
         // Then its past events are the default version's, by day, test or not, and type

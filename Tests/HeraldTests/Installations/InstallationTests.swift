@@ -5,6 +5,7 @@ import HeraldConsole
 import HeraldDomain
 import HeraldHTTP
 import HeraldMicroHTTPD
+@testable import HeraldSQLite
 import HeraldStorage
 import Testing
 
@@ -402,7 +403,7 @@ struct InstallationTests {
         try before.close()
 
         // When this Herald migrates it
-        let after = try AppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let after = try SQLiteAppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try after.migrate()
 
         // Then every event is there as it was, push events go in, and a type nobody knows does not

@@ -3,6 +3,7 @@ import GRDB
 @testable import HeraldConsole
 import HeraldDomain
 import HeraldHTTP
+@testable import HeraldSQLite
 import HeraldStorage
 import Testing
 

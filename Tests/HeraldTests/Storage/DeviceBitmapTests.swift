@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldDomain
+@testable import HeraldSQLite
 @testable import HeraldStorage
 import Testing
 
@@ -9,14 +10,14 @@ struct DeviceBitmapTests {
     static let migrations = repositoryRoot.appendingPathComponent("migrations")
     static let start = Date(timeIntervalSince1970: 1_790_000_000)
 
-    static func database(in folder: TemporaryFolder) throws -> AppDatabase {
-        let database = try AppDatabase(path: folder.url.appendingPathComponent("herald.sqlite").path, migrations: migrations)
+    static func database(in folder: TemporaryFolder) throws -> SQLiteAppDatabase {
+        let database = try SQLiteAppDatabase(path: folder.url.appendingPathComponent("herald.sqlite").path, migrations: migrations)
         try database.migrate()
         return database
     }
 
     /// Two apps with one campaign each, plus a second campaign in the first.
-    static func campaigns(_ database: AppDatabase) throws -> (shop: Int64, news: Int64, sale: Int64, winter: Int64, digest: Int64) {
+    static func campaigns(_ database: SQLiteAppDatabase) throws -> (shop: Int64, news: Int64, sale: Int64, winter: Int64, digest: Int64) {
         let shop = try database.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: start).id
         let news = try database.apps.create(name: "News", platforms: [.ios], actor: .commandLine, now: start).id
         func campaign(_ app: Int64, _ name: String) throws -> Int64 {
@@ -28,7 +29,7 @@ struct DeviceBitmapTests {
     }
 
     /// The same apps and campaigns written as a schema of before 0015 or 0017 holds them, for the migration tests.
-    static func campaignsInEarlierSchema(_ database: AppDatabase) throws -> (shop: Int64, news: Int64, sale: Int64, winter: Int64, digest: Int64) {
+    static func campaignsInEarlierSchema(_ database: SQLiteAppDatabase) throws -> (shop: Int64, news: Int64, sale: Int64, winter: Int64, digest: Int64) {
         let shop = try TestApp.insertApp(named: "Shop", now: start, in: database)
         let news = try TestApp.insertApp(named: "News", now: start, in: database)
         func campaign(_ app: Int64, _ name: String) throws -> Int64 {
@@ -152,7 +153,7 @@ struct DeviceBitmapTests {
         try before.close()
 
         // When this Herald migrates it
-        let after = try AppDatabase(path: path, migrations: Self.migrations)
+        let after = try SQLiteAppDatabase(path: path, migrations: Self.migrations)
         try after.migrate()
 
         // Then every count is as it was, and the old table is gone

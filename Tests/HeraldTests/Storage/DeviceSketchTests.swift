@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import HeraldDomain
 @testable import HeraldConsole
+@testable import HeraldSQLite
 @testable import HeraldStorage
 import Testing
 
@@ -165,7 +166,7 @@ struct DeviceSketchTests {
         }
         try before.close()
 
-        let after = try AppDatabase(path: path, migrations: DeviceBitmapTests.migrations)
+        let after = try SQLiteAppDatabase(path: path, migrations: DeviceBitmapTests.migrations)
         try after.migrate()
         try after.pool.read { db in
             var days = 0

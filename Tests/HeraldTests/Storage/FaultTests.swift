@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldDomain
+@testable import HeraldSQLite
 import HeraldStorage
 import Synchronization
 import Testing
@@ -206,7 +207,7 @@ struct FaultTests {
         // Given a database copied alone (no -wal or -shm file beside it) into a folder nobody may write
         let folder = try TemporaryFolder()
         let db = folder.url.appendingPathComponent("herald.sqlite").path
-        let database = try AppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let database = try SQLiteAppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try database.migrate()
         try database.pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         try database.close()
@@ -307,12 +308,12 @@ struct Herald {
         try CommandLineTests.Server(database: database, launcher: launcher)
     }
 
-    func open() throws -> AppDatabase {
+    func open() throws -> SQLiteAppDatabase {
         try Self.open(database)
     }
 
-    private static func open(_ path: String) throws -> AppDatabase {
-        let database = try AppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
+    private static func open(_ path: String) throws -> SQLiteAppDatabase {
+        let database = try SQLiteAppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try database.migrate()
         return database
     }

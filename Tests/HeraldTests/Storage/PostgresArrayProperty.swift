@@ -1,6 +1,7 @@
 import NIOCore
 import PostgresNIO
 import Testing
+@testable import HeraldPostgres
 @testable import HeraldStorage
 
 /// `PostgresBinaryArray` reads the arrays of a report's one row (`PostgresEventCounts`). For any array of

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import HeraldPostgres
 @testable import HeraldStorage
 
 /// The two readers the PostgreSQL engine adds: the database URL (`--db`, `HERALD_DB`, from operators) and

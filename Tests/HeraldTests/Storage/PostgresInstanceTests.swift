@@ -1,6 +1,8 @@
 import Foundation
 import HeraldConsole
 import HeraldDomain
+@testable import HeraldPostgres
+@testable import HeraldSQLite
 @testable import HeraldStorage
 import Synchronization
 import Testing
@@ -166,7 +168,7 @@ struct PostgresCopyTests {
 
     @Test func everyRowArrivesAndReadsBackTheSame() throws {
         let sqlite = try EngineDatabase(.sqlite)
-        let source = try #require(sqlite.stores as? AppDatabase)
+        let source = try #require(sqlite.stores as? SQLiteAppDatabase)
         let admin = try #require(try source.users.insertFirst(
             User(email: "Admin@Example.com", name: "مدیر", role: .admin, passwordHash: "h", createdAt: Self.now, updatedAt: Self.now), now: Self.now))
         let session = try source.sessions.create(userID: admin.id!, now: Self.now, lifetime: 3600)
@@ -266,7 +268,7 @@ struct PostgresCopyTests {
             try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("migrations/\(file)"), to: old.appendingPathComponent(file))
         }
         let path = folder.url.appendingPathComponent("old.sqlite").path
-        let database = try AppDatabase(path: path, migrations: old)
+        let database = try SQLiteAppDatabase(path: path, migrations: old)
         try database.migrate()
         try database.close()
         let postgres = try EngineDatabase(.postgres)

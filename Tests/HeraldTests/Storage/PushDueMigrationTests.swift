@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldDomain
+@testable import HeraldSQLite
 @testable import HeraldStorage
 import Testing
 
@@ -33,7 +34,7 @@ struct PushDueMigrationTests {
         #expect(oldOrder.first == "iid-2", "the old text put the year 10000 first")
         try before.close()
 
-        let after = try AppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let after = try SQLiteAppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try after.migrate()
         let stored = try after.pool.read { db in
             try Row.fetchAll(db, sql: "SELECT installation_id, due_at_ms FROM push_outbox ORDER BY installation_id").map { ($0[0] as String, $0[1] as Int64) }

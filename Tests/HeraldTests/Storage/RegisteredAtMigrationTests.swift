@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldDomain
+@testable import HeraldSQLite
 @testable import HeraldStorage
 import Testing
 
@@ -27,7 +28,7 @@ struct RegisteredAtMigrationTests {
         }
         try before.close()
 
-        let after = try AppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let after = try SQLiteAppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try after.migrate()
         for (id, time) in updated {
             #expect(try after.installations.installation(appID: shop, id: id)?.registeredAt == time, "\(id)")

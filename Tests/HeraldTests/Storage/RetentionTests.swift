@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import HeraldDomain
 import HeraldHTTP
+@testable import HeraldSQLite
 import HeraldStorage
 import Testing
 
@@ -102,7 +103,7 @@ struct RetentionTests {
     func backgroundCheckpoints() async throws {
         let folder = try TemporaryFolder()
         let path = folder.url.appendingPathComponent("herald.sqlite").path
-        let database = try AppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let database = try SQLiteAppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try database.migrate()
         func ingest(_ batches: Int) throws {
             for _ in 0..<batches {
@@ -131,13 +132,13 @@ struct RetentionTests {
 
         // And closing stops the thread (this returns) and leaves a database that opens and reads back
         try database.close()
-        let reopened = try AppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
+        let reopened = try SQLiteAppDatabase(path: path, migrations: repositoryRoot.appendingPathComponent("migrations"))
         #expect(try await reopened.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM events") } == 8000)
         #expect(try walFramesLeft(reopened) == 0)
         try reopened.close()
     }
 
-    private func walFramesLeft(_ database: AppDatabase) throws -> Int {
+    private func walFramesLeft(_ database: SQLiteAppDatabase) throws -> Int {
         try database.pool.writeWithoutTransaction { db in
             let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
             return (row?[1] as Int? ?? 0) - (row?[2] as Int? ?? 0)

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 import NIOCore
+@testable import HeraldPostgres
 @testable import HeraldStorage
 import PostgresNIO
 import PropertyBased

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import HeraldDomain
+@testable import HeraldPostgres
+@testable import HeraldSQLite
 @testable import HeraldStorage
 import PostgresNIO
 import Testing
@@ -10,7 +12,7 @@ extension StorageContractTests {
     /// `body` with the engine's own device rows, in one read.
     static func withDeviceRows<T>(_ database: EngineDatabase, _ body: (any DeviceRows) throws -> T) throws -> T {
         switch database.stores {
-        case let sqlite as AppDatabase: try sqlite.pool.read { try body(SQLiteDeviceRows(db: $0)) }
+        case let sqlite as SQLiteAppDatabase: try sqlite.pool.read { try body(SQLiteDeviceRows(db: $0)) }
         case let postgres as PostgresAppDatabase: try postgres.read { try body(PostgresDeviceRows(db: $0)) }
         default: throw PostgresUnavailable()
         }
@@ -133,7 +135,7 @@ extension StorageContractTests {
         func weeks(_ stores: any Stores) throws -> [[String]] {
             let sql = "SELECT campaign_id, test, week, chunks, registers FROM device_week_sketches ORDER BY campaign_id, test, week"
             switch stores {
-            case let sqlite as AppDatabase:
+            case let sqlite as SQLiteAppDatabase:
                 return try sqlite.pool.read { db in
                     try Row.fetchAll(db, sql: sql).map { row in
                         let registers: Data = row[4]
@@ -153,7 +155,7 @@ extension StorageContractTests {
         let kept = try weeks(database.stores)
         #expect(kept.count >= 30)
         switch database.stores {
-        case let sqlite as AppDatabase:
+        case let sqlite as SQLiteAppDatabase:
             try sqlite.pool.write { db in
                 try db.execute(sql: "DROP TABLE device_week_sketches")
                 try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = '0018_device_week_sketches'")

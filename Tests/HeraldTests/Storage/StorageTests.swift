@@ -1,12 +1,13 @@
 import Foundation
 import GRDB
+@testable import HeraldSQLite
 import HeraldStorage
 import Testing
 
 @Suite("Storage: migrations, pool settings, backup, password hashes")
 struct StorageTests {
-    private func openDatabase(in folder: TemporaryFolder) throws -> AppDatabase {
-        try AppDatabase(path: folder.url.appendingPathComponent("db/herald.sqlite").path,
+    private func openDatabase(in folder: TemporaryFolder) throws -> SQLiteAppDatabase {
+        try SQLiteAppDatabase(path: folder.url.appendingPathComponent("db/herald.sqlite").path,
                         migrations: repositoryRoot.appendingPathComponent("migrations"))
     }
 

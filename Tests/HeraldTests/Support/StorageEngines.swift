@@ -1,5 +1,7 @@
 import Foundation
 import HeraldDomain
+@testable import HeraldPostgres
+@testable import HeraldSQLite
 @testable import HeraldStorage
 import PostgresNIO
 import Synchronization
@@ -49,7 +51,7 @@ final class EngineDatabase: Sendable {
     private static func open(_ engine: StorageEngine, folder: TemporaryFolder, postgresName: String) throws -> any Stores {
         switch engine {
         case .sqlite:
-            let database = try AppDatabase(
+            let database = try SQLiteAppDatabase(
                 path: folder.url.appendingPathComponent("herald.sqlite").path, migrations: repositoryRoot.appendingPathComponent("migrations"))
             try database.migrate()
             return database

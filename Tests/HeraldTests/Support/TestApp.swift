@@ -3,6 +3,7 @@ import HeraldConsole
 import HeraldDomain
 import HeraldHTTP
 import HeraldMicroHTTPD
+@testable import HeraldSQLite
 import HeraldStorage
 import Logging
 import Synchronization
@@ -52,7 +53,7 @@ final class TestClock: Sendable {
 /// The real application on a real SQLite file in a temporary folder, called without a socket.
 struct TestApp {
     let folder: TemporaryFolder
-    let database: AppDatabase
+    let database: SQLiteAppDatabase
     let application: HeraldApplication
     let clock: TestClock
 
@@ -65,7 +66,7 @@ struct TestApp {
          configure: (inout ConsoleConfiguration) -> Void = { _ in }) async throws {
         folder = try TemporaryFolder()
         clock = TestClock()
-        database = try AppDatabase(
+        database = try SQLiteAppDatabase(
             path: folder.url.appendingPathComponent("herald.sqlite").path,
             migrations: repositoryRoot.appendingPathComponent("migrations"))
         try database.migrate()
@@ -95,21 +96,21 @@ struct TestApp {
 
     /// A database in `folder` migrated only as far as the migration files whose names sort before `first`
     /// (such as "0010"): what an earlier Herald left, for tests of the migrations after it.
-    static func database(migratedBefore first: String, in folder: TemporaryFolder) throws -> (database: AppDatabase, path: String) {
+    static func database(migratedBefore first: String, in folder: TemporaryFolder) throws -> (database: SQLiteAppDatabase, path: String) {
         let old = folder.url.appendingPathComponent("migrations")
         try FileManager.default.createDirectory(at: old, withIntermediateDirectories: true)
         for file in try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("migrations").path) where file < first {
             try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("migrations/\(file)"), to: old.appendingPathComponent(file))
         }
         let path = folder.url.appendingPathComponent("herald.sqlite").path
-        let database = try AppDatabase(path: path, migrations: old)
+        let database = try SQLiteAppDatabase(path: path, migrations: old)
         try database.migrate()
         return (database, path)
     }
 
     /// An app written as the earliest schema holds it, for a database of `database(migratedBefore:in:)`:
     /// today's stores write columns an earlier schema does not have yet (the audit lines' arguments, 0022).
-    static func insertApp(named name: String, platforms: String = "ios", now: Date, in database: AppDatabase) throws -> Int64 {
+    static func insertApp(named name: String, platforms: String = "ios", now: Date, in database: SQLiteAppDatabase) throws -> Int64 {
         try database.pool.write { db in
             try db.execute(sql: "INSERT INTO apps (name, platforms, created_at) VALUES (?, ?, ?)", arguments: [name, platforms, now])
             return db.lastInsertedRowID
@@ -117,7 +118,7 @@ struct TestApp {
     }
 
     /// A published campaign written as the earliest schema holds it (see `insertApp`), its document today's encoding.
-    static func insertCampaign(_ campaign: Campaign, now: Date, in database: AppDatabase) throws -> Int64 {
+    static func insertCampaign(_ campaign: Campaign, now: Date, in database: SQLiteAppDatabase) throws -> Int64 {
         let document = String(decoding: try CampaignJSON.encoder().encode(campaign), as: UTF8.self)
         return try database.pool.write { db in
             try db.execute(

@@ -1,12 +1,13 @@
 import Metrics
 import Foundation
+import HeraldStorage
 import GRDB
 import GRDBSQLite
 import Synchronization
 
 /// The database: owns the connection pool and the migrator; features ask it for stores.
-public final class AppDatabase: HeraldDatabase, Sendable {
-    public let pool: DatabasePool
+public final class SQLiteAppDatabase: HeraldDatabase, Sendable {
+    package let pool: DatabasePool
     private let migrator: DatabaseMigrator
     /// Counts committed transactions that touched what feeds, API keys and allowed web origins are built from, so
     /// in-memory copies know when to rebuild without asking the database.
@@ -245,51 +246,18 @@ public final class AppDatabase: HeraldDatabase, Sendable {
     ]
 }
 
-/// Errors from the storage layer, worded for the operator who reads them.
-public enum StorageError: Error, CustomStringConvertible, Equatable {
-    case databaseIsNewer(unknownMigrations: [String])
-    case noMigrations(folder: String)
-    case cannotOpen(path: String, cause: StorageUnavailable)
-    case notABackup(path: String, reason: String)
-    /// The PostgreSQL database could not be opened: `location` without its password, `reason` as the
-    /// server or the network said it.
-    case cannotReach(location: String, reason: String)
-    /// The PostgreSQL database opened, but a migration failed there (nothing of that migration was kept).
-    case migrationFailed(location: String, reason: String)
 
-    public var description: String {
-        switch self {
-        case .databaseIsNewer(let unknown):
-            "store: this database was migrated by a newer Herald (unknown migrations: \(unknown.joined(separator: ", "))). "
-                + "Run the newer herald binary, or restore a backup made with this version."
-        case .noMigrations(let folder):
-            "store: no migrations found in \(folder); point --resources at the folder that holds migrations/"
-        case .cannotReach(let location, let reason):
-            "store: cannot open the PostgreSQL database \(location): \(reason). Check that the server runs and that the URL's host, "
-                + "port, user, password, database and sslmode are right and let this host in, then start again."
-        case .migrationFailed(let location, let reason):
-            "store: a migration failed on the PostgreSQL database \(location): \(reason). Nothing of it was kept; the user in "
-                + "the URL needs to create tables, functions and triggers in the database."
-        case .notABackup(let path, let reason):
-            "store: \(path) is not a Herald backup: \(reason). Nothing was changed."
-        case .cannotOpen(let path, let cause):
-            "store: cannot open \(path) for writing"
-                + (cause == .readOnly ? ": the file or its folder is read-only" : " (\(cause.reason))")
-                + ". Herald writes the database and the -wal and -shm files beside it: give it write permission on the file "
-                + "and its folder (or a writable volume), then start again."
+extension DatabaseError: EngineFailure {
+    /// SQLite's `FULL`, `READONLY`, `IOERR` (a write past a file-size limit or onto a file system remounted
+    /// read-only fails as one), `CANTOPEN`, and `BUSY` after the busy timeout.
+    package var unavailable: StorageUnavailable? {
+        switch resultCode {
+        case .SQLITE_FULL: .diskFull
+        case .SQLITE_READONLY: .readOnly
+        case .SQLITE_IOERR: .diskError
+        case .SQLITE_CANTOPEN: .cannotOpen
+        case .SQLITE_BUSY: .busy
+        default: nil
         }
-    }
-}
-
-/// A number that goes up whenever something observed changes.
-public final class ChangeCounter: Sendable {
-    private let value = Atomic<Int>(0)
-
-    public init() {}
-
-    public var current: Int { value.load(ordering: .acquiring) }
-
-    public func bump() {
-        value.add(1, ordering: .releasing)
     }
 }

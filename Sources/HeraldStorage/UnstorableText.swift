@@ -9,7 +9,7 @@ public struct UnstorableText: Error, Sendable, CustomStringConvertible {
 
     /// `error` as this one when PostgreSQL refused text for holding NUL; nil for any other error.
     public init?(_ error: any Error) {
-        guard let state = sqlState(of: error), state == "22021" || state == "22P05" else { return nil }
+        guard let state = (error as? any EngineFailure)?.unstorableTextState else { return nil }
         self.state = state
     }
 

@@ -1,4 +1,6 @@
 import Foundation
+import HeraldSQLite
+import HeraldStorage
 import GRDB
 import Logging
 import NIOCore
@@ -58,7 +60,7 @@ public enum PostgresCopy {
     public static func copy(
         sqlitePath: String, sqliteMigrations: URL, to target: PostgresAppDatabase, progress: (String, Int) -> Void = { _, _ in }
     ) throws -> Report {
-        let known = try AppDatabase.checkBackup(path: sqlitePath, migrations: sqliteMigrations)
+        let known = try SQLiteAppDatabase.checkBackup(path: sqlitePath, migrations: sqliteMigrations)
         let knownCount = try FileManager.default.contentsOfDirectory(atPath: sqliteMigrations.path).filter { $0.hasSuffix(".sql") }.count
         guard known == knownCount else { throw CopyError.sourceNotCurrent(applied: known, known: knownCount) }
         try target.migrate()

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStorage
 import NIOCore
 import NIOFoundationCompat
 import PostgresNIO

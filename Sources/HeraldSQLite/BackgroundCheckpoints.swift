@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HeraldStorage
 import GRDB
 import GRDBSQLite
 import Metrics

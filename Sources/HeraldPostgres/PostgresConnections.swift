@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStorage
 import Logging
 import NIOCore
 import NIOPosix
@@ -164,6 +165,28 @@ extension StorageUnavailable {
     }
 }
 
+// The errors a PostgreSQL request fails with: the server's, and the network's below it.
+extension PSQLError: EngineFailure {
+    package var unavailable: StorageUnavailable? { StorageUnavailable(postgres: self) }
+
+    /// 22021 (a NUL in text) or 22P05 (`\u0000` in JSON it was to read as `jsonb`).
+    package var unstorableTextState: String? {
+        sqlState(of: self).flatMap { $0 == "22021" || $0 == "22P05" ? $0 : nil }
+    }
+}
+
+extension NIOConnectionError: EngineFailure {
+    package var unavailable: StorageUnavailable? { .unreachable }
+}
+
+extension IOError: EngineFailure {
+    package var unavailable: StorageUnavailable? { .unreachable }
+}
+
+extension ChannelError: EngineFailure {
+    package var unavailable: StorageUnavailable? { .unreachable }
+}
+
 extension PostgresConnection {
     /// `query`'s answer, waited for by the calling worker thread (see `PendingAnswer`).
     func answer(_ query: PostgresQuery, logger: Logger) throws -> PostgresQueryResult {
@@ -244,4 +267,9 @@ extension PostgresRandomAccessRow {
         cell.format = .binary
         return cell
     }
+}
+
+/// The PostgreSQL error code of `error` (SQLSTATE), when it is one the server sent.
+func sqlState(of error: any Error) -> String? {
+    (error as? PSQLError)?.serverInfo?[.sqlState]
 }

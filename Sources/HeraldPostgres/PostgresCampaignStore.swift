@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStorage
 import HeraldDomain
 import PostgresNIO
 

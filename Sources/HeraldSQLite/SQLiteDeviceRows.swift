@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import HeraldDomain
+import HeraldStorage
 
 /// The device numbers, bitmaps and sketches in SQLite, for `DeviceBitmaps` and `DeviceSketches`; its one
 /// writer needs no lock.
@@ -165,5 +167,89 @@ struct SQLiteDeviceRows: DeviceRows {
                 }
             }
         }
+    }
+}
+
+extension DeviceBitmaps {
+    /// Migration 0015's second half: the bitmaps of the device rows kept before it, by the numbers its SQL
+    /// gave out; one campaign, test flag and day at a time, so memory holds one day's chunks.
+    static func fillFromDeviceRows(_ db: Database) throws {
+        let rows = try Row.fetchCursor(
+            db, sql: """
+                SELECT d.campaign_id, d.test, d.day, n.number
+                FROM campaign_devices d JOIN campaigns c ON c.id = d.campaign_id
+                JOIN device_numbers n ON n.app_id = c.app_id AND n.installation_id = d.installation_id
+                ORDER BY d.campaign_id, d.test, d.day
+                """)
+        let write = try db.makeStatement(sql: "INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, ?, ?, ?, ?)")
+        var day: (campaignID: Int64, test: Bool, day: String)?
+        var chunks: [Int64: DeviceBitmap] = [:]
+        func flush() throws {
+            guard let day else { return }
+            for (chunk, bitmap) in chunks { try write.execute(arguments: [day.campaignID, day.test, day.day, chunk, bitmap.blob]) }
+            chunks = [:]
+        }
+        while let row = try rows.next() {
+            let current: (campaignID: Int64, test: Bool, day: String) = (row[0], row[1], row[2])
+            if let day, day != current { try flush() }
+            day = current
+            let (chunk, offset) = DeviceBitmap.position(of: row[3])
+            chunks[chunk, default: DeviceBitmap()].insert(offset)
+        }
+        try flush()
+    }
+}
+
+extension DeviceSketches {
+    /// The sketch and chunk count that the stored bitmaps give each day, a day at a time in key order (so
+    /// memory holds one day): what migration 0017 writes for the days stored before it, and what ingestion
+    /// keeps them equal to (until an erasure, which clears a bitmap bit but cannot take a device out of a sketch).
+    static func fromBitmaps(_ db: Database, _ each: (Day, _ chunks: Int, DeviceSketch) throws -> Void) throws {
+        let rows = try Row.fetchCursor(
+            db, sql: """
+                SELECT b.campaign_id, b.test, b.day, b.chunk, b.bits, c.app_id
+                FROM device_bitmaps b JOIN campaigns c ON c.id = b.campaign_id
+                ORDER BY b.campaign_id, b.test, b.day
+                """)
+        var current: (day: Day, chunks: Int, sketch: DeviceSketch)?
+        while let row = try rows.next() {
+            let day = Day(campaignID: row[0], test: row[1], day: row[2])
+            if let finished = current, finished.day != day {
+                try each(finished.day, finished.chunks, finished.sketch)
+                current = nil
+            }
+            var entry = current ?? (day, 0, DeviceSketch())
+            let chunk: Int64 = row[3], app: Int64 = row[5]
+            entry.chunks += 1
+            for offset in DeviceBitmap(blob: row[4]).offsets {
+                entry.sketch.insert(app: app, number: chunk * Int64(DeviceBitmap.bits) + Int64(offset))
+            }
+            current = entry
+        }
+        if let finished = current { try each(finished.day, finished.chunks, finished.sketch) }
+    }
+
+    /// Migration 0017's second half: a sketch row for every day the bitmaps hold.
+    static func fillFromBitmaps(_ db: Database) throws {
+        let write = try db.makeStatement(sql: "INSERT INTO device_sketches (campaign_id, test, day, chunks, registers) VALUES (?, ?, ?, ?, ?)")
+        try fromBitmaps(db) { day, chunks, sketch in
+            try write.execute(arguments: [day.campaignID, day.test, day.day, chunks, sketch.blob])
+        }
+    }
+
+    /// Migration 0018's second half: a week row for every week the days' sketches hold.
+    static func fillWeeks(_ db: Database) throws {
+        let write = try db.makeStatement(sql: "INSERT INTO device_week_sketches (campaign_id, test, week, chunks, registers) VALUES (?, ?, ?, ?, ?)")
+        var folder = WeekFolder { week, chunks, sketch in
+            try write.execute(arguments: [week.campaignID, week.test, week.day, chunks, sketch.blob])
+        }
+        let rows = try Row.fetchCursor(db, sql: "SELECT campaign_id, test, day, chunks, registers FROM device_sketches ORDER BY campaign_id, test, day")
+        while let row = try rows.next() {
+            let day = Day(campaignID: row[0], test: row[1], day: row[2]), chunks: Int = row[3]
+            try row.withUnsafeData(atIndex: 4) { registers in
+                try (registers ?? Data()).withUnsafeBytes { try folder.add(day, chunks: chunks, registers: $0) }
+            }
+        }
+        try folder.finish()
     }
 }
