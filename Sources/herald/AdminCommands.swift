@@ -242,7 +242,7 @@ extension AppCommand {
                     let setup = try editor.setup(appID: app)
                     print("App \(app) sends through FCM as \(setup.fcmClientEmail ?? "") in project \(setup.fcmProjectID ?? "")")
                 }
-            } catch let errors as FormErrors {
+            } catch let errors as InputProblems {
                 throw ValidationError(errors.description)
             } catch let error as SecretBoxError {
                 throw ValidationError(error.description)

@@ -28,10 +28,13 @@ struct MetricsListener {
         ]
         factory.valueHistogramBuckets["herald_group_commit_size"] = [1, 2, 4, 8, 16, 32, 64, 128, 256]
         MetricsSystem.bootstrap(factory)
-        registry.makeGauge(name: "herald_process_start_time_seconds", help: "When the process started, in seconds since 1970.")
+        registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "herald_process", metricName: "start_time", unitName: "seconds",
+            helpText: "When the process started, in seconds since 1970."))
             .set(to: Date().timeIntervalSince1970)
-        let residentMemory = registry.makeGauge(
-            name: "herald_process_resident_memory_bytes", help: "Resident memory, read from /proc/self/statm at each scrape.")
+        let residentMemory = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "herald_process", metricName: "resident_memory", unitName: "bytes",
+            helpText: "Resident memory, read from /proc/self/statm at each scrape."))
         return MetricsListener(registry: registry, residentMemory: residentMemory)
     }
 

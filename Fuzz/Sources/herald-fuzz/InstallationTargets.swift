@@ -10,13 +10,15 @@ enum InstallationBodyTarget {
         let registration: InstallationRegistration
         do {
             registration = try InstallationBody.read(bytes)
-        } catch let error as HTTPError {
-            require(error.status == 400 || error.status == 422, "refused with \(error.status): \(error.message)")
-            require(!error.message.isEmpty, "a refusal without words")
-            require(error.status == 400 || !error.fields.isEmpty, "a 422 that names no field: \(error.message)")
-            return
         } catch {
-            require(false, "refused with something other than an HTTP error: \(error)")
+            // What the API answers: the router turns the reader's errors into statuses the same way.
+            guard let refusal = HTTPError(domain: error) else {
+                require(false, "refused with an error the API answers as a 500: \(error)")
+                return
+            }
+            require(refusal.status == 400 || refusal.status == 422, "refused with \(refusal.status): \(refusal.message)")
+            require(!refusal.message.isEmpty, "a refusal without words")
+            require(refusal.status == 400 || !refusal.fields.isEmpty, "a 422 that names no field: \(refusal.message)")
             return
         }
         require(registration.problems.isEmpty, "accepted with problems: \(registration.problems)")

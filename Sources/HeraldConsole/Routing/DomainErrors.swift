@@ -9,6 +9,9 @@ extension HTTPError {
         switch error {
         case let error as HTTPError:
             self = error
+        case let malformed as MalformedJSON:
+            self.init(400, malformed.message, fields: malformed.field.map { [$0] } ?? [])
+            phrase = malformed.phrase
         case let unknown as UnknownKeyError:
             self.init(422, Phrase("errors.unknown_field", ["path": .text(unknown.path)]), fields: [unknown.problem])
         case let failure as CampaignLifecycle.Failure:

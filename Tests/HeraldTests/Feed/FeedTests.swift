@@ -59,6 +59,18 @@ struct FeedTests {
         #expect(forbidden.text.contains("feed:read"))
     }
 
+    @Test("A key whose app is deleted after the key was checked gets 401, and the feed service says why without HTTP")
+    func appDeletedAfterTheKeyWasChecked() async throws {
+        let fixture = try await Self.fixture()
+        let key = try #require(try fixture.app.database.apiKeys.authenticate(secret: fixture.feedKey))
+        let gone = APIKey(id: key.id, appID: 9_999, name: key.name, prefix: key.prefix, scopes: key.scopes, createdAt: key.createdAt)
+        let feeds = FeedService(database: fixture.app.database)
+        #expect(throws: AppDeleted.self) { try feeds.snapshot(appID: gone.appID, installationID: nil, now: fixture.app.clock.now) }
+        let context = RequestContext(request: Request(method: "GET", target: "/api/v1/feed"), now: fixture.app.clock.now)
+        let refusal = #expect(throws: HTTPError.self) { try FeedHandler(feeds: feeds).feed(context, key: gone) }
+        #expect(refusal?.status == 401)
+    }
+
     @Test("Published campaigns only, highest priority first, ties to the most recently started")
     func contentAndOrder() async throws {
         let fixture = try await Self.fixture()

@@ -30,7 +30,7 @@ struct NameRulesProperty {
                 do {
                     try attempt()
                     return false
-                } catch let errors as FormErrors {
+                } catch let errors as InputProblems {
                     return errors.items.contains { $0.field == field && $0.message.hasPrefix("Remove the control character U+") }
                 } catch {
                     return false

@@ -106,7 +106,7 @@ struct TextLengthProperty {
                 do {
                     _ = try registry.createApp(name: name, platforms: [.ios], actor: .commandLine, now: app.clock.now)
                     return true
-                } catch let errors as FormErrors {
+                } catch let errors as InputProblems {
                     return !errors.items.contains { $0.field == "name" && $0.message.hasPrefix("Use at most 80") }
                 } catch {
                     return false

@@ -2,8 +2,8 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 
-/// Decodes JSON from a request (an API body, an imported file), turning every failure into a 400 that
-/// says where the JSON broke.
+/// Decodes JSON from a request (an API body, an imported file), turning every failure into a
+/// `MalformedJSON` that says where the JSON broke (the API answers it as a 400, an import shows it).
 ///
 /// Before decoding, cheap passes refuse what the decoder should never see: bytes that are not UTF-8
 /// (Foundation's message would only say "not valid JSON"), nesting deeper than any Herald document
@@ -12,6 +12,41 @@ import HeraldHTTP
 /// imports read the same JSON as the event reader), and a string holding more combining marks in a row
 /// than `CombiningMarks.longestRun` (the decoder hashes keys and compares values, which costs the
 /// square of such a run).
+/// JSON that cannot be read as the document asked for: where it broke, for the person who sent it.
+struct MalformedJSON: Error, Equatable {
+    /// English, as the API answers.
+    let message: String
+    /// The catalog sentence of `message`, when there is one, for a page in the reader's language.
+    let phrase: Phrase?
+    /// The field the decoder stopped at, when it got that far.
+    let field: FieldProblem?
+
+    init(_ phrase: Phrase, field: FieldProblem? = nil) {
+        message = phrase.english
+        self.phrase = phrase
+        self.field = field
+    }
+
+    init(_ message: String, field: FieldProblem?) {
+        self.message = message
+        phrase = nil
+        self.field = field
+    }
+
+    /// `error` as a reading failure: this, or a key the document does not have (`UnknownKeyError`); nil
+    /// for any other error.
+    init?(reading error: any Error) {
+        switch error {
+        case let malformed as MalformedJSON:
+            self = malformed
+        case let unknown as UnknownKeyError:
+            self.init(Phrase("errors.unknown_field", ["path": .text(unknown.path)]), field: unknown.problem)
+        default:
+            return nil
+        }
+    }
+}
+
 enum JSONBody {
     /// Campaign JSON nests 5 levels (`triggers[].filters[].value`), an export 7; this leaves room to spare.
     static let maxDepth = 32
@@ -24,30 +59,30 @@ enum JSONBody {
             where context.codingPath.isEmpty && (try? JSONSerialization.jsonObject(with: Data(body), options: .fragmentsAllowed)) != nil {
             // Foundation reports a number that does not fit its field (9.5 for an integer, 10^40) as
             // "not valid JSON", with no path; the JSON itself is fine, so say what is wrong with it.
-            throw HTTPError(400, Phrase("errors.json.number_range"))
+            throw MalformedJSON(Phrase("errors.json.number_range"))
         } catch let error as DecodingError {
-            throw HTTPError(400, describe(error), fields: error.path.isEmpty ? [] : [error.problem])
+            throw MalformedJSON(describe(error), field: error.path.isEmpty ? nil : error.problem)
         } catch let unknown as UnknownKeyError {
             throw unknown  // a 422 naming the field, not a parse error
         } catch {
-            throw HTTPError(400, Phrase("errors.json.syntax"))
+            throw MalformedJSON(Phrase("errors.json.syntax"))
         }
     }
 
-    /// Throws a 400 when `body` is not UTF-8, nests arrays and objects deeper than `maxDepth`, has a
+    /// Throws `MalformedJSON` when `body` is not UTF-8, nests arrays and objects deeper than `maxDepth`, has a
     /// trailing comma, or a string with too many combining marks in a row.
     static func check(_ body: [UInt8]) throws {
         if let offset = firstInvalidUTF8(body) {
-            throw HTTPError(400, invalidUTF8(at: offset))
+            throw MalformedJSON(invalidUTF8(at: offset))
         }
         if let offset = firstTooDeep(body, limit: maxDepth) {
-            throw HTTPError(400, tooDeep(at: offset))
+            throw MalformedJSON(tooDeep(at: offset))
         }
         if let offset = firstTrailingComma(body) {
-            throw HTTPError(400, Phrase("errors.json.trailing_comma", ["byte": .number(offset)]))
+            throw MalformedJSON(Phrase("errors.json.trailing_comma", ["byte": .number(offset)]))
         }
         if let offset = firstLongCombiningRun(body) {
-            throw HTTPError(400, tooManyCombiningMarks(at: offset))
+            throw MalformedJSON(tooManyCombiningMarks(at: offset))
         }
     }
 
@@ -64,7 +99,7 @@ enum JSONBody {
         var run = CombiningMarks.Run()
         var position = 0
         /// The four hex digits at `at` as a number, or nil.
-        func hexQuad(at at: Int) -> UInt32? {
+        func hexQuad(at: Int) -> UInt32? {
             guard at + 4 <= bytes.count else { return nil }
             var value: UInt32 = 0
             for byte in bytes[at..<at + 4] {

@@ -9,7 +9,7 @@ struct AccountPages: Sendable {
 
     func setupForm(_ context: RequestContext) throws -> Response {
         if try services.database.users.count() > 0 { return .redirect(to: "/login") }
-        return try renderSetup(context, form: FormData(), errors: FormErrors())
+        return try renderSetup(context, form: FormData(), errors: InputProblems())
     }
 
     func setup(_ context: RequestContext) throws -> Response {
@@ -27,12 +27,12 @@ struct AccountPages: Sendable {
             let localizer = services.localization.localizer(for: context.request, user: user)
             return try signIn(user, context: context, to: "/campaigns",
                               welcome: localizer("setup.welcome", ["name": Localizer.isolated(user.name)]))
-        } catch let problems as FormErrors {
+        } catch let problems as InputProblems {
             return try renderSetup(context, form: form, errors: problems, status: 422)
         }
     }
 
-    private func renderSetup(_ context: RequestContext, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
+    private func renderSetup(_ context: RequestContext, form: FormData, errors: InputProblems, status: Int = 200) throws -> Response {
         let localizer = context.localizer
         let errors = errors.localized(by: localizer)
         let model = FieldsForm(

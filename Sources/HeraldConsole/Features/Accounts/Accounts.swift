@@ -26,7 +26,7 @@ public struct Accounts: Sendable {
             return try database.users.insert(user, actor: actor, now: now)
         } catch UserStoreError.emailTaken {
             // Taken between the check above and the insert.
-            throw FormErrors("email", Self.emailTaken)
+            throw InputProblems("email", Self.emailTaken)
         }
     }
 
@@ -38,7 +38,7 @@ public struct Accounts: Sendable {
         var user = try newUser(email: email, name: name, role: .admin, password: password, now: now)
         user.timeZone = timeZone
         guard let created = try database.users.insertFirst(user, now: now) else {
-            throw FormErrors("email", Phrase("accounts.errors.already_set_up"))
+            throw InputProblems("email", Phrase("accounts.errors.already_set_up"))
         }
         return created
     }
@@ -54,8 +54,8 @@ public struct Accounts: Sendable {
     }
 
     /// What is wrong with a new user's details, field by field.
-    static func problems(email: String, name: String, password: String) -> FormErrors {
-        var errors = FormErrors()
+    static func problems(email: String, name: String, password: String) -> InputProblems {
+        var errors = InputProblems()
         let name = name.trimmingCharacters(in: .whitespaces)
         if name.isEmpty { errors.add("name", Phrase("accounts.errors.name_required")) }
         if name.scalarCount > 100 { errors.add("name", Phrase("accounts.errors.name_too_long", ["limit": .number(100)])) }
@@ -84,7 +84,7 @@ public struct Accounts: Sendable {
         do {
             try database.users.update(changed, ending: ending, line: line, actor: actor, now: now)
         } catch UserStoreError.lastAdmin {
-            throw FormErrors("role", Phrase("accounts.errors.last_admin"))
+            throw InputProblems("role", Phrase("accounts.errors.last_admin"))
         }
     }
 
@@ -98,7 +98,7 @@ public struct Accounts: Sendable {
     /// An admin sets someone's password: every session of theirs ends, so whoever held one (perhaps the
     /// reason for the reset) must sign in with the new password.
     func resetPassword(of user: User, to password: String, actor: AuditActor, now: Date) throws {
-        if let problem = InputRules.passwordProblem(password) { throw FormErrors("password", problem) }
+        if let problem = InputRules.passwordProblem(password) { throw InputProblems("password", problem) }
         var changed = user
         changed.passwordHash = try hasher.hash(password)
         try update(changed, ending: .all, line: .userChanged("user.password_reset", email: user.email), actor: actor, now: now)
@@ -108,7 +108,7 @@ public struct Accounts: Sendable {
     func changeOwnPassword(
         of user: User, current: String, new password: String, confirmation: String, keeping session: Session, now: Date
     ) throws {
-        var errors = FormErrors()
+        var errors = InputProblems()
         if !hasher.verify(current, against: user.passwordHash) {
             errors.add("current_password", Phrase("accounts.errors.current_password_wrong"))
         }

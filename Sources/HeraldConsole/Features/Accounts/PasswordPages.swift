@@ -6,7 +6,7 @@ struct PasswordPages: Sendable {
     let services: Services
 
     func form(_ context: RequestContext) throws -> Response {
-        try render(context, errors: FormErrors())
+        try render(context, errors: InputProblems())
     }
 
     func change(_ context: RequestContext) throws -> Response {
@@ -17,7 +17,7 @@ struct PasswordPages: Sendable {
         let throttle = LoginThrottle(store: services.database.loginThrottles, policy: services.configuration.loginThrottle)
         let keys = [LoginThrottleKey(.session, session.tokenHash)]
         if let wait = try throttle.reserve(keys, now: context.now) {
-            var response = try render(context, errors: FormErrors("current_password", LoginThrottle.message(waiting: wait, context.localizer)), status: 429)
+            var response = try render(context, errors: InputProblems("current_password", LoginThrottle.message(waiting: wait, context.localizer)), status: 429)
             response.headers.set("Retry-After", LoginThrottle.retryAfter(wait))
             return response
         }
@@ -25,7 +25,7 @@ struct PasswordPages: Sendable {
             try services.accounts.changeOwnPassword(
                 of: user, current: form["current_password"] ?? "", new: form["password"] ?? "",
                 confirmation: form["password_confirmation"] ?? "", keeping: session, now: context.now)
-        } catch let problems as FormErrors {
+        } catch let problems as InputProblems {
             if problems.message(for: "current_password") == nil { try throttle.succeeded(keys, now: context.now) }
             return try render(context, errors: problems, status: 422)
         }
@@ -35,7 +35,7 @@ struct PasswordPages: Sendable {
     }
 
     /// Typed passwords are never sent back in the page.
-    private func render(_ context: RequestContext, errors: FormErrors, status: Int = 200) throws -> Response {
+    private func render(_ context: RequestContext, errors: InputProblems, status: Int = 200) throws -> Response {
         let localizer = context.localizer
         let errors = errors.localized(by: localizer)
         let model = FieldsForm(

@@ -18,7 +18,7 @@ struct AppOriginPages: Sendable {
                 "origin": Localizer.isolated(added.origin), "name": Localizer.isolated(app.name),
             ]))
             return .redirect(to: "/apps/\(app.id)")
-        } catch let problems as FormErrors {
+        } catch let problems as InputProblems {
             return try apps.renderShow(context, app: app, form: context.form, errors: problems, status: 422)
         }
     }

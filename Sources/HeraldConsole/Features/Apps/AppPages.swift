@@ -39,7 +39,7 @@ struct AppPages: Sendable {
     }
 
     func new(_ context: RequestContext) throws -> Response {
-        try renderNew(context, form: FormData(), errors: FormErrors())
+        try renderNew(context, form: FormData(), errors: InputProblems())
     }
 
     func create(_ context: RequestContext) throws -> Response {
@@ -48,12 +48,12 @@ struct AppPages: Sendable {
             let app = try registry.createApp(name: context.form["name"] ?? "", platforms: platforms, actor: context.actor, now: context.now)
             try services.flash(context, .success, context.localizer("apps.flash.registered", ["name": Localizer.isolated(app.name)]))
             return .redirect(to: "/apps/\(app.id)")
-        } catch let problems as FormErrors {
+        } catch let problems as InputProblems {
             return try renderNew(context, form: context.form, errors: problems, status: 422)
         }
     }
 
-    private func renderNew(_ context: RequestContext, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
+    private func renderNew(_ context: RequestContext, form: FormData, errors: InputProblems, status: Int = 200) throws -> Response {
         let localizer = context.localizer
         let errors = errors.localized(by: localizer)
         let chosen = Set(form.values("platforms"))
@@ -123,7 +123,7 @@ struct AppPages: Sendable {
     }
 
     func show(_ context: RequestContext) throws -> Response {
-        try renderShow(context, app: try app(context), form: FormData(), errors: FormErrors())
+        try renderShow(context, app: try app(context), form: FormData(), errors: InputProblems())
     }
 
     func saveSettings(_ context: RequestContext) throws -> Response {
@@ -131,7 +131,7 @@ struct AppPages: Sendable {
         guard let seconds = context.form["minIntervalSeconds"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }),
               (0...86_400).contains(seconds) else {
             let problem = Phrase("apps.errors.min_interval", ["max": .number(86_400)])
-            return try renderShow(context, app: app, form: context.form, errors: FormErrors("minIntervalSeconds", problem), status: 422)
+            return try renderShow(context, app: app, form: context.form, errors: InputProblems("minIntervalSeconds", problem), status: 422)
         }
         try services.database.apps.setMinInterval(appID: app.id, seconds: seconds, actor: context.actor, now: context.now)
         try services.flash(context, .success, context.localizer.plural(
@@ -147,7 +147,7 @@ struct AppPages: Sendable {
                 actor: context.actor, now: context.now)
             try services.flash(context, .success, context.localizer("apps.flash.device_added", ["name": Localizer.isolated(device.name)]))
             return .redirect(to: "/apps/\(app.id)")
-        } catch let problems as FormErrors {
+        } catch let problems as InputProblems {
             return try renderShow(context, app: app, form: context.form, errors: problems, status: 422)
         }
     }
@@ -181,7 +181,7 @@ struct AppPages: Sendable {
                 ]),
                 secret: created.secret, scopes: created.key.scopes.map(\.rawValue))
             return try services.page(.keyCreated, title: context.localizer("apps.key_created.title"), model: model, context: context, status: 201)
-        } catch let problems as FormErrors {
+        } catch let problems as InputProblems {
             return try renderShow(context, app: app, form: context.form, errors: problems, status: 422)
         }
     }
@@ -230,7 +230,7 @@ struct AppPages: Sendable {
         return (app, key)
     }
 
-    func renderShow(_ context: RequestContext, app: App, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
+    func renderShow(_ context: RequestContext, app: App, form: FormData, errors: InputProblems, status: Int = 200) throws -> Response {
         let localizer = context.localizer
         let errors = errors.localized(by: localizer)
         let keys = try services.database.apiKeys.all(appID: app.id).map {

@@ -46,7 +46,7 @@ struct AppPushPages: Sendable {
     }
 
     /// The panel for `app`, its fields holding what was just sent when a form is shown again.
-    func panel(app: App, form: FormData, errors: FormErrors, localizer: Localizer) throws -> Panel {
+    func panel(app: App, form: FormData, errors: InputProblems, localizer: Localizer) throws -> Panel {
         let setup = try editor.setup(appID: app.id)
         let settings = try services.database.apps.pushSettings(appID: app.id)
         let sentSettings = form["pushDailyCap"] != nil
@@ -124,7 +124,7 @@ struct AppPushPages: Sendable {
         let minutesText = (context.form["refreshMinutes"] ?? "").trimmingCharacters(in: .whitespaces)
         return try saving(context, app: app, flash: "apps.push.flash.settings") {
             var settings = AppPushSettings(refreshOnChange: context.form["refreshOnChange"] == "on")
-            var errors = FormErrors()
+            var errors = InputProblems()
             /// A whole number typed in `field`, or its mistake added to `errors` (the range in the reader's digits).
             func number(_ text: String, _ field: String, in range: ClosedRange<Int>, _ key: String) -> Int? {
                 if let number = Self.wholeNumber(text, in: range) { return number }
@@ -153,7 +153,7 @@ struct AppPushPages: Sendable {
     private func saving(_ context: RequestContext, app: App, flash: String, _ change: () throws -> Void) throws -> Response {
         do {
             try change()
-        } catch let problems as FormErrors {
+        } catch let problems as InputProblems {
             return try apps.renderShow(context, app: app, form: context.form, errors: problems, status: 422)
         }
         try services.flash(context, .success, context.localizer(flash, ["name": Localizer.isolated(app.name)]))

@@ -12,7 +12,7 @@ public struct AppRegistry: Sendable {
 
     public func createApp(name: String, platforms: [Platform], actor: AuditActor, now: Date) throws -> App {
         let name = name.trimmingCharacters(in: .whitespaces)
-        var errors = FormErrors()
+        var errors = InputProblems()
         if name.isEmpty { errors.add("name", Phrase("apps.errors.name_required")) }
         if name.scalarCount > 80 { errors.add("name", Phrase("apps.errors.name_too_long", ["limit": .number(80)])) }
         if let problem = InputRules.controlCharacterProblem(name) { errors.add("name", problem) }
@@ -21,14 +21,14 @@ public struct AppRegistry: Sendable {
         do {
             return try database.apps.create(name: name, platforms: platforms, actor: actor, now: now)
         } catch AppStoreError.nameTaken {
-            throw FormErrors("name", Phrase("apps.errors.name_taken"))
+            throw InputProblems("name", Phrase("apps.errors.name_taken"))
         }
     }
 
     /// Creates a key; the returned secret is shown once and never stored.
     public func createKey(appID: Int64, name: String, scopes: [APIScope], actor: AuditActor, now: Date) throws -> (key: APIKey, secret: String) {
         let name = name.trimmingCharacters(in: .whitespaces)
-        var errors = FormErrors()
+        var errors = InputProblems()
         if try database.apps.find(id: appID) == nil { errors.add("app", Self.noApp(appID)) }
         if name.isEmpty { errors.add("name", Phrase("apps.errors.key_name_required")) }
         if name.scalarCount > 80 { errors.add("name", Phrase("apps.errors.key_name_too_long", ["limit": .number(80)])) }
@@ -42,7 +42,7 @@ public struct AppRegistry: Sendable {
     public func addTestDevice(appID: Int64, installationID: String, name: String, actor: AuditActor, now: Date) throws -> TestDevice {
         let installationID = installationID.trimmingCharacters(in: .whitespaces)
         let name = name.trimmingCharacters(in: .whitespaces)
-        var errors = FormErrors()
+        var errors = InputProblems()
         if try database.apps.find(id: appID) == nil { errors.add("app", Self.noApp(appID)) }
         if !InstallationID.isValid(installationID) {
             errors.add("installationId", Phrase("apps.errors.installation_id_invalid"))
@@ -53,9 +53,9 @@ public struct AppRegistry: Sendable {
         do {
             return try database.apps.addTestDevice(appID: appID, installationID: installationID, name: name, actor: actor, now: now)
         } catch AppStoreError.deviceTaken {
-            throw FormErrors("installationId", Phrase("apps.errors.device_taken"))
+            throw InputProblems("installationId", Phrase("apps.errors.device_taken"))
         } catch AppStoreError.tooManyDevices {
-            throw FormErrors("installationId", Phrase(
+            throw InputProblems("installationId", Phrase(
                 "apps.errors.device_limit", ["limit": .number(TestDevice.maxPerApp)]))
         }
     }
@@ -67,10 +67,10 @@ public struct AppRegistry: Sendable {
         do {
             return try database.apps.addOrigin(appID: appID, origin: origin.text, actor: actor, now: now)
         } catch AppStoreError.originTaken {
-            throw FormErrors("origin", Phrase(
+            throw InputProblems("origin", Phrase(
                 "apps.errors.origin_taken", ["origin": .text(origin.text)]))
         } catch AppStoreError.tooManyOrigins {
-            throw FormErrors("origin", Phrase(
+            throw InputProblems("origin", Phrase(
                 "apps.errors.origin_limit", ["limit": .number(AllowedOrigin.maxPerApp)]))
         }
     }
@@ -80,7 +80,7 @@ public struct AppRegistry: Sendable {
         let text = try Self.origin(typed, ofApp: appID, in: database).text
         guard let allowed = try database.apps.origins(appID: appID).first(where: { $0.origin == text }),
               let removed = try database.apps.removeOrigin(id: allowed.id, appID: appID, actor: actor, now: now) else {
-            throw FormErrors("origin", Phrase(
+            throw InputProblems("origin", Phrase(
                 "apps.errors.origin_unknown", ["origin": .text(text), "id": .text(String(appID))]))
         }
         return removed
@@ -88,16 +88,16 @@ public struct AppRegistry: Sendable {
 
     /// A typed origin for an app that exists, or the problems with either.
     private static func origin(_ typed: String, ofApp appID: Int64, in database: any HeraldDatabase) throws -> WebOrigin {
-        guard try database.apps.find(id: appID) != nil else { throw FormErrors("app", noApp(appID)) }
+        guard try database.apps.find(id: appID) != nil else { throw InputProblems("app", noApp(appID)) }
         switch WebOrigin.parse(typed) {
         case .success(let origin): return origin
-        case .failure(let problem): throw FormErrors("origin", problem.phrase)
+        case .failure(let problem): throw InputProblems("origin", problem.phrase)
         }
     }
 
     /// The app's allowed web origins; an unknown app is an error (the command line names apps by id).
     public func origins(appID: Int64) throws -> [AllowedOrigin] {
-        guard try database.apps.find(id: appID) != nil else { throw FormErrors("app", Self.noApp(appID)) }
+        guard try database.apps.find(id: appID) != nil else { throw InputProblems("app", Self.noApp(appID)) }
         return try database.apps.origins(appID: appID)
     }
 

@@ -133,8 +133,9 @@ public struct CampaignTransfer: Sendable {
             if case NewerVersion.found(let version) = error {
                 return ImportPlan(campaigns: [], problems: [], unreadableReason: .newerVersion(version))
             }
-            guard let refusal = HTTPError(domain: error) else { throw error }
-            return ImportPlan(campaigns: [], problems: [], unreadableReason: .malformed(refusal.message, field: refusal.fields.first, phrase: refusal.phrase))
+            guard let malformed = MalformedJSON(reading: error) else { throw error }
+            return ImportPlan(
+                campaigns: [], problems: [], unreadableReason: .malformed(malformed.message, field: malformed.field, phrase: malformed.phrase))
         }
         if campaigns.isEmpty { return ImportPlan(campaigns: [], problems: [], unreadableReason: .noCampaigns) }
         var problems: [ImportPlan.Problem] = []

@@ -24,7 +24,7 @@ struct CampaignTransferPages: Sendable {
         let filter = CampaignQuery.read(context.request.query).query
         var response = Response(status: 200, headers: HTTPHeaders([("Content-Type", "application/json")]),
                                 stream: transfer.exportStream(filter, now: context.now))
-        response.headers.add("Content-Disposition", Self.attachment("campaigns-\(DisplayTime.date(context.now)).json"))
+        response.headers.add("Content-Disposition", Self.attachment("campaigns-\(UTCTime.day(context.now)).json"))
         return response
     }
 

@@ -144,7 +144,7 @@ final class FeedService: Sendable {
         // Read first: a change that lands while the rest is read moves it past this value, so the next
         // check rebuilds rather than keeping a feed that misses the change.
         let storedGeneration = try database.feedGeneration()
-        guard let app = try database.apps.find(id: appID) else { throw HTTPError(401, "This API key's app no longer exists.") }
+        guard let app = try database.apps.find(id: appID) else { throw AppDeleted() }
         let devices = try database.apps.testDevices(appID: appID)
         let testInstallations = Set(devices.map(\.installationID))
         let candidates = try database.campaigns.feedCandidates(appID: appID)
@@ -250,30 +250,5 @@ final class FeedService: Sendable {
 }
 
 /// `GET /api/v1/feed`.
-struct FeedHandler: Sendable {
-    let feeds: FeedService
-
-    static let sharedCacheControl = "public, max-age=0, s-maxage=\(FeedService.sharedCacheSeconds)"
-    static let personalCacheControl = "private, no-cache"
-
-    func feed(_ context: RequestContext, key: APIKey) throws -> Response {
-        let installation = context.request.headers["X-Installation-Id"]
-        let snapshot = try feeds.snapshot(appID: key.appID, installationID: installation, now: context.now)
-        let (representation, gzipped) = snapshot.representation(acceptEncoding: context.request.headers["Accept-Encoding"])
-        var headers = HTTPHeaders([
-            ("ETag", representation.etag.description),
-            // Devices revalidate every poll (max-age=0); a shared cache may answer for sharedCacheSeconds.
-            // A test device's feed is its own, so no shared cache keeps it.
-            ("Cache-Control", snapshot.personal ? Self.personalCacheControl : Self.sharedCacheControl),
-            ("Vary", "Authorization, X-Installation-Id, Accept-Encoding"),
-        ])
-        if representation.etag.isMatched(byIfNoneMatch: context.request.headers["If-None-Match"]) {
-            RequestMetrics.recordFeed(status: 304)
-            return .notModified(headers: headers)
-        }
-        headers.add("Content-Type", "application/json")
-        if gzipped { headers.add("Content-Encoding", "gzip") }
-        RequestMetrics.recordFeed(status: 200)
-        return Response(status: 200, headers: headers, body: representation.body)
-    }
-}
+/// The feed's app was deleted: the service has no feed to build, and says so to the handler that asked.
+struct AppDeleted: Error {}

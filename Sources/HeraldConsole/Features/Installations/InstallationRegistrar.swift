@@ -51,7 +51,7 @@ struct InstallationRegistrar: Sendable {
 /// The body of a registration, read strictly: the parser the fuzz target `installation-body` runs.
 enum InstallationBody {
     /// The registration in `body`, checked and as Herald stores it (`InstallationRegistration.normalized`).
-    /// Not JSON, or a field of the wrong type: a 400 naming where. A key the registration does not define,
+    /// Not JSON, or a field of the wrong type: `MalformedJSON` (a 400) naming where. A key the registration does not define,
     /// or a rule broken: a 422 naming each field. Nothing is saved either way.
     static func read(_ body: [UInt8]) throws -> InstallationRegistration {
         let registration: InstallationRegistration

@@ -58,7 +58,7 @@ public struct PushSetupEditor: Sendable {
 
     private func requireApp(_ appID: Int64) throws {
         guard try database.apps.find(id: appID) != nil else {
-            throw FormErrors("app", Phrase("apps.errors.no_app", ["id": .text(String(appID))]))
+            throw InputProblems("app", Phrase("apps.errors.no_app", ["id": .text(String(appID))]))
         }
     }
 
@@ -94,8 +94,8 @@ public struct PushSetupEditor: Sendable {
     /// The provider library's problems as form errors, one a field (the first found there): its English says
     /// exactly what is wrong; the console shows the catalog's sentence for the field in the reader's language,
     /// naming what a key of the wrong kind is.
-    static func formErrors(_ problems: [PushConfigurationError]) -> FormErrors {
-        var errors = FormErrors()
+    static func formErrors(_ problems: [PushConfigurationError]) -> InputProblems {
+        var errors = InputProblems()
         var fields = Set<PushConfigurationError.Field>()
         for problem in problems where fields.insert(problem.field).inserted {
             let phrase = if let kind = problem.keyKind {

@@ -42,7 +42,7 @@ struct UserPages: Sendable {
     }
 
     func new(_ context: RequestContext) throws -> Response {
-        try renderNew(context, form: FormData(), errors: FormErrors())
+        try renderNew(context, form: FormData(), errors: InputProblems())
     }
 
     func create(_ context: RequestContext) throws -> Response {
@@ -54,12 +54,12 @@ struct UserPages: Sendable {
             try services.flash(context, .success, context.localizer(
                 "users.flash.created", ["name": Localizer.isolated(user.name), "email": Localizer.isolated(user.email)]))
             return .redirect(to: "/users")
-        } catch let problems as FormErrors {
+        } catch let problems as InputProblems {
             return try renderNew(context, form: form, errors: problems, status: 422)
         }
     }
 
-    private func renderNew(_ context: RequestContext, form: FormData, errors: FormErrors, status: Int = 200) throws -> Response {
+    private func renderNew(_ context: RequestContext, form: FormData, errors: InputProblems, status: Int = 200) throws -> Response {
         let localizer = context.localizer
         let errors = errors.localized(by: localizer)
         let chosen = form["role"] ?? Role.editor.rawValue
@@ -92,13 +92,13 @@ struct UserPages: Sendable {
     }
 
     func edit(_ context: RequestContext) throws -> Response {
-        try renderEdit(context, user: try user(context), errors: FormErrors())
+        try renderEdit(context, user: try user(context), errors: InputProblems())
     }
 
     func changeRole(_ context: RequestContext) throws -> Response {
         var user = try user(context)
         guard let role = context.form["role"].flatMap(Role.init(rawValue:)) else {
-            return try renderEdit(context, user: user, errors: FormErrors("role", Accounts.chooseRole), status: 422)
+            return try renderEdit(context, user: user, errors: InputProblems("role", Accounts.chooseRole), status: 422)
         }
         let previous = user.role
         user.role = role
@@ -114,11 +114,11 @@ struct UserPages: Sendable {
     func deactivate(_ context: RequestContext) throws -> Response {
         let user = try user(context)
         if isYou(user, context) {
-            return try renderEdit(context, user: user, errors: FormErrors("confirm", Self.cannotDeactivateYourself), status: 422)
+            return try renderEdit(context, user: user, errors: InputProblems("confirm", Self.cannotDeactivateYourself), status: 422)
         }
         guard context.form["confirm"] == "yes" else {
             let problem = Phrase("users.errors.confirm_deactivation")
-            return try renderEdit(context, user: user, errors: FormErrors("confirm", problem), status: 422)
+            return try renderEdit(context, user: user, errors: InputProblems("confirm", problem), status: 422)
         }
         return try save(context, message: context.localizer("users.flash.deactivated", ["name": Localizer.isolated(user.name)])) {
             try services.accounts.deactivate(user, actor: context.actor, now: context.now)
@@ -138,7 +138,7 @@ struct UserPages: Sendable {
     func resetPassword(_ context: RequestContext) throws -> Response {
         let user = try user(context)
         if isYou(user, context) {
-            return try renderEdit(context, user: user, errors: FormErrors("password", Self.resetYourOwnPassword), status: 422)
+            return try renderEdit(context, user: user, errors: InputProblems("password", Self.resetYourOwnPassword), status: 422)
         }
         return try save(context, message: context.localizer("users.flash.password_reset", ["name": Localizer.isolated(user.name)])) {
             try services.accounts.resetPassword(of: user, to: context.form["password"] ?? "", actor: context.actor, now: context.now)
@@ -151,7 +151,7 @@ struct UserPages: Sendable {
         let location: String
         do {
             location = try change()
-        } catch let problems as FormErrors {
+        } catch let problems as InputProblems {
             return try renderEdit(context, user: try user(context), errors: problems, status: 422)
         }
         try services.flash(context, .success, message)
@@ -174,7 +174,7 @@ struct UserPages: Sendable {
         return user
     }
 
-    private func renderEdit(_ context: RequestContext, user: User, errors: FormErrors, status: Int = 200) throws -> Response {
+    private func renderEdit(_ context: RequestContext, user: User, errors: InputProblems, status: Int = 200) throws -> Response {
         let localizer = context.localizer
         let errors = errors.localized(by: localizer)
         let model = EditUserForm(
@@ -195,19 +195,5 @@ struct UserPages: Sendable {
             ChoiceView(name: "role", value: $0.rawValue, label: localizer("roles." + $0.rawValue),
                        hint: localizer("roles.hints." + $0.rawValue), checked: $0.rawValue == checked)
         }
-    }
-}
-
-/// Times as people read them. Stored times are UTC; the console shows UTC, labeled, until users pick a zone.
-enum DisplayTime {
-    static func date(_ date: Date) -> String {
-        date.formatted(Date.VerbatimFormatStyle(
-            format: "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits)", timeZone: .gmt, calendar: Calendar(identifier: .gregorian)))
-    }
-
-    static func dateTime(_ date: Date) -> String {
-        date.formatted(Date.VerbatimFormatStyle(
-            format: "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits) UTC",
-            timeZone: .gmt, calendar: Calendar(identifier: .gregorian)))
     }
 }
