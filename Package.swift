@@ -177,11 +177,45 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        /// What several test targets use: one test database on either engine (the storage contract and the
+        /// tests that need both engines), temporary folders, and the generated-input drawer.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "HeraldDomain", "HeraldStorage", "HeraldSQLite", "HeraldPostgres", "CZlib",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            path: "Tests/TestSupport"
+        ),
+        /// The domain's values and rules, with nothing above them linked.
+        .testTarget(
+            name: "HeraldDomainTests",
+            dependencies: ["HeraldDomain", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
+        /// HTTP values and parsers without a socket or a feature.
+        .testTarget(
+            name: "HeraldHTTPTests",
+            dependencies: ["HeraldHTTP", "CZlib", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
+        /// The storage contract: every store on both engines, without the console.
+        .testTarget(
+            name: "HeraldStorageTests",
+            dependencies: [
+                "HeraldDomain", "HeraldStorage", "HeraldSQLite", "HeraldPostgres", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        /// The console, the API, the command line and the delivery client, through the application.
         .testTarget(
             name: "HeraldTests",
             dependencies: [
                 "HeraldConsole", "HeraldMicroHTTPD", "HeraldStorage", "HeraldSQLite", "HeraldPostgres", "HeraldHTTP", "HeraldDomain",
-                "HeraldDelivery", "HeraldPush", "PushMock", "CZlib",
+                "HeraldDelivery", "HeraldPush", "PushMock", "CZlib", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

@@ -44,7 +44,7 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
 
     /// Runs `body` with a connection and no transaction around it: each statement commits on its own.
     @discardableResult
-    func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+    package func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
         try connections.withConnection { try body(PostgresSession(connection: $0, logger: connections.logger, prepared: connections.prepared)) }
     }
 
@@ -178,13 +178,13 @@ public final class PostgresAppDatabase: HeraldDatabase, Sendable {
 }
 
 /// One lent connection: runs queries and waits for their answers.
-struct PostgresSession {
+package struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
     let prepared: PreparedStatements
 
     @discardableResult
-    func execute(_ query: PostgresQuery) throws -> PostgresQueryResult {
+    package func execute(_ query: PostgresQuery) throws -> PostgresQueryResult {
         try connection.answer(query, logger: logger)
     }
 

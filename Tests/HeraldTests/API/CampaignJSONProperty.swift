@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 import PropertyBased
+import TestSupport
 import Testing
 
 /// A generated document, what replaces it, and what is done with it once stored.

@@ -4,6 +4,7 @@ import HeraldHTTP
 @testable import HeraldSQLite
 import HeraldStorage
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("Login throttling and client addresses")

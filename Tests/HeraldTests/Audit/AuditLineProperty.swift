@@ -3,6 +3,7 @@ import HeraldDomain
 import HeraldHTTP
 @testable import HeraldConsole
 @testable import HeraldStorage
+import TestSupport
 import Testing
 
 /// Audit lines keep their arguments as text in the database and the audit page writes them in each

@@ -3,6 +3,7 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import PropertyBased
+import TestSupport
 import Testing
 
 /// A composer submission: the fields, and the campaign they must save (nil for fields that may be refused).

@@ -3,6 +3,7 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
+import TestSupport
 import Testing
 
 /// Language versions in the composer and the preview, and the one description of each composer field.

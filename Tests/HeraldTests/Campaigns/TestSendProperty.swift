@@ -3,6 +3,7 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
+import TestSupport
 import Testing
 
 /// Generated test sends through `POST /api/v1/campaigns/{id}/test-sends`: lists of test devices in any

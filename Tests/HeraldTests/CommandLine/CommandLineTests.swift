@@ -9,6 +9,7 @@ import HeraldMicroHTTPD
 import HeraldStorage
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 
 /// The built `herald` binary, run as an operator would. `make test` builds it before the tests.

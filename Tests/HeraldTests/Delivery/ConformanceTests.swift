@@ -1,6 +1,7 @@
 import Foundation
 @testable import HeraldDelivery
 import HeraldDomain
+import TestSupport
 import Testing
 
 /// Every conformance vector (`Tests/conformance/vectors/*.json`, format in `Tests/conformance/README.md`)

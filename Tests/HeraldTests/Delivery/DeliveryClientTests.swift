@@ -6,6 +6,7 @@ import HeraldMicroHTTPD
 @testable import HeraldSQLite
 import HeraldStorage
 import Synchronization
+import TestSupport
 import Testing
 
 /// The delivery client against a real Herald on loopback; server and client share one clock.

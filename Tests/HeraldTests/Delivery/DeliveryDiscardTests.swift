@@ -2,6 +2,7 @@ import Foundation
 @testable import HeraldDelivery
 import HeraldDomain
 import Synchronization
+import TestSupport
 import Testing
 
 /// What the vectors leave to the client's own tests about discard counts: uploads that fail or are refused,

@@ -2,6 +2,7 @@ import Foundation
 @testable import HeraldDelivery
 import HeraldDomain
 import Synchronization
+import TestSupport
 import Testing
 
 /// What the conformance vectors leave to the client's own tests: the network's failure paths (backoff,

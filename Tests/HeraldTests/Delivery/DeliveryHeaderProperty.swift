@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 @testable import HeraldDelivery
+import TestSupport
 import Testing
 
 /// What the Swift client reads from outside besides the feed: a server's `Retry-After` and a push's

@@ -2,6 +2,7 @@ import Foundation
 @testable import HeraldDelivery
 import HeraldDomain
 import Synchronization
+import TestSupport
 import Testing
 
 /// The image side of the pipeline the vectors leave out: prefetch when the feed changes, the cache on

@@ -5,6 +5,7 @@ import HeraldDomain
 @testable import HeraldSQLite
 import HeraldStorage
 import Synchronization
+import TestSupport
 import Testing
 
 /// The Swift client's push calls against Herald's own server on loopback: the installation's registration

@@ -5,6 +5,7 @@ import HeraldHTTP
 import HeraldMicroHTTPD
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 
 /// `URLSessionTransport` against a real HTTP server on loopback: an answer longer than the request's

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 import PropertyBased
+import TestSupport
 import Testing
 
 /// One generated event: its JSON, and whether the documented rules keep it (and as what).

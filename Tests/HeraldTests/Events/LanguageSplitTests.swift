@@ -5,6 +5,7 @@ import HeraldDomain
 import HeraldHTTP
 @testable import HeraldSQLite
 import HeraldStorage
+import TestSupport
 import Testing
 
 /// Events say which language version a display showed; ingestion checks and stores it, rollups keep

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldDomain
+import TestSupport
 
 /// What the API must answer a generated document with.
 enum Expected: Sendable, CustomStringConvertible {

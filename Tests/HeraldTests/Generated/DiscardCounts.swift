@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import HeraldDomain
 
 /// One generated discard count (`DiscardCount`): its JSON, and what it adds when the documented rules keep it.

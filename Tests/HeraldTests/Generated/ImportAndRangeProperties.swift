@@ -2,6 +2,7 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import PropertyBased
+import TestSupport
 import Testing
 
 /// A file for the console's import: campaigns in one of the accepted shapes, each a generated case.

@@ -2,6 +2,7 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
+import TestSupport
 import Testing
 @testable import HeraldConsole
 

@@ -3,6 +3,7 @@ import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
 import PropertyBased
+import TestSupport
 import Testing
 
 /// Generated registrations through `PUT /api/v1/installations/{id}` on the real application: valid ones (any

@@ -7,6 +7,7 @@ import HeraldHTTP
 import HeraldMicroHTTPD
 @testable import HeraldSQLite
 import HeraldStorage
+import TestSupport
 import Testing
 
 /// `PUT /api/v1/installations/{id}` on a real server on loopback, and the `installations` table behind it.

@@ -2,6 +2,7 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
+import TestSupport
 import Testing
 
 /// Every page in the pseudo-language `en-XA`, where each catalog string is marked ⟦…⟧: a word that is not

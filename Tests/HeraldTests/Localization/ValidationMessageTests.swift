@@ -2,6 +2,7 @@ import Foundation
 @testable import HeraldConsole
 import HeraldDomain
 import HeraldHTTP
+import TestSupport
 import Testing
 
 /// Validation problems carry a key and arguments; the console renders them from `validation.*` in the

@@ -3,6 +3,7 @@ import HeraldHTTP
 @testable import HeraldMicroHTTPD
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 
 /// Request heads sent over a real loopback socket to the adapter: generated header lines (CR LF or LF

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 @testable import HeraldPush
+import TestSupport
 import Testing
 
 /// What the push senders read from APNs, FCM and Google's token endpoint: any status, `Retry-After`

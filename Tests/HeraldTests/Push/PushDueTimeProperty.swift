@@ -3,6 +3,7 @@ import Foundation
 import HeraldDomain
 import PropertyBased
 @testable import HeraldStorage
+import TestSupport
 import Testing
 
 /// Push campaigns sent at each device's time, with starts across Herald's whole range (its two ends

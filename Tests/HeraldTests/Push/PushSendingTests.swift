@@ -5,6 +5,7 @@ import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
 import PushMock
+import TestSupport
 import Testing
 
 /// The dispatcher against the mock APNs and FCM on loopback: what each device is sent, and what each

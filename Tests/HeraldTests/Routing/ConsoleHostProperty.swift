@@ -1,5 +1,6 @@
 import Foundation
 import HeraldHTTP
+import TestSupport
 import Testing
 
 /// Any `Host` a browser could send reaches the console's pages only when it names `localhost`, an IP

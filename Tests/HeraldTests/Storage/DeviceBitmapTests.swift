@@ -3,6 +3,7 @@ import GRDB
 import HeraldDomain
 @testable import HeraldSQLite
 @testable import HeraldStorage
+import TestSupport
 import Testing
 
 @Suite("Unique devices: per-app device numbers and per-day bitmaps")

@@ -4,6 +4,7 @@ import HeraldDomain
 @testable import HeraldConsole
 @testable import HeraldSQLite
 @testable import HeraldStorage
+import TestSupport
 import Testing
 
 @Suite("Unique devices at scale: daily HyperLogLog sketches beside the bitmaps")

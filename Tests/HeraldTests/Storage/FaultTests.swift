@@ -4,6 +4,7 @@ import HeraldDomain
 @testable import HeraldSQLite
 import HeraldStorage
 import Synchronization
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

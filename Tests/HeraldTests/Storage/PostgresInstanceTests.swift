@@ -5,6 +5,7 @@ import HeraldDomain
 @testable import HeraldSQLite
 @testable import HeraldStorage
 import Synchronization
+import TestSupport
 import Testing
 
 /// What several instances on one PostgreSQL get beyond the storage contract: each hears the others'
@@ -28,7 +29,7 @@ struct PostgresInstanceTests {
         let database = try EngineDatabase(.postgres)
         let postgres = try #require(database.stores as? PostgresAppDatabase)
         let shop = try postgres.apps.create(name: "Shop", platforms: [.ios], actor: .commandLine, now: Date())
-        let (firstDevice, secondDevice) = (StorageContractTests.registration(token: "tok-1"), StorageContractTests.registration(token: "tok-2"))
+        let (firstDevice, secondDevice) = (InstallationRegistration.sample(token: "tok-1"), InstallationRegistration.sample(token: "tok-2"))
 
         // The first registration takes its id and stays uncommitted until told to go on.
         let (registered, release, finished) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))

@@ -3,6 +3,7 @@ import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
 import Logging
+import TestSupport
 import Testing
 @testable import HeraldConsole
 

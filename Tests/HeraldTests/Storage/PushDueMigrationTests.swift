@@ -3,6 +3,7 @@ import GRDB
 import HeraldDomain
 @testable import HeraldSQLite
 @testable import HeraldStorage
+import TestSupport
 import Testing
 
 /// Migration 0019 on a database an earlier Herald left: the outbox's due times, text until then, become

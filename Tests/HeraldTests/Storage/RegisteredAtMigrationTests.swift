@@ -3,6 +3,7 @@ import GRDB
 import HeraldDomain
 @testable import HeraldSQLite
 @testable import HeraldStorage
+import TestSupport
 import Testing
 
 /// Migration 0023 on a database an earlier Herald left: installations gain the time they last registered,

@@ -4,6 +4,7 @@ import HeraldDomain
 import HeraldHTTP
 @testable import HeraldSQLite
 import HeraldStorage
+import TestSupport
 import Testing
 
 @Suite("Data lifecycle: retention of raw events and the file size")

@@ -6,34 +6,8 @@ import HeraldMicroHTTPD
 @testable import HeraldSQLite
 import HeraldStorage
 import Logging
+import TestSupport
 import Synchronization
-
-/// The repository root, where Templates/, Public/ and migrations/ live: the nearest folder above this
-/// file that holds Package.swift, so that moving the tests between folders never changes it.
-let repositoryRoot: URL = {
-    var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    var steps = 0
-    while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
-        steps += 1
-        precondition(steps < 16, "no Package.swift in the folders above \(#filePath)")
-        folder = folder.deletingLastPathComponent()
-    }
-    return folder
-}()
-
-/// A fresh temporary folder, removed when the value is released.
-final class TemporaryFolder: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("herald-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-}
 
 /// A clock tests move by hand.
 final class TestClock: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 @testable import HeraldConsole
 import HeraldDomain
 import HeraldHTTP
+import TestSupport
 import Testing
 
 /// `herald.js` served to websites from its one source (a classic script and an ES module), and the demo

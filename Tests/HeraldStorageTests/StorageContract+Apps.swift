@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HeraldDomain
 @testable import HeraldStorage
+import TestSupport
 import Testing
 
 /// The storage contract for apps, their keys, test devices, origins and push credentials, on every engine.

@@ -1,37 +1,34 @@
 import Foundation
 import HeraldDomain
-@testable import HeraldPostgres
-@testable import HeraldSQLite
-@testable import HeraldStorage
+import HeraldPostgres
+import HeraldSQLite
+import HeraldStorage
 import PostgresNIO
 import Synchronization
-import Testing
 
 /// The database engines the storage contract runs on: SQLite always; PostgreSQL when
 /// `HERALD_TEST_POSTGRES_URL` names a server whose user may create databases (`make test` starts one with
 /// Tools/with-postgres.sh).
-enum StorageEngine: String, CaseIterable, Sendable, CustomTestStringConvertible {
+package enum StorageEngine: String, CaseIterable, Sendable {
     case sqlite
     case postgres
 
-    static let postgresURL = ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    package static let postgresURL = ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
 
     /// Every engine this run can reach.
-    static var available: [StorageEngine] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
-
-    var testDescription: String { rawValue }
+    package static var available: [StorageEngine] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
 }
 
 /// One test's database on one engine: made empty and migrated, removed when released. `open()` gives
 /// another handle on the same database, as a second process (or instance) would have.
-final class EngineDatabase: Sendable {
-    let engine: StorageEngine
+package final class EngineDatabase: Sendable {
+    package let engine: StorageEngine
     private let folder: TemporaryFolder
     private let postgresName: String
-    let stores: any Stores
+    package let stores: any Stores
     private let others = Mutex<[any Stores]>([])
 
-    init(_ engine: StorageEngine) throws {
+    package init(_ engine: StorageEngine) throws {
         self.engine = engine
         folder = try TemporaryFolder()
         postgresName = "herald_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
@@ -42,7 +39,7 @@ final class EngineDatabase: Sendable {
     }
 
     /// Another connection pool or file handle on the same database, migrated again (which changes nothing).
-    func open() throws -> any Stores {
+    package func open() throws -> any Stores {
         let other = try Self.open(engine, folder: folder, postgresName: postgresName)
         others.withLock { $0.append(other) }
         return other
@@ -64,7 +61,7 @@ final class EngineDatabase: Sendable {
         }
     }
 
-    static let postgresMigrations = repositoryRoot.appendingPathComponent("migrations/postgres")
+    package static let postgresMigrations = repositoryRoot.appendingPathComponent("migrations/postgres")
 
     private static func administration() throws -> PostgresLocation {
         guard let url = StorageEngine.postgresURL else { throw PostgresUnavailable() }
@@ -86,30 +83,32 @@ final class EngineDatabase: Sendable {
     }
 }
 
-struct PostgresUnavailable: Error, CustomStringConvertible {
-    var description: String { "HERALD_TEST_POSTGRES_URL is not set: run the tests through Tools/with-postgres.sh (make test does)" }
+package struct PostgresUnavailable: Error, CustomStringConvertible {
+    package init() {}
+
+    package var description: String { "HERALD_TEST_POSTGRES_URL is not set: run the tests through Tools/with-postgres.sh (make test does)" }
 }
 
 /// Values as both engines keep them, for comparing what was stored with what reads back: instants in whole
 /// milliseconds (SQLite's text times parse back to a Double a few ulps from the one written).
-protocol StoredComparable {
+package protocol StoredComparable {
     var asStored: Self { get }
 }
 
 extension Date: StoredComparable {
-    var asStored: Date { Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded() / 1000) }
+    package var asStored: Date { Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded() / 1000) }
 }
 
 extension Optional: StoredComparable where Wrapped: StoredComparable {
-    var asStored: Self { map(\.asStored) }
+    package var asStored: Self { map(\.asStored) }
 }
 
 extension Array: StoredComparable where Element: StoredComparable {
-    var asStored: Self { map(\.asStored) }
+    package var asStored: Self { map(\.asStored) }
 }
 
 extension User: StoredComparable {
-    var asStored: User {
+    package var asStored: User {
         var user = self
         user.createdAt = createdAt.asStored
         user.updatedAt = updatedAt.asStored
@@ -118,7 +117,7 @@ extension User: StoredComparable {
 }
 
 extension Session: StoredComparable {
-    var asStored: Session {
+    package var asStored: Session {
         var session = self
         session.createdAt = createdAt.asStored
         session.lastSeenAt = lastSeenAt.asStored
@@ -128,15 +127,15 @@ extension Session: StoredComparable {
 }
 
 extension LoginFailures: StoredComparable {
-    var asStored: LoginFailures { LoginFailures(count: count, first: first.asStored, last: last.asStored) }
+    package var asStored: LoginFailures { LoginFailures(count: count, first: first.asStored, last: last.asStored) }
 }
 
 extension Dictionary: StoredComparable where Value: StoredComparable {
-    var asStored: Self { mapValues(\.asStored) }
+    package var asStored: Self { mapValues(\.asStored) }
 }
 
 extension CampaignSummary: StoredComparable {
-    var asStored: CampaignSummary {
+    package var asStored: CampaignSummary {
         var summary = self
         summary.startAt = startAt.asStored
         summary.endAt = endAt.asStored
@@ -146,7 +145,7 @@ extension CampaignSummary: StoredComparable {
 }
 
 extension Installation: StoredComparable {
-    var asStored: Installation {
+    package var asStored: Installation {
         var installation = self
         installation.tokenRemovedAt = tokenRemovedAt.asStored
         installation.createdAt = createdAt.asStored
@@ -156,11 +155,29 @@ extension Installation: StoredComparable {
     }
 }
 
-extension EngineDatabase {
-    /// A published campaign of `appID`, for the event contract.
-    func makeCampaign(appID: Int64, name: String, now: Date = StorageContractTests.start) throws -> Int64 {
-        try stores.campaigns.create(
-            Campaign(app: appID, name: name, message: Message(layout: .modal, title: .init(text: name))),
-            state: .published, actor: .commandLine, now: now)
+/// The repository root, where Templates/, Public/ and migrations/ live: the nearest folder above this
+/// file that holds Package.swift, so that moving the tests between folders never changes it.
+package let repositoryRoot: URL = {
+    var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    var steps = 0
+    while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
+        steps += 1
+        precondition(steps < 16, "no Package.swift in the folders above \(#filePath)")
+        folder = folder.deletingLastPathComponent()
+    }
+    return folder
+}()
+
+/// A fresh temporary folder, removed when the value is released.
+package final class TemporaryFolder: Sendable {
+    package let url: URL
+
+    package init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("herald-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 @testable import HeraldStorage
+import TestSupport
 import Testing
 
 /// The storage contract for audit lines, on every engine: a line's arguments read back as they were made,

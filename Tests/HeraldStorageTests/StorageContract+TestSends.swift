@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 @testable import HeraldStorage
+import TestSupport
 import Testing
 
 /// The storage contract for test sends, on every engine: what is sent reads back, in-app tests live an
@@ -39,8 +40,8 @@ extension StorageContractTests {
         #expect(throws: TestSendError.deviceCount) { try stores.testSends.send(inApp, to: [], actor: actor, now: Self.start) }
 
         // Push: one outbox row per device with a token, due now, no campaign id; none for a device without one.
-        _ = try stores.installations.upsert(appID: shop.id, installationID: "iid-sara", registration: Self.registration(token: "aaaa01"), now: Self.start)
-        _ = try stores.installations.upsert(appID: shop.id, installationID: "iid-other", registration: Self.registration(token: "aaaa09"), now: Self.start)
+        _ = try stores.installations.upsert(appID: shop.id, installationID: "iid-sara", registration: InstallationRegistration.sample(token: "aaaa01"), now: Self.start)
+        _ = try stores.installations.upsert(appID: shop.id, installationID: "iid-other", registration: InstallationRegistration.sample(token: "aaaa09"), now: Self.start)
         let pushID = try stores.campaigns.create(
             Campaign(app: shop.id, name: "Push", push: PushNotification(title: "Hi")), state: .draft, actor: .commandLine, now: Self.start)
         let push = try #require(try stores.campaigns.find(id: pushID))

@@ -6,19 +6,8 @@ import NIOCore
 import PostgresNIO
 import PropertyBased
 import Synchronization
+import TestSupport
 import Testing
-
-extension EventCounts {
-    /// The same counts with the rows in key order: `counts` promises none, so tests compare them this way.
-    func inKeyOrder() -> EventCounts {
-        var sorted = self
-        sorted.rows.sort {
-            ($0.campaignID, $0.day, $0.platform, $0.test ? 1 : 0, $0.type.rawValue, $0.detail)
-                < ($1.campaignID, $1.day, $1.platform, $1.test ? 1 : 0, $1.type.rawValue, $1.detail)
-        }
-        return sorted
-    }
-}
 
 /// The storage contract for events: ingestion, rollups, unique devices, erasure and retention, on every engine.
 extension StorageContractTests {

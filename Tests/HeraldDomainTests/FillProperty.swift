@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import HeraldDomain
 
 /// `ProblemText.fill` fills every translated string the console and the API write. It scans bytes; the

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import HeraldSQLite
 import HeraldStorage
+import TestSupport
 import Testing
 
 @Suite("Storage: migrations, pool settings, backup, password hashes")

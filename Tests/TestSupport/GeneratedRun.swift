@@ -9,22 +9,22 @@ import Testing
 /// stored (duplicate event ids, a campaign to replace); a run seed replays the whole sequence, which
 /// a per-case seed (`propertyCheck`'s) cannot. `HERALD_PROPERTY_SCALE` multiplies every count, for
 /// longer runs (`make fuzz`).
-struct GeneratedRun {
-    static let seed: UInt64 = ProcessInfo.processInfo.environment["HERALD_PROPERTY_SEED"].flatMap { UInt64($0) }
+package struct GeneratedRun {
+    package static let seed: UInt64 = ProcessInfo.processInfo.environment["HERALD_PROPERTY_SEED"].flatMap { UInt64($0) }
         ?? UInt64.random(in: 1...UInt64.max)
-    static let scale = max(1, ProcessInfo.processInfo.environment["HERALD_PROPERTY_SCALE"].flatMap { Int($0) } ?? 1)
+    package static let scale = max(1, ProcessInfo.processInfo.environment["HERALD_PROPERTY_SCALE"].flatMap { Int($0) } ?? 1)
     /// A property stops after this many broken cases: the first ones say what is wrong.
-    static let maxFailures = 5
+    package static let maxFailures = 5
 
-    let property: String
-    let count: Int
-    private(set) var random: Xoshiro
-    private(set) var failures = 0
+    package let property: String
+    package let count: Int
+    package private(set) var random: Xoshiro
+    package private(set) var failures = 0
     private var current = ""
     /// How often each outcome happened, printed at the end so a run shows what it exercised.
     private var outcomes: [String: Int] = [:]
 
-    init(_ property: String, cases: Int) {
+    package init(_ property: String, cases: Int) {
         self.property = property
         count = cases * Self.scale
         random = Xoshiro(seed: Self.state(Self.seed, property))
@@ -32,7 +32,7 @@ struct GeneratedRun {
     }
 
     /// Calls `check` with `count` values of `generator`, until `maxFailures` of them broke a property.
-    mutating func run<Value>(_ generator: Generator<Value, some Sequence>, _ check: (Value, inout GeneratedRun) throws -> Void) {
+    package mutating func run<Value>(_ generator: Generator<Value, some Sequence>, _ check: (Value, inout GeneratedRun) throws -> Void) {
         for index in 0..<count where failures < Self.maxFailures {
             let value = generator.run(using: &random)
             current = "case \(index + 1) of \(count)"
@@ -47,17 +47,17 @@ struct GeneratedRun {
     }
 
     /// Counts an outcome (`201`, `published`, `in the feed`) for the summary.
-    mutating func note(_ outcome: String, _ times: Int = 1) {
+    package mutating func note(_ outcome: String, _ times: Int = 1) {
         outcomes[outcome, default: 0] += times
     }
 
     /// Records a broken property for the current case, with what replays it.
-    mutating func expect(_ condition: Bool, _ message: @autoclosure () -> String, input: @autoclosure () -> Any,
+    package mutating func expect(_ condition: Bool, _ message: @autoclosure () -> String, input: @autoclosure () -> Any,
                          sourceLocation: SourceLocation = #_sourceLocation) {
         if !condition { fail(message(), input: input(), sourceLocation: sourceLocation) }
     }
 
-    mutating func fail(_ message: String, input: Any, sourceLocation: SourceLocation = #_sourceLocation) {
+    package mutating func fail(_ message: String, input: Any, sourceLocation: SourceLocation = #_sourceLocation) {
         failures += 1
         Issue.record(
             "\(message)\n\(property), \(current), seed \(Self.seed) (replay: HERALD_PROPERTY_SEED=\(Self.seed))\ninput: \(String(describing: input).prefix(4000))",

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 import HeraldHTTP
+import TestSupport
 import Testing
 @testable import HeraldConsole
 

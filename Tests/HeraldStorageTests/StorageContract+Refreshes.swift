@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 @testable import HeraldStorage
+import TestSupport
 import Testing
 
 /// The storage contract for silent refreshes, on every engine: an app's refreshes are at least its spacing
@@ -12,7 +13,7 @@ extension StorageContractTests {
         for index in 0..<devices {
             _ = try stores.installations.upsert(
                 appID: shop.id, installationID: "iid-\(index)",
-                registration: Self.registration(index.isMultiple(of: 2) ? .ios : .android, provider: index.isMultiple(of: 2) ? .apns : .fcm,
+                registration: InstallationRegistration.sample(index.isMultiple(of: 2) ? .ios : .android, provider: index.isMultiple(of: 2) ? .apns : .fcm,
                                                 token: "tok-\(index)"),
                 now: Self.start)
         }
@@ -47,7 +48,7 @@ extension StorageContractTests {
         // A device registered while a refresh waits joins it; a change long after goes at once again.
         #expect(try outbox.queueRefresh(appID: shop.id, now: quietEnd.addingTimeInterval(1), spacing: spacing) == 3)
         _ = try database.stores.installations.upsert(
-            appID: shop.id, installationID: "iid-new", registration: Self.registration(token: "tok-new"), now: quietEnd.addingTimeInterval(2))
+            appID: shop.id, installationID: "iid-new", registration: InstallationRegistration.sample(token: "tok-new"), now: quietEnd.addingTimeInterval(2))
         #expect(try outbox.queueRefresh(appID: shop.id, now: quietEnd.addingTimeInterval(3), spacing: spacing) == 1)
         #expect(try sendDue(at: quietEnd.addingTimeInterval(spacing)) == 4)
         let later = quietEnd.addingTimeInterval(3 * spacing)
@@ -56,7 +57,7 @@ extension StorageContractTests {
 
         // Another app's refreshes are its own.
         let blog = try database.stores.apps.create(name: "Blog", platforms: [.ios], actor: .commandLine, now: Self.start)
-        _ = try database.stores.installations.upsert(appID: blog.id, installationID: "b-1", registration: Self.registration(token: "tok-b"), now: later)
+        _ = try database.stores.installations.upsert(appID: blog.id, installationID: "b-1", registration: InstallationRegistration.sample(token: "tok-b"), now: later)
         #expect(try outbox.queueRefresh(appID: blog.id, now: later, spacing: spacing) == 1)
     }
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldStorage
+import TestSupport
 import Testing
 
 @Suite("Secrets sealed at rest")

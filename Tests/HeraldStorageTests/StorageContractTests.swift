@@ -3,6 +3,7 @@ import HeraldDomain
 @testable import HeraldStorage
 import PropertyBased
 import Synchronization
+import TestSupport
 import Testing
 
 /// The storage contract: what every store does, checked the same way on every engine (SQLite and
@@ -288,5 +289,14 @@ struct StorageContractTests {
         #expect(backup.subject == "subject 20")
         #expect(backup.occurredAt.asStored == Self.start.addingTimeInterval(20).storedPrecision.asStored)
         #expect(try log.latest(action: "nothing") == nil)
+    }
+}
+
+extension EngineDatabase {
+    /// A published campaign of `appID`, for the event contract.
+    func makeCampaign(appID: Int64, name: String, now: Date = StorageContractTests.start) throws -> Int64 {
+        try stores.campaigns.create(
+            Campaign(app: appID, name: name, message: Message(layout: .modal, title: .init(text: name))),
+            state: .published, actor: .commandLine, now: now)
     }
 }

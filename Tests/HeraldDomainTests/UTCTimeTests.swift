@@ -1,8 +1,5 @@
 import Foundation
-@testable import HeraldConsole
 import HeraldDomain
-import HeraldHTTP
-import HeraldStorage
 import Testing
 
 /// UTCTime is total and exact: every supported instant reads back from what it writes, and no text traps.

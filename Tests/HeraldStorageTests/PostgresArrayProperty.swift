@@ -1,6 +1,7 @@
 import NIOCore
 import PostgresNIO
 import Testing
+import TestSupport
 @testable import HeraldPostgres
 @testable import HeraldStorage
 

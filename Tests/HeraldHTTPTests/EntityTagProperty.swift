@@ -1,4 +1,5 @@
 import HeraldHTTP
+import TestSupport
 import Testing
 
 /// Generated `If-Match` and `If-None-Match` values, read by the one `EntityTag` reader that the feed, the

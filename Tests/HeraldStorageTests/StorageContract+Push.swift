@@ -2,25 +2,18 @@ import Foundation
 import HeraldDomain
 @testable import HeraldStorage
 import Synchronization
+import TestSupport
 import Testing
 
 /// The storage contract for installations and the push outbox, on every engine.
 extension StorageContractTests {
-    static func registration(
-        _ platform: Platform = .ios, provider: PushProvider? = .apns, token: String?, language: String? = "fa", allowed: Bool = true
-    ) -> InstallationRegistration {
-        InstallationRegistration(
-            platform: platform, pushProvider: token == nil ? nil : provider, pushToken: token, appVersion: "2.1.0", language: language,
-            country: "IR", timeZone: "Asia/Tehran", notificationsAllowed: allowed)
-    }
-
     @Test(arguments: StorageEngine.available)
     func installationsRegisterTakeOverTokensAndArePruned(_ engine: StorageEngine) throws {
         let database = try EngineDatabase(engine)
         let shop = try database.stores.apps.create(name: "Shop", platforms: [.ios, .android], actor: .commandLine, now: Self.start)
         let blog = try database.stores.apps.create(name: "Blog", platforms: [.ios], actor: .commandLine, now: Self.start)
         let installations = database.stores.installations
-        let (first, created) = try installations.upsert(appID: shop.id, installationID: "iid-1", registration: Self.registration(token: "tok-A"), now: Self.start)
+        let (first, created) = try installations.upsert(appID: shop.id, installationID: "iid-1", registration: InstallationRegistration.sample(token: "tok-A"), now: Self.start)
         #expect(created)
         #expect(first.asStored == Installation(
             rowID: first.rowID, appID: shop.id, installationID: "iid-1", platform: .ios, pushProvider: .apns, pushToken: "tok-A", appVersion: "2.1.0",
@@ -32,7 +25,7 @@ extension StorageContractTests {
         // Registered again: replaced, not created; created time kept.
         let later = Self.start.addingTimeInterval(60)
         let (again, createdAgain) = try installations.upsert(
-            appID: shop.id, installationID: "iid-1", registration: Self.registration(token: "tok-A", language: "de", allowed: false), now: later)
+            appID: shop.id, installationID: "iid-1", registration: InstallationRegistration.sample(token: "tok-A", language: "de", allowed: false), now: later)
         #expect(!createdAgain)
         #expect(again.rowID == first.rowID)
         #expect(again.language == "de")
@@ -41,8 +34,8 @@ extension StorageContractTests {
         #expect(again.updatedAt.asStored == later.asStored)
 
         // A reinstall gets the same token: the new installation takes it over; another app's same token is its own.
-        _ = try installations.upsert(appID: blog.id, installationID: "iid-9", registration: Self.registration(token: "tok-A"), now: later)
-        let (second, _) = try installations.upsert(appID: shop.id, installationID: "iid-2", registration: Self.registration(token: "tok-A"), now: later)
+        _ = try installations.upsert(appID: blog.id, installationID: "iid-9", registration: InstallationRegistration.sample(token: "tok-A"), now: later)
+        let (second, _) = try installations.upsert(appID: shop.id, installationID: "iid-2", registration: InstallationRegistration.sample(token: "tok-A"), now: later)
         #expect(second.pushToken == "tok-A")
         let robbed = try #require(try installations.installation(appID: shop.id, id: "iid-1"))
         #expect(robbed.pushToken == nil)
@@ -63,11 +56,11 @@ extension StorageContractTests {
         #expect(try installations.installation(appID: blog.id, id: "iid-9")?.pushToken == "tok-A", "another app's token stays")
 
         // Registered without a token: the record of the pruned one stays; with a new one, it is cleared.
-        let (tokenless, _) = try installations.upsert(appID: shop.id, installationID: "iid-2", registration: Self.registration(token: nil), now: later)
+        let (tokenless, _) = try installations.upsert(appID: shop.id, installationID: "iid-2", registration: InstallationRegistration.sample(token: nil), now: later)
         #expect(tokenless.pushProvider == .apns)
         #expect(tokenless.tokenRemovedReason != nil)
         let (renewed, _) = try installations.upsert(
-            appID: shop.id, installationID: "iid-2", registration: Self.registration(.android, provider: .fcm, token: "tok-F"), now: later)
+            appID: shop.id, installationID: "iid-2", registration: InstallationRegistration.sample(.android, provider: .fcm, token: "tok-F"), now: later)
         #expect(renewed.pushProvider == .fcm)
         #expect(renewed.platform == .android)
         #expect(renewed.tokenRemovedAt == nil)
@@ -87,10 +80,10 @@ extension StorageContractTests {
 
         // PostgreSQL's text cannot hold a NUL: a registration with one is refused on every engine, and none is found.
         #expect(throws: InstallationStoreError.unstorable(field: "installationId")) {
-            try installations.upsert(appID: shop.id, installationID: "iid\u{0}", registration: Self.registration(token: "tok-N"), now: later)
+            try installations.upsert(appID: shop.id, installationID: "iid\u{0}", registration: InstallationRegistration.sample(token: "tok-N"), now: later)
         }
         #expect(throws: InstallationStoreError.unstorable(field: "pushToken")) {
-            try installations.upsert(appID: shop.id, installationID: "iid-3", registration: Self.registration(token: "tok\u{0}"), now: later)
+            try installations.upsert(appID: shop.id, installationID: "iid-3", registration: InstallationRegistration.sample(token: "tok\u{0}"), now: later)
         }
         #expect(try installations.installation(appID: shop.id, id: "iid\u{0}") == nil)
         #expect(try installations.installation(appID: shop.id, id: "iid-3") == nil)
@@ -106,7 +99,7 @@ extension StorageContractTests {
         let day: TimeInterval = 86_400
         func register(_ app: App, _ id: String, token: String, daysIn days: Double) throws -> Installation {
             try installations.upsert(
-                appID: app.id, installationID: id, registration: Self.registration(token: token), now: Self.start.addingTimeInterval(days * day)).installation
+                appID: app.id, installationID: id, registration: InstallationRegistration.sample(token: token), now: Self.start.addingTimeInterval(days * day)).installation
         }
         // Registered once, then again unchanged inside the period: the second registration keeps it.
         _ = try register(shop, "kept-by-registering", token: "tok-1", daysIn: 0)
@@ -144,7 +137,7 @@ extension StorageContractTests {
         ])
         // The one that was deleted registers again later: a new installation, as a new phone would be.
         let back = try installations.upsert(
-            appID: shop.id, installationID: "gone-first", registration: Self.registration(token: "tok-2"), now: Self.start.addingTimeInterval(41 * day))
+            appID: shop.id, installationID: "gone-first", registration: InstallationRegistration.sample(token: "tok-2"), now: Self.start.addingTimeInterval(41 * day))
         #expect(back.created)
         #expect(try Retention(database: database.stores, days: 20, pauseBetweenSteps: .zero).run(now: Self.start.addingTimeInterval(41 * day))?.installationsDeleted == 0)
     }
@@ -158,7 +151,7 @@ extension StorageContractTests {
             let provider: PushProvider = index.isMultiple(of: 3) ? .fcm : .apns
             _ = try installations.upsert(
                 appID: shop.id, installationID: "iid-\(index)",
-                registration: Self.registration(provider == .fcm ? .android : .ios, provider: provider, token: index == 5 ? nil : "tok-\(index)"),
+                registration: InstallationRegistration.sample(provider == .fcm ? .android : .ios, provider: provider, token: index == 5 ? nil : "tok-\(index)"),
                 now: Self.start)
         }
         var seen: [String] = []
@@ -186,7 +179,7 @@ extension StorageContractTests {
         for index in 0..<count {
             _ = try stores.installations.upsert(
                 appID: shop.id, installationID: "iid-\(index)",
-                registration: Self.registration(index.isMultiple(of: 2) ? .ios : .android, provider: index.isMultiple(of: 2) ? .apns : .fcm,
+                registration: InstallationRegistration.sample(index.isMultiple(of: 2) ? .ios : .android, provider: index.isMultiple(of: 2) ? .apns : .fcm,
                                                 token: "tok-\(index)"),
                 now: now)
         }
@@ -213,7 +206,7 @@ extension StorageContractTests {
         for index in 0..<5 {
             devices.append(try stores.installations.upsert(
                 appID: shop.id, installationID: "iid-\(index)",
-                registration: Self.registration(index < 3 ? .ios : .android, provider: index < 3 ? .apns : .fcm, token: "tok-\(index)",
+                registration: InstallationRegistration.sample(index < 3 ? .ios : .android, provider: index < 3 ? .apns : .fcm, token: "tok-\(index)",
                                                 language: index == 0 ? nil : "fa"),
                 now: Self.start).installation)
         }
@@ -393,7 +386,7 @@ extension StorageContractTests {
             let id = "iid-\(index % 40)", token = index.isMultiple(of: 3) ? "shared-token" : "tok-\(index)"
             do {
                 let outcome = try handles[index % 2].installations.upsert(
-                    appID: shop.id, installationID: id, registration: Self.registration(token: token), now: Self.start)
+                    appID: shop.id, installationID: id, registration: InstallationRegistration.sample(token: token), now: Self.start)
                 if outcome.created { created.withLock { $0[id, default: 0] += 1 } }
                 if outcome.installation.installationID != id || outcome.installation.pushToken != token {
                     failures.withLock { $0.append("\(id) answered \(outcome.installation.installationID) \(outcome.installation.pushToken ?? "-")") }

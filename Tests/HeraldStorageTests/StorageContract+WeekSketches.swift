@@ -5,6 +5,7 @@ import HeraldDomain
 @testable import HeraldSQLite
 @testable import HeraldStorage
 import PostgresNIO
+import TestSupport
 import Testing
 
 /// The storage contract for the weeks' sketches (migrations 0018 and PostgreSQL's 0007), on every engine.

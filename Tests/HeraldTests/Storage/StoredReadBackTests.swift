@@ -6,7 +6,8 @@ import HeraldStorage
 import Testing
 
 /// Whatever is stored must read back.
-extension StorageTests {
+@Suite("Stored campaigns read back, through the application")
+struct StoredReadBackTests {
     @Test("The store refuses a campaign that would not read back, and commits nothing")
     func storeReadBack() async throws {
         let app = try await TestApp()
