@@ -110,7 +110,9 @@ soak: build
 # Browser tests (Selenium, headless Chromium), the API contract and schemathesis fuzz against openapi.yaml,
 # and the bad-input reliability suite, each against the real server binary.
 # Then the API contract again with Herald on PostgreSQL, and two instances sharing one PostgreSQL database.
+# First, in well under a second: the committed web client, Clients/web/herald.js, is what its modules in Clients/web/src/ give.
 python-test:
+	$(PYTHON) Tools/web-client-bundle.py --check
 	HERALD_BIN=$(CURDIR)/.build/debug/herald $(PYTHON) -m pytest -q --durations=20
 	Tools/with-postgres.sh env HERALD_TEST_ENGINE=postgres HERALD_BIN=$(CURDIR)/.build/debug/herald \
 		$(PYTHON) -m pytest -q Tests/contract Tests/operations/test_instances.py
