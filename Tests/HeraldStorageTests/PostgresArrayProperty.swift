@@ -26,10 +26,10 @@ struct PostgresArrayProperty {
         func encoded() throws -> ByteBuffer {
             var buffer = ByteBuffer()
             switch self {
-            case .integers(let values): try values.encode(into: &buffer, context: .default)
-            case .smallIntegers(let values): try values.encode(into: &buffer, context: .default)
-            case .flags(let values): try values.encode(into: &buffer, context: .default)
-            case .texts(let values): try values.encode(into: &buffer, context: .default)
+            case .integers(let values): values.encode(into: &buffer, context: .default)
+            case .smallIntegers(let values): values.encode(into: &buffer, context: .default)
+            case .flags(let values): values.encode(into: &buffer, context: .default)
+            case .texts(let values): values.encode(into: &buffer, context: .default)
             }
             return buffer
         }

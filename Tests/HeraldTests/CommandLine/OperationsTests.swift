@@ -169,7 +169,7 @@ extension CommandLineTests {
     func requestIDLeadsToTheLogLine(format: String) throws {
         let folder = try TemporaryFolder()
         let logFile = folder.url.appendingPathComponent("herald.log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: logFile.path, contents: nil))
         let log = try FileHandle(forWritingTo: logFile)
         let db = folder.url.appendingPathComponent("h.sqlite").path
         // With a user, pages are pages (before, every page leads to the set-up form).

@@ -108,7 +108,7 @@ struct DeliveryImageTests {
         await client.messageDismissed(shown, type: .click)
 
         // When campaign 1 leaves the feed and the feed is fetched again
-        server.feed.withLock { $0.removeFirst() }
+        _ = server.feed.withLock { $0.removeFirst() }
         #expect(await client.refreshFeed() == .updated)
         await client.waitForImageLoads()
 

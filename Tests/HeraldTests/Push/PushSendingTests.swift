@@ -200,7 +200,7 @@ struct PushSendingTests {
             #expect(progress.sent == expected.count)
             #expect(Set(fixture.requests("apns").map(\.path)) == Set(expected.map { "/3/device/tok\($0)" }))
 
-            try fixture.app.database.apps.addTestDevice(appID: fixture.appID, installationID: "device-7", name: "QA", actor: .commandLine, now: Date())
+            _ = try fixture.app.database.apps.addTestDevice(appID: fixture.appID, installationID: "device-7", name: "QA", actor: .commandLine, now: Date())
             var test = Campaign(app: fixture.appID, name: "Test", push: PushNotification(title: "Test"))
             test.testOnDevice = true
             test.schedule.start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 86_400).rounded())
