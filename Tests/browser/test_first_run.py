@@ -105,7 +105,7 @@ def test_fresh_instance_requires_setup_and_rejects_a_short_password(
     wait_for_path(driver, "/setup")
     summary = visible(driver, ".error-summary")
     assert summary.get_attribute("role") == "alert"
-    password_error = visible(driver, "#field-password ~ .field-error")
+    password_error = visible(driver, "#field-password-error")
     assert password_error.text.strip(), "the password field error is empty"
     assert (
         driver.find_element(By.ID, "field-password").get_attribute("aria-invalid") == "true"

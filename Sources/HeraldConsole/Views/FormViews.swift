@@ -18,37 +18,62 @@ struct FieldsForm: Sendable {
     let errors: [ErrorSummaryItem]
 }
 
-/// One labeled input, rendered by `partials/field`.
+/// One labeled input, rendered by `partials/field`: the plain fields of the account and app forms, and
+/// the composer's (made from a field's description in `ComposerFields` by `ComposerInputs`).
 struct FieldView: Sendable {
     let id: String
     let name: String
     let label: String
+    /// A field a card calls otherwise: both labels, for the script to switch as the layout changes.
+    let cardLabel: String?
+    let otherLabel: String?
     let type: String
     let value: String
-    let autocomplete: String
+    /// The browser's autofill hint; nil leaves the browser to choose.
+    let autocomplete: String?
     let hint: String?
-    let error: String?
+    /// A text area rather than a one-line input.
+    let multiline: Bool
     let required: Bool
+    let error: String?
+    let placeholder: String?
+    let datalist: String?
+    let inputMode: String?
+    let isColor: Bool
+    /// The SVG fill for the swatch (`#RRGGBB`) and its opacity, for `#AARRGGBB` colors.
+    let swatchFill: String?
+    let swatchOpacity: String
+    /// The message layouts that use the field (nil: all), so the composer's script shows only the chosen
+    /// layout's fields.
+    let usedByLayouts: String?
+    let hidden: Bool
     /// The hint and the error, for `aria-describedby`, so screen readers read both.
     let describedBy: String?
+    /// The id of the radio button that typing into this field chooses (the composer's script does it).
+    let chooses: String?
+    /// A language version's text input: its language and direction.
+    let inputLang: String?
+    let inputDir: String
+    /// A language version's field: the default version's input it falls back to, and whether it sets its own value.
+    let fallsBackTo: String?
+    let overrides: Bool
+}
 
+extension FieldView {
+    /// A plain required text input, with its problem from `errors`.
     init(
         _ name: String, label: String, type: String = "text", value: String = "", autocomplete: String = "off",
         hint: String? = nil, required: Bool = true, errors: InputProblems = InputProblems()
     ) {
-        self.id = Self.id(for: name)
-        self.name = name
-        self.label = label
-        self.type = type
-        self.value = value
-        self.autocomplete = autocomplete
-        self.hint = hint
+        let id = Self.id(for: name)
         let error = errors.message(for: name)
-        self.error = error
-        self.required = required
-        let id = self.id
         let described = [hint.map { _ in "\(id)-hint" }, error.map { _ in "\(id)-error" }].compactMap { $0 }
-        self.describedBy = described.isEmpty ? nil : described.joined(separator: " ")
+        self.init(
+            id: id, name: name, label: label, cardLabel: nil, otherLabel: nil, type: type, value: value,
+            autocomplete: autocomplete, hint: hint, multiline: false, required: required, error: error, placeholder: nil,
+            datalist: nil, inputMode: nil, isColor: false, swatchFill: nil, swatchOpacity: "1", usedByLayouts: nil,
+            hidden: false, describedBy: described.isEmpty ? nil : described.joined(separator: " "), chooses: nil,
+            inputLang: nil, inputDir: "auto", fallsBackTo: nil, overrides: false)
     }
 
     static func id(for name: String) -> String {

@@ -231,6 +231,17 @@ struct AccountsTests {
         #expect(browser.get("/campaigns").status == 303)
     }
 
+    @Test("A failed sign-in says so once, above the form: the fields keep what was typed and are not each marked wrong")
+    func failedLoginSaysItOnce() async throws {
+        let (app, _) = try await TestApp.withAdmin()
+        let failed = try app.browser().submit("/login", from: "/login", ["email": "admin@example.com", "password": "not the password"])
+        #expect(failed.status == 401)
+        #expect(failed.text.ranges(of: "That email and password do not match an active account.").count == 1)
+        #expect(failed.text.contains(#"role="alert" id="login-error""#))
+        #expect(!failed.text.contains("field-invalid") && !failed.text.contains("aria-invalid"))
+        #expect(failed.text.contains(#"value="admin@example.com""#))
+    }
+
     @Test("After login the user lands on the page they asked for, never on another site")
     func loginNext() async throws {
         let (app, _) = try await TestApp.withAdmin()

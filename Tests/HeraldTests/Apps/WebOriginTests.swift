@@ -113,7 +113,7 @@ struct WebOriginTests {
         let (app, admin, shop) = try await Self.withShop()
         let refused = try admin.submit("/apps/\(shop.id)/origins", from: "/apps/\(shop.id)", ["origin": typed])
         #expect(refused.status == 422)
-        let field = try #require(refused.text.firstMatch(of: /<div class="field field-invalid">\s*<label for="field-origin">[\s\S]*?<\/div>/))
+        let field = try #require(refused.text.firstMatch(of: /<div class="field field-invalid">\s*<label for="field-origin">[\s\S]*?<\/p>\s*<\/div>/))
         #expect(field.output.contains(message))
         #expect(field.output.contains(#"aria-invalid="true""#))
         #expect(refused.text.contains(##"<a href="#field-origin">"##))

@@ -43,7 +43,7 @@ struct ComposerInputs {
     func field(
         _ field: ComposerField, name: String? = nil, datalist: String? = nil, value: String? = nil, errorUnder: Bool = false,
         chooses choice: CampaignForm.Choice? = nil, version: (tag: String, direction: String)? = nil
-    ) -> FieldInput {
+    ) -> FieldView {
         let path = name ?? field.path
         let current = value ?? form[path] ?? ""
         let swatch = field.kind == .color ? Swatch(current.trimmingCharacters(in: .whitespaces)) : nil
@@ -61,11 +61,11 @@ struct ComposerInputs {
         // reads in its own direction inside a right-to-left input (and the other way round).
         let fallback = version == nil ? nil : (form[field.path] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let isText = field.kind == .text || field.kind == .multiline
-        return FieldInput(
+        return FieldView(
             id: id, name: path, label: field.label(localizer, layout: layout),
             cardLabel: field.hasCardLabel ? field.label(localizer, layout: .card) : nil,
-            otherLabel: field.hasCardLabel ? field.label(localizer) : nil, type: type, value: current, hint: version == nil ? hint : nil,
-            multiline: field.kind == .multiline, error: problem, placeholder: fallback.flatMap { $0.isEmpty ? nil : Localizer.isolated($0) } ?? field.placeholder, datalist: datalist,
+            otherLabel: field.hasCardLabel ? field.label(localizer) : nil, type: type, value: current, autocomplete: nil,
+            hint: version == nil ? hint : nil, multiline: field.kind == .multiline, required: false, error: problem, placeholder: fallback.flatMap { $0.isEmpty ? nil : Localizer.isolated($0) } ?? field.placeholder, datalist: datalist,
             inputMode: field.kind == .number ? "numeric" : nil, isColor: field.kind == .color,
             swatchFill: swatch?.fill, swatchOpacity: swatch?.opacity ?? "1",
             usedByLayouts: field.layoutNames, hidden: isHidden(field),

@@ -39,11 +39,11 @@ struct ComposerVersions: Sendable {
         let name: String
         let direction: String
         let selected: Bool
-        let fields: [FieldInput]
+        let fields: [FieldView]
         /// A notification version's payload size against each provider's limit; nil for in-app messages.
         let bytes: PushBytesView?
         /// The problem with the version itself (a tag that is not one, a repeated tag). (Names here and in
-        /// `FieldInput` differ from the page's: Mustache looks a missing value up in the enclosing ones.)
+        /// the fields' differ, not `error`: Mustache looks a missing value up in the enclosing ones.)
         /// The panel's labels are in the console's language: only the version's text inputs carry its `lang`.
         let versionError: String?
         let removeLabel: String

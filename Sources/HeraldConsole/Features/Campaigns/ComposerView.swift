@@ -3,45 +3,6 @@ import HeraldDomain
 import HeraldHTTP
 import HeraldStorage
 
-/// One input of the composer, as `campaigns/field.mustache` draws it; made from the field's description
-/// in `ComposerFields` by `ComposerInputs`. `usedByLayouts` lists the message layouts that use it (nil: all),
-/// so the script can show only the chosen layout's fields.
-struct FieldInput: Sendable {
-    let id: String
-    let name: String
-    let label: String
-    /// A field a card calls otherwise: both labels, for the script to switch as the layout changes.
-    let cardLabel: String?
-    let otherLabel: String?
-    let type: String
-    let value: String
-    let hint: String?
-    /// A text area rather than a one-line input.
-    let multiline: Bool
-    let error: String?
-    let placeholder: String?
-    let datalist: String?
-    let inputMode: String?
-    let isColor: Bool
-    /// The SVG fill for the swatch (`#RRGGBB`) and its opacity, for `#AARRGGBB` colors.
-    let swatchFill: String?
-    let swatchOpacity: String
-    /// nil for fields every layout has. (Not named `layouts`: Mustache would then find the page's
-    /// `layouts` list when this is nil; `inputLang` and `inputDir` likewise stay clear of the page's.)
-    let usedByLayouts: String?
-    let hidden: Bool
-    /// The hint and the error, for `aria-describedby`, so screen readers read both.
-    let describedBy: String?
-    /// The id of the radio button that typing into this field chooses (the composer's script does it).
-    let chooses: String?
-    /// A language version's text input: its language and direction.
-    let inputLang: String?
-    let inputDir: String
-    /// A language version's field: the default version's input it falls back to, and whether it sets its own value.
-    let fallsBackTo: String?
-    let overrides: Bool
-}
-
 /// A checkbox that is a field of its own (its id is the field's, so the error summary links to it),
 /// with its hint and its problem beside it.
 struct SwitchInput: Sendable {
@@ -89,10 +50,10 @@ struct LayoutChoice: Sendable {
 struct FilterRow: Sendable {
     let prefix: String
     let index: Int
-    let property: FieldInput
+    let property: FieldView
     let op: ComposerSelect
     let type: ComposerSelect
-    let value: FieldInput
+    let value: FieldView
 }
 
 struct TriggerRow: Sendable {
@@ -101,7 +62,7 @@ struct TriggerRow: Sendable {
     let number: String
     let legend: String
     let prefix: String
-    let event: FieldInput
+    let event: FieldView
     let filters: [FilterRow]
     let filtersPrefix: String
     let canMoveUp: Bool
@@ -110,8 +71,8 @@ struct TriggerRow: Sendable {
 struct DataRow: Sendable {
     let index: Int
     let prefix: String
-    let key: FieldInput
-    let value: FieldInput
+    let key: FieldView
+    let value: FieldView
     let canMoveUp: Bool
 }
 
@@ -149,7 +110,7 @@ struct ComposerView: Sendable {
     /// `in_app` or `push`: which content the composer writes (chosen before it opens, never switched in it).
     let channel: String
     let isPush: Bool
-    let pushFields: [FieldInput]
+    let pushFields: [FieldView]
     let pushSilent: SwitchInput
     let pushInDeviceTimeZone: SwitchInput
     /// The default version's payload count (the language versions' are in their panels).
@@ -174,14 +135,14 @@ struct ComposerView: Sendable {
     struct PublishCheck: Sendable {
         let warnings: [String]
     }
-    let name: FieldInput
-    let description: FieldInput
+    let name: FieldView
+    let description: FieldView
     let app: ComposerSelect?
     let appName: String?
     let priority: ComposerSelect
     let layouts: [LayoutChoice]
     let layoutError: String?
-    let messageFields: [FieldInput]
+    let messageFields: [FieldView]
     let messageSelects: [ComposerSelect]
     let versions: ComposerVersions
     let dataRows: [DataRow]
@@ -191,21 +152,21 @@ struct ComposerView: Sendable {
     let rowTemplates: RowTemplates
     let builtInEvents: [String]
     let startMode: [ChoiceView]
-    let start: FieldInput
+    let start: FieldView
     let endMode: [ChoiceView]
-    let end: FieldInput
-    let timeZone: FieldInput
+    let end: FieldView
+    let timeZone: FieldView
     let frequencyTypes: [ChoiceView]
-    let frequencyDays: FieldInput
+    let frequencyDays: FieldView
     let platforms: [ChoiceView]
     let appVersionOp: ComposerSelect
-    let appVersionValue: FieldInput
-    let languages: FieldInput
-    let countries: FieldInput
+    let appVersionValue: FieldView
+    let languages: FieldView
+    let countries: FieldView
     let userProperties: [FilterRow]
-    let minDays: FieldInput
-    let maxDays: FieldInput
-    let percentage: FieldInput
+    let minDays: FieldView
+    let maxDays: FieldView
+    let percentage: FieldView
     let testOnDevice: Bool
     let testOnDeviceLabel: String
     let testOnDeviceHint: String
