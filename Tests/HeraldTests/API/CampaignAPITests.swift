@@ -139,6 +139,8 @@ struct CampaignAPITests {
         #expect(fixture.call("GET", "/api/v1/campaigns/abc").status == 404)
         #expect(fixture.call("GET", "/api/v1/campaigns?page=0").status == 400)
         #expect(fixture.call("GET", "/api/v1/campaigns?status=sleeping").status == 400)
+        let sort = fixture.call("GET", "/api/v1/campaigns?sort=newest")
+        #expect(sort.status == 400 && sort.text.contains("Unknown sort “newest”: use updated, name, priority, start."))
         #expect(fixture.call("PATCH", "/api/v1/campaigns/1").status == 405)
     }
 

@@ -22,7 +22,7 @@ struct CampaignListAddressTests {
     @Test("What cannot be read keeps its default and is named, in order")
     func problems() {
         let (query, problems) = Self.read("status=live&page=0&pageSize=x&app=seven&sort=newest", pageSize: 50, maxPageSize: 200)
-        #expect(problems == [.unknownStatus("live"), .notPositive(parameter: "page"), .notPositive(parameter: "pageSize")])
+        #expect(problems == [.unknownStatus("live"), .unknownSort("newest"), .notPositive(parameter: "page"), .notPositive(parameter: "pageSize")])
         #expect(query.appID == nil && query.status == nil && query.sort == .updated && query.page == 1 && query.pageSize == 50)
     }
 

@@ -21,6 +21,8 @@ struct CampaignAPI: Sendable {
         switch problems.first {
         case .unknownStatus(let status):
             throw HTTPError(400, "Unknown status “\(status)”: use \(CampaignStatus.allCases.map(\.rawValue).joined(separator: ", ")).")
+        case .unknownSort(let sort):
+            throw HTTPError(400, "Unknown sort “\(sort)”: use \(CampaignQuery.Sort.allCases.map(\.rawValue).joined(separator: ", ")).")
         case .notPositive(let name):
             throw HTTPError(400, "`\(name)` must be a whole number from 1.")
         case nil:

@@ -6,6 +6,7 @@ extension CampaignQuery {
     /// A parameter of a campaign list's address that says nothing the list understands.
     enum ParameterProblem: Error, Equatable {
         case unknownStatus(String)
+        case unknownSort(String)
         case notPositive(parameter: String)
     }
 
@@ -31,7 +32,10 @@ extension CampaignQuery {
             if query.status == nil { problems.append(.unknownStatus(status)) }
         }
         query.search = parameters["q"] ?? ""
-        query.sort = parameters["sort"].flatMap(Sort.init(rawValue:)) ?? .updated
+        if let sort = parameters["sort"] {
+            query.sort = Sort(rawValue: sort) ?? .updated
+            if Sort(rawValue: sort) == nil { problems.append(.unknownSort(sort)) }
+        }
         query.page = positive("page") ?? 1
         if let pageSize { query.pageSize = pageSize }
         if let maxPageSize { query.pageSize = min(positive("pageSize") ?? query.pageSize, maxPageSize) }
