@@ -98,8 +98,9 @@ extension StorageContractTests {
         let installations = database.stores.installations
         let day: TimeInterval = 86_400
         func register(_ app: App, _ id: String, token: String, daysIn days: Double) throws -> Installation {
-            try installations.upsert(
-                appID: app.id, installationID: id, registration: InstallationRegistration.sample(token: token), now: Self.start.addingTimeInterval(days * day)).installation
+            let registered = try installations.upsert(
+                appID: app.id, installationID: id, registration: InstallationRegistration.sample(token: token), now: Self.start.addingTimeInterval(days * day))
+            return registered.installation
         }
         // Registered once, then again unchanged inside the period: the second registration keeps it.
         _ = try register(shop, "kept-by-registering", token: "tok-1", daysIn: 0)

@@ -447,7 +447,8 @@ struct CommandLineTests {
         let database = try SQLiteAppDatabase(path: db, migrations: repositoryRoot.appendingPathComponent("migrations"))
         try database.migrate()
         func pushEvents() throws -> (received: Int, opened: Int) {
-            let rows = try database.events.counts(campaignID: push, from: "2000-01-01", to: "2100-01-01").rows
+            let counts = try database.events.counts(campaignID: push, from: "2000-01-01", to: "2100-01-01")
+            let rows = counts.rows
             return (rows.filter { $0.type == .pushReceived }.map(\.count).reduce(0, +), rows.filter { $0.type == .pushOpen }.map(\.count).reduce(0, +))
         }
 
