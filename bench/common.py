@@ -1,7 +1,7 @@
 """Helpers the benchmarks share: the release binary and its command line, a server on a free loopback
 port with its request log in a file, persistent HTTP connections that fail loudly on a non-2xx answer,
-signing in to the console, realistic campaigns of every layout, time-ordered event ids, wrk, and the
-resident memory of a process. Imported by bench/console.py and bench/memory.py."""
+signing in to the console, realistic campaigns of every layout, time-ordered event ids, building a C
+reference from bench/reference/, wrk, and the resident memory of a process. Imported by the benchmarks."""
 
 from __future__ import annotations
 
@@ -42,6 +42,13 @@ def cpu_seconds(pid: int) -> float:
     """User plus system CPU time a process has used, from /proc/PID/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def compile_reference(name: str, folder: Path, *flags: str) -> Path:
+    """bench/reference/NAME.c built with `cc -O2` into `folder`, `flags` (include folders, libraries) after the source."""
+    program = folder / name
+    subprocess.run(["cc", "-O2", "-o", str(program), str(ROOT / "bench" / "reference" / f"{name}.c"), *flags], check=True)
+    return program
 
 
 def ensure_wrk() -> None:

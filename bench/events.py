@@ -28,7 +28,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from common import ROOT, Client, Server, cli, cpu_seconds, ensure_binary, percentile, sign_in
+from common import ROOT, Client, Server, cli, compile_reference, cpu_seconds, ensure_binary, percentile, sign_in
 
 
 BATCH = 1000
@@ -125,13 +125,6 @@ def write_reference_rows(path: Path, events: int, campaigns: list[int], now: flo
     with open(path, "w") as out:
         for batch in range(batches):
             write_reference_batch(out, event_rows(batch, batches, campaigns, now, days, generator, random_ids, languages))
-
-
-def compile_reference(name: str, folder: Path, *flags: str) -> Path:
-    """bench/reference/NAME.c built with `cc -O2` into `folder`, `flags` (include folders, libraries) after the source."""
-    program = folder / name
-    subprocess.run(["cc", "-O2", "-o", str(program), str(ROOT / "bench" / "reference" / f"{name}.c"), *flags], check=True)
-    return program
 
 
 def reference_figures(line: str) -> dict:

@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
-"""Feed benchmark: Herald's GET /api/v1/feed beside a tuned nginx serving the same bytes, with the same
-response headers (ETag, Cache-Control, Vary, Content-Type), as a static file from its open-file cache.
-Herald runs as shipped (the default `info` log level, its request log written to a file). For each feed
-size (`--campaigns`, default 10, 100 and 1000) and each connection count (`--connections`, default 64
-and 1000), the 200 path and the 304 path (If-None-Match) are measured in interleaved rounds (`--rounds`,
-the order of the two servers alternating), each a wrk run of `--seconds`. Each run reports requests/s,
-the server's CPU per request (Herald's process; nginx's master and workers, from /proc), bytes on the
-wire per answer (wrk's total read over its requests, headers included), and p50/p99 latency; the summary
-is the median of the rounds and Herald ÷ nginx. With `--gzip` every request accepts gzip: Herald sends
-its gzipped variant (compressed once per change), nginx the same gzipped bytes by gzip_static.
+"""Feed benchmark: Herald's GET /api/v1/feed beside two references serving the same bytes: a C program on
+the same libmicrohttpd (bench/reference/mhd_feed.c: Herald's header block, a response made per request
+over a dup() of an in-memory file, the 304 framed as Herald frames it), the floor of Herald's library; and
+a tuned nginx with Herald's feed headers (ETag, Cache-Control, Vary, Content-Type), serving a static file
+from its open-file cache. Herald runs as shipped (the default `info` log level, its request log written
+to a file). For each feed size (`--campaigns`, default 10, 100 and 1000) and each connection count
+(`--connections`, default 64 and 1000), the 200 path and the 304 path (If-None-Match) are measured in
+interleaved rounds (`--rounds`, the order of the three servers reversed every other round), each a wrk
+run of `--seconds`. Each run reports requests/s, the server's CPU per request (Herald's and the C
+program's process; nginx's master and workers, from /proc), bytes on the wire per answer (wrk's total
+read over its requests, headers included), and p50/p99 latency; the summary is the median of the rounds,
+Herald ÷ C reference and Herald ÷ nginx. With `--gzip` every request accepts gzip: Herald sends its
+gzipped variant (compressed once per change), the C program the same gzipped bytes, nginx the same by
+gzip_static. Herald's 304 carries `Connection: close` (libmicrohttpd 0.9.75 writes a 304 without
+Content-Length only so), as the C program's does, so wrk opens a new connection for each of their 304s;
+nginx keeps its connections.
 
 wrk's connections all come from 127.0.0.1, so Herald runs with `--max-connections-per-address 0`
 (as behind a proxy); its other limits are the shipped ones.
 Run from the repository root:  python3 bench/feed.py [--seconds 10] [--rounds 3]
-Installs wrk and nginx from Debian if missing; builds the release binary if needed."""
+Installs wrk and nginx from Debian if missing (the C program needs libmicrohttpd-dev); builds the release binary if needed."""
 
 from __future__ import annotations
 
@@ -27,10 +33,11 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
-from common import Server, cli, cpu_seconds, ensure_binary, ensure_wrk, feed_campaign, percentile, wrk
+from common import Server, cli, compile_reference, cpu_seconds, ensure_binary, ensure_wrk, feed_campaign, percentile, wrk
 
 
 def ensure_nginx() -> None:
@@ -96,12 +103,66 @@ http {{
         self.process.wait()
 
 
+class MhdReference:
+    """bench/reference/mhd_feed.c serving `body` with the header block Herald sent: the fields of Herald's
+    304 on every answer, those only its 200 carries (Content-Type, Content-Encoding) on a 200. The fields
+    each answer makes for itself (Date, Content-Length, Connection, X-Request-Id) and the ETag, given on
+    its own, are left out. Checked to answer with Herald's bytes and the same header names."""
+
+    # Made by the server for each answer, not copied from Herald's.
+    OWN_FIELDS = {"date", "content-length", "connection", "x-request-id", "etag"}
+
+    def __init__(self, program: Path, folder: Path, body: bytes, etag: str, herald_ok: list[tuple[str, str]],
+                 herald_not_modified: list[tuple[str, str]], encoding: dict[str, str]):
+        folder.mkdir(parents=True)
+        (folder / "feed.json").write_bytes(body)
+        every = [(name, value) for name, value in herald_not_modified if name.lower() not in self.OWN_FIELDS]
+        ok_only = [(name, value) for name, value in herald_ok if name.lower() not in self.OWN_FIELDS and (name, value) not in every]
+        arguments = [item for name, value in every for item in ("-h", f"{name}: {value}")]
+        arguments += [item for name, value in ok_only for item in ("-b", f"{name}: {value}")]
+        self.process = subprocess.Popen([str(program), *arguments, str(folder / "feed.json"), etag], stdout=subprocess.PIPE, text=True)
+        self.url = f"http://127.0.0.1:{self.process.stdout.readline().split()[1]}/feed.json"
+        ok, not_modified = answers(self.url, {}, etag, encoding)
+        if ok[2] != body:
+            raise SystemExit("the C reference serves other bytes than Herald's feed")
+        for path, ours, theirs in (("200", herald_ok, ok[1]), ("304", herald_not_modified, not_modified[1])):
+            if sorted(name.lower() for name, _ in ours) != sorted(name.lower() for name, _ in theirs):
+                raise SystemExit(f"the C reference's {path} has other header fields than Herald's: {theirs} beside {ours}")
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.process.pid)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+
+def answers(url: str, headers: dict[str, str], etag: str, encoding: dict[str, str]) -> tuple[tuple, tuple]:
+    """The 200 and the 304 (for If-None-Match: `etag`) of `url`, each as status, header fields and body."""
+    def get(extra: dict[str, str]) -> tuple:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers={**headers, **encoding, **extra})) as served:
+                return served.status, served.headers.items(), served.read()
+        except urllib.error.HTTPError as answer:
+            return answer.code, answer.headers.items(), answer.read()
+    ok, not_modified = get({}), get({"If-None-Match": etag})
+    if ok[0] != 200 or not_modified[0] != 304:
+        raise SystemExit(f"{url} answered {ok[0]} and, for its own ETag, {not_modified[0]}")
+    return ok, not_modified
+
+
 def measured(url: str, seconds: int, headers: dict[str, str], connections: int, cpu) -> dict:
     before = cpu()
     result = wrk(url, seconds, headers, connections=connections)
     used = cpu() - before
     result["cpu_us"] = used / max(1, result["rps"] * seconds) * 1e6
     return result
+
+
+def figures(result: dict) -> str:
+    """One run's (or the medians') figures on one line."""
+    return (f"{result['rps']:>9,.0f} req/s {result['cpu_us']:>6.1f} µs CPU/req {result['bytes']:>7,.0f} B/answer "
+            f"p50 {result['p50']:.2f} p99 {result['p99']:.2f} ms")
 
 
 def feed_for(workdir: Path, count: int) -> tuple[Server, str]:
@@ -126,7 +187,7 @@ def main() -> None:
     parser.add_argument("--campaigns", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--connections", type=int, nargs="+", default=[64, 1000])
     parser.add_argument("--gzip", action="store_true",
-                        help="requests accept gzip: Herald's gzipped variant beside nginx sending the same bytes with gzip_static")
+                        help="requests accept gzip: Herald's gzipped variant beside the C program and nginx (gzip_static) sending the same bytes")
     options = parser.parse_args()
     # wrk, Herald and nginx inherit it: 1000 connections need more descriptors than the usual soft 1024.
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -136,59 +197,64 @@ def main() -> None:
     ensure_nginx()
     workdir = Path(tempfile.mkdtemp(prefix="herald-feed-bench-"))
     workdir.chmod(0o755)  # nginx's workers run as an unprivileged user and must read the copy of the feed
+    program = compile_reference("mhd_feed", workdir, "-lmicrohttpd")
     print(f"machine: {os.cpu_count()} cores; wrk -t2 -d{options.seconds}s; {options.rounds} interleaved rounds; "
-          "Herald as shipped (info log to a file) beside tuned nginx, both on loopback")
+          "Herald as shipped (info log to a file) beside a C program on libmicrohttpd and tuned nginx, all on loopback")
     rows = []
     for count in options.campaigns:
         server, key = feed_for(workdir, count)
-        nginx = None
+        nginx = reference = None
         try:
-            with urllib.request.urlopen(urllib.request.Request(f"{server.base}/api/v1/feed", headers={"Authorization": f"Bearer {key}"})) as feed:
+            feed_url, authorization = f"{server.base}/api/v1/feed", {"Authorization": f"Bearer {key}"}
+            with urllib.request.urlopen(urllib.request.Request(feed_url, headers=authorization)) as feed:
                 body, etag = feed.read(), feed.headers["ETag"]
             encoding = {"Accept-Encoding": "gzip"} if options.gzip else {}
             gzipped = None
             if options.gzip:
-                with urllib.request.urlopen(urllib.request.Request(f"{server.base}/api/v1/feed", headers={"Authorization": f"Bearer {key}", **encoding})) as feed:
+                with urllib.request.urlopen(urllib.request.Request(feed_url, headers={**authorization, **encoding})) as feed:
                     gzipped, etag, coding = feed.read(), feed.headers["ETag"], feed.headers["Content-Encoding"]
                 if coding != "gzip" or gzip.decompress(gzipped) != body:
                     raise SystemExit("Herald's gzipped feed is not gzip or does not inflate to its feed")
+            ok, not_modified = answers(feed_url, authorization, etag, encoding)
+            reference = MhdReference(program, workdir / f"mhd-{count}", ok[2], etag, ok[1], not_modified[1], encoding)
             nginx = Nginx(workdir / f"nginx-{count}", body, etag, gzipped)
             print(f"\nfeed of {count} campaigns: {len(body) / 1024:.1f} KB" + (f", gzipped {len(gzipped) / 1024:.1f} KB" if gzipped else ""))
             for connections in options.connections:
                 for path, extra in (("200", dict(encoding)), ("304", {"If-None-Match": etag, **encoding})):
-                    runs = {"Herald": [], "nginx": []}
+                    sides = [("Herald", feed_url, {**authorization, **extra}, lambda: cpu_seconds(server.pid)),
+                             ("C reference", reference.url, dict(extra), reference.cpu_seconds),
+                             ("nginx", nginx.url, dict(extra), nginx.cpu_seconds)]
+                    runs = {name: [] for name, *_ in sides}
                     for round_index in range(options.rounds):
-                        sides = [("Herald", f"{server.base}/api/v1/feed", {"Authorization": f"Bearer {key}", **extra}, lambda: cpu_seconds(server.pid)),
-                                 ("nginx", nginx.url, dict(extra), nginx.cpu_seconds)]
                         for name, url, headers, cpu in (sides if round_index % 2 == 0 else sides[::-1]):
                             result = measured(url, options.seconds, headers, connections, cpu)
                             if result["failed"]:
                                 raise SystemExit(f"{name}, {count} campaigns, {path}, -c{connections}: {result['errors']}")
                             runs[name].append(result)
+                            print(f"  {path} -c{connections:<5} round {round_index + 1} {name:<11} {figures(result)}", flush=True)
                     summary = {name: {field: percentile([run[field] for run in results], 0.5) for field in ("rps", "cpu_us", "p50", "p99", "bytes")}
                                for name, results in runs.items()}
-                    ours, theirs = summary["Herald"], summary["nginx"]
-                    rows.append((count, path, connections, ours, theirs))
-                    print(f"  {path} -c{connections:<5} Herald {ours['rps']:>9,.0f} req/s {ours['cpu_us']:>6.1f} µs CPU/req "
-                          f"{ours['bytes']:,.0f} B/answer | nginx {theirs['bytes']:,.0f} B/answer | "
-                          f"p50 {ours['p50']:.2f} p99 {ours['p99']:.2f} ms | nginx {theirs['rps']:>9,.0f} req/s {theirs['cpu_us']:>6.1f} µs CPU/req "
-                          f"p50 {theirs['p50']:.2f} p99 {theirs['p99']:.2f} ms | CPU/req Herald ÷ nginx {ours['cpu_us'] / theirs['cpu_us']:.2f}, "
-                          f"req/s {ours['rps'] / theirs['rps']:.2f} (rounds, Herald req/s: "
-                          + ", ".join(f"{run['rps']:,.0f}" for run in runs["Herald"]) + ")")
+                    rows.append((count, path, connections, summary))
+                    ours = summary["Herald"]
+                    print(f"  {path} -c{connections:<5} medians: " + " | ".join(f"{name} {figures(median)}" for name, median in summary.items()))
+                    print(f"  {path} -c{connections:<5} Herald ÷ C reference: CPU/req {ours['cpu_us'] / summary['C reference']['cpu_us']:.2f}, "
+                          f"req/s {ours['rps'] / summary['C reference']['rps']:.2f}; Herald ÷ nginx: CPU/req "
+                          f"{ours['cpu_us'] / summary['nginx']['cpu_us']:.2f}, req/s {ours['rps'] / summary['nginx']['rps']:.2f}")
         finally:
-            if nginx:
-                nginx.stop()
+            for side in (nginx, reference):
+                if side:
+                    side.stop()
             server.stop()
 
-    print("\n| campaigns | path | connections | bytes/answer Herald / nginx | Herald req/s | Herald µs CPU/req | Herald p50 / p99 ms "
-          "| nginx req/s | nginx µs CPU/req | nginx p50 / p99 ms | CPU/req ÷ | req/s ÷ |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for count, path, connections, ours, theirs in rows:
-        print(f"| {count} | {path} | {connections} | {ours['bytes']:,.0f} / {theirs['bytes']:,.0f} | {ours['rps']:,.0f} | {ours['cpu_us']:.1f} | "
-              f"{ours['p50']:.2f} / {ours['p99']:.2f} | "
-              f"{theirs['rps']:,.0f} | {theirs['cpu_us']:.1f} | {theirs['p50']:.2f} / {theirs['p99']:.2f} | "
-              f"{ours['cpu_us'] / theirs['cpu_us']:.2f} | {ours['rps'] / theirs['rps']:.2f} |")
-
+    print("\n| campaigns | path | connections | bytes/answer Herald / C / nginx | Herald req/s | Herald µs CPU/req | Herald p50 / p99 ms "
+          "| C req/s | C µs CPU/req | nginx req/s | nginx µs CPU/req | CPU/req Herald ÷ C | CPU/req Herald ÷ nginx | req/s Herald ÷ C | req/s Herald ÷ nginx |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for count, path, connections, summary in rows:
+        ours, floor, theirs = summary["Herald"], summary["C reference"], summary["nginx"]
+        print(f"| {count} | {path} | {connections} | {ours['bytes']:,.0f} / {floor['bytes']:,.0f} / {theirs['bytes']:,.0f} | {ours['rps']:,.0f} | "
+              f"{ours['cpu_us']:.1f} | {ours['p50']:.2f} / {ours['p99']:.2f} | {floor['rps']:,.0f} | {floor['cpu_us']:.1f} | "
+              f"{theirs['rps']:,.0f} | {theirs['cpu_us']:.1f} | {ours['cpu_us'] / floor['cpu_us']:.2f} | {ours['cpu_us'] / theirs['cpu_us']:.2f} | "
+              f"{ours['rps'] / floor['rps']:.2f} | {ours['rps'] / theirs['rps']:.2f} |")
 
 if __name__ == "__main__":
     main()

@@ -32,7 +32,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from common import ROOT, cpu_seconds
+from common import ROOT, compile_reference, cpu_seconds
 
 TOKEN_ALPHABET = string.ascii_letters + string.digits + "_:-"
 DEVICE = {"platform": "ios", "appVersion": "12.4.1", "language": "de-DE", "country": "DE", "timeZone": "Europe/Berlin"}
@@ -118,8 +118,7 @@ def main() -> None:
     parser.add_argument("--token-length", type=int, default=1024, help="FCM token length: 1,024 the most taken, about 160 a real one")
     options = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="herald-installations-"))
-    tool = folder / "sqlite_register"
-    subprocess.run(["cc", "-O2", "-o", str(tool), str(ROOT / "bench" / "reference" / "sqlite_register.c"), "-lsqlite3"], check=True)
+    tool = compile_reference("sqlite_register", folder, "-lsqlite3")
     results = []
     for index in range(options.rounds):
         devices = registrations(options.count, options.token_length)

@@ -39,8 +39,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from common import ROOT, Client, Server, cli, cpu_seconds, ensure_binary, ensure_wrk, percentile, wrk
-from events import BATCH, compile_reference, event_rows, post_batches, reference_figures, shown_languages, write_reference_batch
+from common import ROOT, Client, Server, cli, compile_reference, cpu_seconds, ensure_binary, ensure_wrk, percentile, wrk
+from events import BATCH, event_rows, post_batches, reference_figures, shown_languages, write_reference_batch
 
 # The ingestion load: client processes, the days the events' times span, the language versions shown.
 CLIENTS = 4
