@@ -77,6 +77,8 @@ const DEFAULTS = Object.freeze({
   rendererTimeoutSeconds: 10,
   minimumIntervalSeconds: 30,
   pollAfterSeconds: 60,
+  // A conversion goal that does not say its window (Campaign JSON's default).
+  conversionWindowHours: 72,
 });
 
 const LIMITS = Object.freeze({
@@ -102,6 +104,7 @@ const LIMITS = Object.freeze({
   campaigns: 1000,
   images: 500,
   impressionsKept: 1000,
+  conversionWindowHours: [1, 720],
   requestMs: 15000,
   pollSeconds: [1, 86400],
   // setTimeout's longest delay; a later deadline is waited for in steps.
@@ -183,9 +186,25 @@ function filterHolds(filter, properties) {
   }
 }
 
+/** Whether `event` with `properties` is `rule`'s event (a trigger's or a conversion goal's) with every filter met. */
+function eventMatches(rule, event, properties) {
+  return isRecord(rule) && rule.event === event
+    && (!Array.isArray(rule.filters) || rule.filters.every((filter) => filterHolds(filter, properties)));
+}
+
 function triggerFires(campaign, event, properties) {
-  return campaign.triggers.some((trigger) => isRecord(trigger) && trigger.event === event
-    && (!Array.isArray(trigger.filters) || trigger.filters.every((filter) => filterHolds(filter, properties))));
+  return campaign.triggers.some((trigger) => eventMatches(trigger, event, properties));
+}
+
+/** Whether the event is a conversion for the campaign (§6.2): its goal's event and filters, inside the
+ * goal's window after the last impression (`lastImpression`, ms), the window's end included. */
+function converts(campaign, event, properties, lastImpression, now) {
+  const goal = campaign.conversion;
+  if (goal === null || typeof lastImpression !== "number" || !eventMatches(goal, event, properties)) return false;
+  const [fewest, most] = LIMITS.conversionWindowHours;
+  if (goal.windowHours < fewest || goal.windowHours > most) return false;
+  const elapsed = now - lastImpression;
+  return elapsed >= 0 && elapsed <= goal.windowHours * 3600000;
 }
 
 /** `pt` matches `pt`, `pt-BR` and `PT-br`; `pt-BR` does not match `pt`. */
@@ -1230,6 +1249,8 @@ function readData(data) {
 function readCampaign(raw) {
   if (!isRecord(raw) || !Number.isSafeInteger(raw.id) || messageProblem(raw.message) !== null) return null;
   const schedule = isRecord(raw.schedule) ? raw.schedule : {};
+  const conversion = readConversionGoal(raw.conversion);
+  if (conversion === undefined) return null;
   return {
     id: raw.id,
     priority: finiteOr(raw.priority, 10),
@@ -1242,7 +1263,18 @@ function readCampaign(raw) {
     message: raw.message,
     data: readData(raw.data),
     test: raw.test === true,
+    conversion,
   };
+}
+
+/** A campaign's conversion goal (§6.2): null when it has none, undefined when it cannot be read (as the
+ * Swift client, which then skips the campaign). A window outside 1–720 hours is kept and never covers. */
+function readConversionGoal(raw) {
+  if (raw === undefined || raw === null) return null;
+  if (!isRecord(raw) || typeof raw.event !== "string") return undefined;
+  const windowHours = raw.windowHours ?? DEFAULTS.conversionWindowHours;
+  if (!Number.isSafeInteger(windowHours) || (raw.filters !== undefined && !Array.isArray(raw.filters))) return undefined;
+  return { event: raw.event, filters: raw.filters ?? [], windowHours };
 }
 
 function readFeed(text) {
@@ -1702,6 +1734,8 @@ class Client {
   }
 
   fire(name, properties, now) {
+    // Before suppression: a suppressed display does not undo what the user did.
+    this.recordGoalConversions(name, properties, now);
     if (this.suppressed) return { event: name, outcome: "suppressed" };
     const state = this.readState();
     const fired = this.feed.campaigns.filter((campaign) => triggerFires(campaign, name, properties))
@@ -1723,6 +1757,15 @@ class Client {
       return { event: name, outcome: "throttled", campaign: chosen.id };
     }
     return { event: name, ...this.prepare(entry, now) };
+  }
+
+  /** §6.2: one `conversion` event for each campaign whose goal this firing meets, in the version the device is shown. */
+  recordGoalConversions(name, properties, now) {
+    const impressions = this.readState().impressions;
+    for (const campaign of this.feed.campaigns) {
+      if (!converts(campaign, name, properties, impressions[campaign.id], now)) continue;
+      this.recordFor(campaign.id, messageVersion(campaign.message, this.device.language).language, "conversion", { event: name }, now);
+    }
   }
 
   /** Newest on top; a campaign waits there once; the bottom one drops past LIMITS.stack. */

@@ -61,6 +61,8 @@ extension DeliveryClient {
 
     /// §2 for one event: suppression, matching, eligibility, choice, the slot, the interval; then §3.
     func fire(_ name: String, properties: [String: FilterValue], now: Date) -> TriggerOutcome {
+        // Before suppression: a suppressed display does not undo what the user did.
+        recordGoalConversions(name, properties: properties, now: now)
         guard !messageDisplaySuppressed else { return .suppressed }
         let eligible = campaigns.filter { Eligibility.triggers($0, event: name, properties: properties) && eligibleNow($0, now: now) }
         guard let chosen = Eligibility.pick(eligible) else {

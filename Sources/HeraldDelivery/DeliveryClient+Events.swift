@@ -59,6 +59,18 @@ extension DeliveryClient {
         record(message, type: .conversion, now: now) { $0.event = event }
     }
 
+    /// §6.2: an event the app fires is a conversion for each campaign whose goal it matches, inside the
+    /// goal's window after the device's last impression of that campaign; one `conversion` event per
+    /// campaign per firing, in the language version the device is shown.
+    func recordGoalConversions(_ name: String, properties: [String: FilterValue], now: Date) {
+        for campaign in campaigns {
+            guard let goal = campaign.conversion, Eligibility.converts(goal, event: name, properties: properties),
+                  let shownAt = state.lastImpressions[String(campaign.id)], goal.covers(shownAt: shownAt, now: now) else { continue }
+            let language = InAppMessage(campaign: campaign, trigger: name, deviceLanguage: device.language).language
+            record(campaignID: campaign.id, type: .conversion, language: language, now: now) { $0.event = name }
+        }
+    }
+
     /// Queues an event for a campaign's message; a locally created message reports nothing.
     func record(_ message: InAppMessage, type: EventType, now: Date, detail: (inout OutgoingEvent) -> Void = { _ in }) {
         guard let campaignID = message.campaignID else { return }

@@ -11,6 +11,11 @@ enum Eligibility {
         }
     }
 
+    /// Whether `event` with `properties` is the goal's event with every one of its filters met.
+    static func converts(_ goal: ConversionGoal, event: String, properties: [String: FilterValue]) -> Bool {
+        goal.event == event && goal.filters.allSatisfy { matches($0, properties) }
+    }
+
     /// Whether `properties` satisfy `filter`; comparisons are typed (a number never equals a string).
     static func matches(_ filter: PropertyFilter, _ properties: [String: FilterValue]) -> Bool {
         let actual = properties[filter.property]

@@ -25,6 +25,9 @@ public struct Campaign: Codable, Sendable, Equatable {
     public var push: PushNotification?
     /// Ordered key/value pairs delivered with the message (FIAM's appData, Braze's extras).
     public var data: CustomData
+    /// The event that counts as a conversion, and its window; nil: conversions are only what the app
+    /// attributes to a message itself.
+    public var conversion: ConversionGoal?
     /// API only: the stored revision, for `If-Match`.
     public var revision: Int?
 
@@ -32,7 +35,7 @@ public struct Campaign: Codable, Sendable, Equatable {
         id: Int64? = nil, app: Int64, name: String, description: String? = nil, status: CampaignStatus? = nil,
         priority: Int = 5, schedule: Schedule = Schedule(), triggers: [Trigger] = [], frequency: Frequency = Frequency(),
         targeting: Targeting = Targeting(), testOnDevice: Bool = false, channel: Channel = .inApp, message: Message,
-        push: PushNotification? = nil, data: CustomData = CustomData()
+        push: PushNotification? = nil, data: CustomData = CustomData(), conversion: ConversionGoal? = nil
     ) {
         self.id = id
         self.app = app
@@ -49,6 +52,7 @@ public struct Campaign: Codable, Sendable, Equatable {
         self.message = message
         self.push = push
         self.data = data
+        self.conversion = conversion
     }
 
     /// A push campaign: `push` is its notification.
@@ -68,7 +72,7 @@ public struct Campaign: Codable, Sendable, Equatable {
 extension Campaign {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, app, name, description, status, priority, schedule, triggers, frequency, targeting, testOnDevice, channel, message
-        case push, data, revision
+        case push, data, conversion, revision
         /// Output-only, in a publish's answer (what a push campaign's app lacks to reach its devices): a
         /// document sent back with it is read without it.
         case warnings
@@ -99,6 +103,7 @@ extension Campaign {
             push = try container.decode(PushNotification.self, forKey: .push)
         }
         data = try container.decodeIfPresent(CustomData.self, forKey: .data) ?? CustomData()
+        conversion = try container.decodeIfPresent(ConversionGoal.self, forKey: .conversion)
         revision = try container.decodeIfPresent(Int.self, forKey: .revision)
     }
 
@@ -122,6 +127,7 @@ extension Campaign {
         case .push: try container.encodeIfPresent(push, forKey: .push)
         }
         try container.encode(data, forKey: .data)
+        try container.encodeIfPresent(conversion, forKey: .conversion)
         try container.encodeIfPresent(revision, forKey: .revision)
     }
 
@@ -236,6 +242,43 @@ public struct Trigger: Codable, Sendable, Equatable {
     public static let pushClickEvent = "push_click"
     /// The property of `push_click`: the id of the push campaign opened (a number).
     public static let pushCampaignProperty = "campaign_id"
+}
+
+/// What counts as the message having worked: the app firing `event` (with properties matching every
+/// filter) within `windowHours` after the device's impression of the campaign. The delivery client
+/// records each such firing as a `conversion` event (`docs/delivery-semantics.md` §6.2), on the device,
+/// so it needs no user identity and works offline.
+public struct ConversionGoal: Codable, Sendable, Equatable {
+    public var event: String
+    public var filters: [PropertyFilter]
+    public var windowHours: Int
+
+    /// Three days, Braze's default conversion window.
+    public static let defaultWindowHours = 72
+
+    public init(event: String, filters: [PropertyFilter] = [], windowHours: Int = defaultWindowHours) {
+        self.event = event
+        self.filters = filters
+        self.windowHours = windowHours
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case event, filters, windowHours }
+
+    /// `filters` and `windowHours` may be left out.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(knownKeys: CodingKeys.self)
+        event = try container.decode(String.self, forKey: .event)
+        filters = try container.decodeIfPresent([PropertyFilter].self, forKey: .filters) ?? []
+        windowHours = try container.decodeIfPresent(Int.self, forKey: .windowHours) ?? Self.defaultWindowHours
+    }
+
+    /// Whether an impression at `shownAt` is followed by `now` inside the window: after it (or at the
+    /// same instant), and no more than `windowHours` later.
+    public func covers(shownAt: Date, now: Date) -> Bool {
+        guard CampaignLimits.conversionWindowHours.contains(windowHours) else { return false }
+        let elapsed = now.timeIntervalSince(shownAt)
+        return elapsed >= 0 && elapsed <= Double(windowHours) * 3600
+    }
 }
 
 /// A condition on an event's (or a user's) property.

@@ -63,6 +63,8 @@ public enum CampaignLimits {
     public static let eventIDLength = 40
     public static let triggers = 20
     public static let filtersPerTrigger = 10
+    /// A conversion goal's window, in hours: up to 30 days.
+    public static let conversionWindowHours = 1...720
     public static let dismissSeconds = 1...120
     public static let frequencyDays = 1...365
     public static let reservedEventPrefixes = ["firebase_", "google_", "ga_"]
@@ -118,6 +120,7 @@ extension Campaign {
         }
         // A push campaign goes once to each device; a malformed rule is still refused, not kept unread.
         problems += frequencyProblems()
+        problems += conversionProblems()
         problems += dataProblems()
         problems += scheduleProblems()
         problems += targeting.problems()
@@ -154,6 +157,10 @@ extension Campaign {
         for (index, trigger) in triggers.enumerated() {
             texts.append(("triggers.\(index).event", trigger.event, false))
             texts += trigger.filters.enumerated().flatMap { $1.texts(at: "triggers.\(index).filters.\($0)") }
+        }
+        if let conversion {
+            texts.append(("conversion.event", conversion.event, false))
+            texts += conversion.filters.enumerated().flatMap { $1.texts(at: "conversion.filters.\($0)") }
         }
         texts += (targeting.userProperties ?? []).enumerated().flatMap { $1.texts(at: "targeting.userProperties.\($0)") }
         texts += (targeting.languages ?? []).enumerated().map { ("targeting.languages.\($0)", $1, false) }
@@ -220,6 +227,32 @@ extension Campaign {
                     problems += filter.pushClickProblems(at: "triggers.\(index).filters.\(filterIndex)")
                 }
             }
+        }
+        return problems
+    }
+
+    private func conversionProblems() -> [FieldProblem] {
+        guard let conversion else { return [] }
+        // The clients count a conversion after an in-app impression; nothing would ever count a push's.
+        if channel == .push { return [FieldProblem(path: "conversion", key: "conversion_on_push")] }
+        var problems: [FieldProblem] = []
+        if let problem = EventID.problemText(conversion.event) {
+            problems.append(FieldProblem("conversion.event", problem))
+        }
+        if conversion.filters.count > CampaignLimits.filtersPerTrigger {
+            problems.append(FieldProblem(path: "conversion.filters", key: "too_many_filters", arguments: ["limit": .number(CampaignLimits.filtersPerTrigger)]))
+        }
+        if Trigger.builtInEvents.contains(conversion.event) && !conversion.filters.isEmpty {
+            problems.append(FieldProblem(path: "conversion.filters", key: "built_in_event_filters"))
+        }
+        for (index, filter) in conversion.filters.enumerated() {
+            problems += filter.problems(at: "conversion.filters.\(index)")
+        }
+        let hours = CampaignLimits.conversionWindowHours
+        if !hours.contains(conversion.windowHours) {
+            problems.append(FieldProblem(
+                path: "conversion.windowHours", key: "conversion_window",
+                arguments: ["min": .number(hours.lowerBound), "max": .number(hours.upperBound)]))
         }
         return problems
     }

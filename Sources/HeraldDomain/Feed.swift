@@ -79,10 +79,13 @@ public struct FeedCampaign: Codable, Sendable, Equatable {
     public var startedAt: Date?
     /// True on test campaigns sent to a test device; absent otherwise.
     public var test: Bool?
+    /// The campaign's conversion goal, which the client watches for after an impression; absent when it has none.
+    public var conversion: ConversionGoal?
 
     public init(
         id: Int64, priority: Int = 5, schedule: Schedule = Schedule(), triggers: [Trigger] = [], frequency: Frequency = Frequency(),
-        targeting: Targeting = Targeting(), message: Message, data: CustomData = CustomData(), startedAt: Date? = nil, test: Bool? = nil
+        targeting: Targeting = Targeting(), message: Message, data: CustomData = CustomData(), startedAt: Date? = nil, test: Bool? = nil,
+        conversion: ConversionGoal? = nil
     ) {
         self.id = id
         self.priority = priority
@@ -94,17 +97,19 @@ public struct FeedCampaign: Codable, Sendable, Equatable {
         self.data = data
         self.startedAt = startedAt
         self.test = test
+        self.conversion = conversion
     }
 
     /// The device's part of a stored campaign.
     public init(_ campaign: Campaign, id: Int64, startedAt: Date?, test: Bool) {
         self.init(
             id: id, priority: campaign.priority, schedule: campaign.schedule, triggers: campaign.triggers, frequency: campaign.frequency,
-            targeting: campaign.targeting, message: campaign.message, data: campaign.data, startedAt: startedAt, test: test ? true : nil)
+            targeting: campaign.targeting, message: campaign.message, data: campaign.data, startedAt: startedAt, test: test ? true : nil,
+            conversion: campaign.conversion)
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, priority, schedule, triggers, frequency, targeting, message, data, startedAt, test
+        case id, priority, schedule, triggers, frequency, targeting, message, data, startedAt, test, conversion
     }
 
     public init(from decoder: Decoder) throws {
@@ -119,5 +124,6 @@ public struct FeedCampaign: Codable, Sendable, Equatable {
         data = try container.decodeIfPresent(CustomData.self, forKey: .data) ?? CustomData()
         startedAt = try container.decodeIfPresent(Date.self, forKey: .startedAt)
         test = try container.decodeIfPresent(Bool.self, forKey: .test)
+        conversion = try container.decodeIfPresent(ConversionGoal.self, forKey: .conversion)
     }
 }

@@ -1029,3 +1029,33 @@ struct RulesLayoutFieldTests {
         #expect(message.keepingLayoutFields == message)
     }
 }
+
+@Suite("Conversion goals")
+struct RulesConversionGoalTests {
+    @Test("A goal's window covers from the impression to windowHours after it, both ends included; a window out of range covers nothing")
+    func window() {
+        let shown = Date(timeIntervalSince1970: 1_800_000_000)
+        let goal = ConversionGoal(event: "purchase", windowHours: 2)
+        #expect(goal.covers(shownAt: shown, now: shown))
+        #expect(goal.covers(shownAt: shown, now: shown.addingTimeInterval(7200)))
+        #expect(!goal.covers(shownAt: shown, now: shown.addingTimeInterval(7200.001)))
+        #expect(!goal.covers(shownAt: shown, now: shown.addingTimeInterval(-1)))
+        for hours in [0, -1, 721, Int.max, Int.min] {
+            #expect(!ConversionGoal(event: "purchase", windowHours: hours).covers(shownAt: shown, now: shown), "\(hours)")
+        }
+    }
+
+    @Test("Validation names each part of a goal: its event, its filters, its window; a push campaign has none")
+    func validation() {
+        var campaign = RulesFixtures.campaign(.card)
+        campaign.conversion = ConversionGoal(event: "purchase", filters: [PropertyFilter(property: "value", op: .gte, value: .number(10))], windowHours: 720)
+        #expect(campaign.problems(for: .publish).isEmpty)
+        campaign.conversion = ConversionGoal(event: "firebase_x", filters: [PropertyFilter(property: "value", op: .gt, value: .string("ten"))], windowHours: 0)
+        #expect(RulesCheck.paths(campaign, .draft) == ["conversion.event", "conversion.filters.0.value", "conversion.windowHours"])
+        campaign.conversion = ConversionGoal(event: "session_start", filters: [PropertyFilter(property: "x", op: .exists)])
+        RulesCheck.expectOnly("conversion.filters", in: campaign.problems(for: .draft))
+        var push = Campaign(app: 1, name: "Push", push: PushNotification(title: "Hello"))
+        push.conversion = ConversionGoal(event: "purchase")
+        RulesCheck.expectOnly("conversion", in: push.problems(for: .draft))
+    }
+}

@@ -223,6 +223,20 @@ def test_composing_and_publishing_a_card(driver, seeded_herald, screenshot):
     scroll_to(driver, second)
     screenshot("composer-card-triggers.png")
 
+    # And a conversion goal: a purchase of at least 10 within two days, its filter added by the script
+    goal = section(driver, "Conversion goal")
+    assert by_name(driver, "conversion.windowHours").get_attribute("value") == "72", "the window starts at three days"
+    type_into(driver, "conversion.event", "purchase")
+    click(driver, goal.find_element(By.CSS_SELECTOR, '[data-row-add="conversion.filters"]'))
+    announced(driver, "Property filter 1 added.")
+    assert focused(driver) == by_name(driver, "conversion.filters.0.property")
+    type_into(driver, "conversion.filters.0.property", "value")
+    Select(by_name(driver, "conversion.filters.0.op")).select_by_value("gte")
+    Select(by_name(driver, "conversion.filters.0.type")).select_by_value("number")
+    type_into(driver, "conversion.filters.0.value", "10")
+    type_into(driver, "conversion.windowHours", "48")
+    assert still_same_page(page), "the goal's row button submitted the form"
+
     # When they publish
     submit_with(driver, driver.find_element(By.CSS_SELECTOR, f'{COMPOSER} button[name="intent"][value="publish"]'))
 
@@ -237,6 +251,10 @@ def test_composing_and_publishing_a_card(driver, seeded_herald, screenshot):
     assert details(section(driver, "Triggers")) == [
         ("When", "app_launch"),
         ("When", "purchase where product_id equals sku_123"),
+    ]
+    assert details(section(driver, "Conversion goal")) == [
+        ("Counts", "purchase where value is at least 10"),
+        ("Within", "48 hours of being shown"),
     ]
     message = dict(details(section(driver, "Message")))
     assert message["Title"] == f"{TITLE} (#1A73E8)"

@@ -3,7 +3,7 @@
 import { LIMITS, isRecord, finiteOr, rethrowLater, callDelegate } from "./values.js";
 import { uuidV7, uuidV4 } from "./ids.js";
 import { messageProblem, messageVersion, imagesOf, fetchableImage } from "./message.js";
-import { triggerFires, scheduled, targets, frequencyAllows, choose, VersionPatterns } from "./eligibility.js";
+import { triggerFires, converts, scheduled, targets, frequencyAllows, choose, VersionPatterns } from "./eligibility.js";
 import { readData, readFeed } from "./feed.js";
 import { Store, readState } from "./storage.js";
 import { Backoff, retryAfterMs, transient, refusesKey, send } from "./network.js";
@@ -304,6 +304,8 @@ export class Client {
   }
 
   fire(name, properties, now) {
+    // Before suppression: a suppressed display does not undo what the user did.
+    this.recordGoalConversions(name, properties, now);
     if (this.suppressed) return { event: name, outcome: "suppressed" };
     const state = this.readState();
     const fired = this.feed.campaigns.filter((campaign) => triggerFires(campaign, name, properties))
@@ -325,6 +327,15 @@ export class Client {
       return { event: name, outcome: "throttled", campaign: chosen.id };
     }
     return { event: name, ...this.prepare(entry, now) };
+  }
+
+  /** §6.2: one `conversion` event for each campaign whose goal this firing meets, in the version the device is shown. */
+  recordGoalConversions(name, properties, now) {
+    const impressions = this.readState().impressions;
+    for (const campaign of this.feed.campaigns) {
+      if (!converts(campaign, name, properties, impressions[campaign.id], now)) continue;
+      this.recordFor(campaign.id, messageVersion(campaign.message, this.device.language).language, "conversion", { event: name }, now);
+    }
   }
 
   /** Newest on top; a campaign waits there once; the bottom one drops past LIMITS.stack. */

@@ -38,9 +38,25 @@ function filterHolds(filter, properties) {
   }
 }
 
+/** Whether `event` with `properties` is `rule`'s event (a trigger's or a conversion goal's) with every filter met. */
+function eventMatches(rule, event, properties) {
+  return isRecord(rule) && rule.event === event
+    && (!Array.isArray(rule.filters) || rule.filters.every((filter) => filterHolds(filter, properties)));
+}
+
 export function triggerFires(campaign, event, properties) {
-  return campaign.triggers.some((trigger) => isRecord(trigger) && trigger.event === event
-    && (!Array.isArray(trigger.filters) || trigger.filters.every((filter) => filterHolds(filter, properties))));
+  return campaign.triggers.some((trigger) => eventMatches(trigger, event, properties));
+}
+
+/** Whether the event is a conversion for the campaign (§6.2): its goal's event and filters, inside the
+ * goal's window after the last impression (`lastImpression`, ms), the window's end included. */
+export function converts(campaign, event, properties, lastImpression, now) {
+  const goal = campaign.conversion;
+  if (goal === null || typeof lastImpression !== "number" || !eventMatches(goal, event, properties)) return false;
+  const [fewest, most] = LIMITS.conversionWindowHours;
+  if (goal.windowHours < fewest || goal.windowHours > most) return false;
+  const elapsed = now - lastImpression;
+  return elapsed >= 0 && elapsed <= goal.windowHours * 3600000;
 }
 
 /** `pt` matches `pt`, `pt-BR` and `PT-br`; `pt-BR` does not match `pt`. */

@@ -20,6 +20,8 @@ export function readData(data) {
 function readCampaign(raw) {
   if (!isRecord(raw) || !Number.isSafeInteger(raw.id) || messageProblem(raw.message) !== null) return null;
   const schedule = isRecord(raw.schedule) ? raw.schedule : {};
+  const conversion = readConversionGoal(raw.conversion);
+  if (conversion === undefined) return null;
   return {
     id: raw.id,
     priority: finiteOr(raw.priority, 10),
@@ -32,7 +34,18 @@ function readCampaign(raw) {
     message: raw.message,
     data: readData(raw.data),
     test: raw.test === true,
+    conversion,
   };
+}
+
+/** A campaign's conversion goal (§6.2): null when it has none, undefined when it cannot be read (as the
+ * Swift client, which then skips the campaign). A window outside 1–720 hours is kept and never covers. */
+function readConversionGoal(raw) {
+  if (raw === undefined || raw === null) return null;
+  if (!isRecord(raw) || typeof raw.event !== "string") return undefined;
+  const windowHours = raw.windowHours ?? DEFAULTS.conversionWindowHours;
+  if (!Number.isSafeInteger(windowHours) || (raw.filters !== undefined && !Array.isArray(raw.filters))) return undefined;
+  return { event: raw.event, filters: raw.filters ?? [], windowHours };
 }
 
 export function readFeed(text) {

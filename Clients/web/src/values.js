@@ -6,6 +6,8 @@ export const DEFAULTS = Object.freeze({
   rendererTimeoutSeconds: 10,
   minimumIntervalSeconds: 30,
   pollAfterSeconds: 60,
+  // A conversion goal that does not say its window (Campaign JSON's default).
+  conversionWindowHours: 72,
 });
 
 export const LIMITS = Object.freeze({
@@ -31,6 +33,7 @@ export const LIMITS = Object.freeze({
   campaigns: 1000,
   images: 500,
   impressionsKept: 1000,
+  conversionWindowHours: [1, 720],
   requestMs: 15000,
   pollSeconds: [1, 86400],
   // setTimeout's longest delay; a later deadline is waited for in steps.

@@ -81,6 +81,38 @@ struct CampaignAPITests {
         #expect(try fixture.app.database.campaigns.list(CampaignQuery(), now: fixture.app.clock.now).total == 0)
     }
 
+    @Test("A conversion goal is stored, read back and sent to devices in the feed; a bad one is a 422 naming each path")
+    func conversionGoal() async throws {
+        let fixture = try await Self.fixture()
+        func campaign(_ goal: String) -> String {
+            Self.cardJSON(app: fixture.shop).replacingOccurrences(of: #""priority": 2,"#, with: #""priority": 2, "conversion": \#(goal),"#)
+        }
+        let created = fixture.call("POST", "/api/v1/campaigns", json: campaign(
+            #"{"event": "purchase", "filters": [{"property": "value", "op": "gte", "value": 10}], "windowHours": 48}"#))
+        #expect(created.status == 201, "\(created.text)")
+        let goal = ConversionGoal(event: "purchase", filters: [PropertyFilter(property: "value", op: .gte, value: .number(10))], windowHours: 48)
+        #expect(try fixture.document(created).conversion == goal)
+        let id = try #require(try fixture.document(created).id)
+        #expect(fixture.call("POST", "/api/v1/campaigns/\(id)/publish").status == 200)
+        let device = try fixture.app.database.apiKeys.create(
+            appID: fixture.shop, name: "app", scopes: [.feedRead], actor: .commandLine, now: fixture.app.clock.now)
+        let feed = try CampaignJSON.decoder().decode(Feed.self, from: Data(fixture.call("GET", "/api/v1/feed", key: device.secret).body))
+        #expect(feed.campaigns.map(\.conversion) == [goal])
+        // Without windowHours, the default
+        let defaulted = fixture.call("POST", "/api/v1/campaigns", json: campaign(#"{"event": "signup"}"#))
+        #expect(try fixture.document(defaulted).conversion == ConversionGoal(event: "signup", windowHours: 72))
+
+        let refused = fixture.call("POST", "/api/v1/campaigns", json: campaign(
+            #"{"event": "1st", "filters": [{"property": "value", "op": "gt", "value": "ten"}], "windowHours": 721}"#))
+        #expect(refused.status == 422)
+        let error = try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: [String: Any]]
+        let paths = Set((error?["error"]?["fields"] as? [[String: String]] ?? []).compactMap { $0["path"] })
+        #expect(paths == ["conversion.event", "conversion.filters.0.value", "conversion.windowHours"])
+        #expect(refused.text.contains("Enter a window from 1 to 720 hours."))
+        let unknownKey = fixture.call("POST", "/api/v1/campaigns", json: campaign(#"{"event": "purchase", "window": 3}"#))
+        #expect(unknownKey.status == 422 && unknownKey.text.contains("conversion.window"))
+    }
+
     @Test("A push_click trigger may filter on campaign_id as a number: stored and published; as text or on another property, a 422 at its path")
     func pushClickFilter() async throws {
         let fixture = try await Self.fixture()

@@ -80,6 +80,10 @@ enum ComposerCases {
             if kind == 0 { return Trigger(event: draw.pick(Trigger.builtInEvents)) }
             return Trigger(event: kind == 1 ? Trigger.purchaseEvent : draw.pick(ValidCampaign.customEvents), filters: draw.list(0...3, filter))
         }
+        if draw.chance(0.3) {
+            let event = draw.chance(0.5) ? Trigger.purchaseEvent : draw.pick(ValidCampaign.customEvents)
+            campaign.conversion = ConversionGoal(event: event, filters: draw.list(0...3, filter), windowHours: draw.int(CampaignLimits.conversionWindowHours))
+        }
         let type = draw.pick(Frequency.Kind.allCases)
         campaign.frequency = Frequency(type: type, days: type == .everyNDays ? draw.int(1...365) : nil)
         var targeting = Targeting()
@@ -213,12 +217,13 @@ enum ComposerCases {
                      "frequency.days", "targeting.percentage", "targeting.daysSinceFirstOpen.min", "targeting.languages", "targeting.platforms",
                      "targeting.appVersion.op", "targeting.appVersion.value", "testOnDevice", "data.0.key", "data.0.value",
                      "data.99999999999999999999.key", "data.-1.key", "data.+1.value", "triggers.0.event", "triggers.0.filters.0.property",
-                     "triggers.0.filters.0.op", "triggers.0.filters.0.type", "triggers.0.filters.0.value", "intent", "unknown", ""]
+                     "triggers.0.filters.0.op", "triggers.0.filters.0.type", "triggers.0.filters.0.value", "conversion.event",
+                     "conversion.windowHours", "conversion.filters.0.property", "conversion.filters.0.value", "intent", "unknown", ""]
         let values = ["", " ", "0", "-1", "1e999", "٣", "9223372036854775808", "2026-13-01T10:00", "2026-03-29T02:30", "2026-11-01T01:30",
                       "0000-01-01T00:00", "9999-12-31T23:59", "10000-01-01T00:00", "Mars/Olympus", "Europe/Berlin", "at", "publish", "never",
                       "every_n_days", "number", "bool", "gt", "exists", "add:data", "remove:triggers.0", "up:data.1", "add:triggers.0.filters",
                       "remove:x.y", "up:data.99999999999999999999", "refresh", "javascript:alert(1)", "#GGG", "true", "card", "push", "in_app", "fa",
-                      "add-language", "remove-language:fa", "99999", "-5"]
+                      "add-language", "remove-language:fa", "99999", "-5", "721", "purchase", "add:conversion.filters", "remove:conversion.filters.0"]
         var fields = [("app", draw.chance(0.9) ? String(app) : draw.pick(["", "0", "99999", "x"]))]
         for _ in 0..<draw.int(0...40) {
             fields.append((draw.pick(names), draw.chance(0.7) ? draw.pick(values) : GeneratedText.withControl(&draw)))

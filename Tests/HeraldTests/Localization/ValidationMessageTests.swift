@@ -42,6 +42,8 @@ struct ValidationMessageTests {
             edited { $0.data = CustomData((0..<51).map { .init(key: "k\($0)", value: "v") }) },
             edited { $0.data = CustomData([.init(key: "", value: "x"), .init(key: "a", value: "1"), .init(key: "a", value: long(1001)), .init(key: long(101), value: "")]) },
             edited { $0.triggers = [] },
+            edited { $0.conversion = ConversionGoal(event: "app_launch", filters: [PropertyFilter(property: "vip", op: .exists)], windowHours: 721) },
+            { var push = Campaign(app: 1, name: "Push", push: PushNotification(title: "t")); push.conversion = ConversionGoal(event: "purchase"); return push }(),
             edited { $0.triggers = (0..<21).map { _ in Trigger(event: "app_launch") } },
             edited { $0.triggers = [Trigger(event: ""), Trigger(event: long(41)), Trigger(event: "1abc"), Trigger(event: "firebase_open")] },
             edited {
@@ -143,6 +145,7 @@ struct ValidationMessageTests {
              ("triggers.0.filters.0.value", "abc"), ("triggers.0.filters.1.property", "vip"), ("triggers.0.filters.1.type", "bool"),
              ("triggers.0.filters.1.value", "maybe")],
             [("channel", "push"), ("push.badge", "x")],
+            [("conversion.event", "purchase"), ("conversion.windowHours", "1.5")],
         ]
         return forms.flatMap { CampaignForm.decode(FormData($0), app: 1).problems }
     }

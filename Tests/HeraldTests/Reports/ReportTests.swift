@@ -248,7 +248,7 @@ struct ReportTests {
             "fa,3,2,0.6667,0,0,1", "Default version,1,0,0.0000,2,0,0", "ar,0,0,0.0000,0,1,0",
         ])
         // The funnel's stages in the reader's words, then every discard reason by its code, test devices left out
-        #expect(sections[2].split(separator: "\r\n") == ["stage,count", "Chosen,9", "Shown,4", "Clicked,2"])
+        #expect(sections[2].split(separator: "\r\n") == ["stage,count", "Chosen,9", "Shown,4", "Clicked,2", "Converted,1"])
         #expect(sections[3].split(separator: "\r\n") == [
             "discard reason,count", "orientation,2", "image_fetch,0", "timeout,0", "delegate,0", "renderer_timeout,0", "ineligible,0",
             "stack_full,0", "throttled,3",

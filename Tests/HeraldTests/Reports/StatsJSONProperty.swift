@@ -122,6 +122,7 @@ struct StatsJSONProperty {
             ("funnel", .object([
                 ("chosen", number(stats.discardsByReason.values.reduce(stats.totals.impressions) { $0 > Int.max - $1 ? Int.max : $0 + $1 })),
                 ("shown", number(stats.totals.impressions)), ("clicked", number(stats.totals.clicks)),
+                ("converted", number(stats.totals.conversions)),
             ])),
             ("byLanguage", .array(stats.byLanguage.map(version))), ("otherLanguages", version(stats.otherLanguages)),
             ("daily", .array(stats.daily.map { day in

@@ -135,6 +135,16 @@ enum CampaignForm {
             return Trigger(event: event, filters: filters)
         }
 
+        // No event and no filters: no goal (the window's default stays in its field, unread). A notification
+        // has none, and its composer shows no goal fields.
+        let goalEvent = text(ComposerFields.conversionEvent.path).trimmingCharacters(in: .whitespaces)
+        let goalFilters = FormRows.rows(form, "conversion.filters").enumerated().compactMap { index, row in
+            filter(row, path: "conversion.filters.\(index)", problems: &problems)
+        }
+        let conversion = channel == .push || (goalEvent.isEmpty && goalFilters.isEmpty) ? nil : ConversionGoal(
+            event: goalEvent, filters: goalFilters,
+            windowHours: integer(ComposerFields.conversionWindow.path, "hours_whole") ?? ConversionGoal.defaultWindowHours)
+
         let data = FormRows.rows(form, "data").compactMap { row -> CustomData.Pair? in
             let key = (row["key"] ?? "").trimmingCharacters(in: .whitespaces)
             let value = row["value"] ?? ""
@@ -146,7 +156,7 @@ enum CampaignForm {
             app: app, name: text(ComposerFields.name.path), description: optional(ComposerFields.description.path), priority: priority,
             schedule: schedule, triggers: triggers, frequency: frequency, targeting: targeting,
             testOnDevice: form[ComposerFields.testOnDevice.path] == "true", channel: channel, message: message.keepingLayoutFields,
-            push: push, data: CustomData(data))
+            push: push, data: CustomData(data), conversion: conversion)
         return (campaign, problems)
     }
 
@@ -224,6 +234,13 @@ enum CampaignForm {
             put("triggers.\(index).event", trigger.event)
             for (filterIndex, filter) in trigger.filters.enumerated() {
                 putFilter(filter, at: "triggers.\(index).filters.\(filterIndex)", into: &form)
+            }
+        }
+        if let goal = campaign.conversion {
+            put(ComposerFields.conversionEvent.path, goal.event)
+            put(ComposerFields.conversionWindow.path, String(goal.windowHours))
+            for (index, filter) in goal.filters.enumerated() {
+                putFilter(filter, at: "conversion.filters.\(index)", into: &form)
             }
         }
         let schedule = campaign.schedule

@@ -131,13 +131,20 @@ struct CampaignSummaryView: Sendable {
                 rows: translatableRows(message.applying(translation), shows: own.contains).compactMap { $0 },
                 empty: l("campaigns.summary.version_same"))
         }
-        let triggerRows = campaign.triggers.map { trigger in
-            let event = Markup.ltr(trigger.event)
-            let value = trigger.filters.isEmpty ? event : l.markup("campaigns.summary.event_where", [
-                "event": event, "filters": Self.joined(trigger.filters.map { Self.describe($0, l) }, l),
+        func eventWhere(_ name: String, _ filters: [PropertyFilter]) -> String {
+            let event = Markup.ltr(name)
+            return filters.isEmpty ? event : l.markup("campaigns.summary.event_where", [
+                "event": event, "filters": Self.joined(filters.map { Self.describe($0, l) }, l),
             ])
-            return Row(label: words("campaigns.summary.when"), value: value)
         }
+        let triggerRows = campaign.triggers.map { Row(label: words("campaigns.summary.when"), value: eventWhere($0.event, $0.filters)) }
+        let goalRows = campaign.conversion.map { goal in
+            [
+                Row(label: words("campaigns.summary.goal_event"), value: eventWhere(goal.event, goal.filters)),
+                Row(label: words("campaigns.summary.goal_window"),
+                    value: Markup.escape(l.plural("campaigns.summary.goal_hours", count: goal.windowHours))),
+            ]
+        } ?? []
         let targeting = campaign.targeting
         let days = targeting.daysSinceFirstOpen.map {
             l.markup("campaigns.summary.days_range", [
@@ -189,6 +196,7 @@ struct CampaignSummaryView: Sendable {
             sections = [Section(title: l("campaigns.summary.message"), rows: messageRows.compactMap { $0 }, empty: nil)] + languageVersions + [
                 customData,
                 Section(title: l("campaigns.summary.triggers"), rows: triggerRows, empty: l("campaigns.summary.no_trigger")),
+                Section(title: l("campaigns.summary.goal"), rows: goalRows, empty: l("campaigns.summary.no_goal")),
                 Section(title: l("campaigns.summary.schedule"), rows: scheduleRows.compactMap { $0 }, empty: nil),
                 Section(title: l("campaigns.summary.delivery"), rows: deliveryRows.compactMap { $0 }, empty: nil),
                 targetingSection,

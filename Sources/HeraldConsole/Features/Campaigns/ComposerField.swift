@@ -214,7 +214,9 @@ enum ComposerFields {
     static let filterOperator = ComposerField("op", "filter_op", .select, options: FilterOperator.allCases.map(\.rawValue))
     static let filterType = ComposerField("type", "filter_type", .select, options: ["string", "number", "bool"])
     static let filterValue = ComposerField("value", "filter_value")
-    static let filterPrefixes = ["triggers.*.filters", "targeting.userProperties"]
+    static let filterPrefixes = ["triggers.*.filters", "targeting.userProperties", "conversion.filters"]
+    static let conversionEvent = ComposerField("conversion.event", "conversion_event", hint: true, placeholder: "order_completed")
+    static let conversionWindow = ComposerField("conversion.windowHours", "conversion_window", .number, hint: true)
     static let startMode = ComposerField("schedule.startMode", "start_mode", .choice, options: ["publish", "at"])
     static let start = ComposerField("schedule.start", "start", .datetime, hint: true)
     static let endMode = ComposerField("schedule.endMode", "end_mode", .choice, options: ["never", "at"])
@@ -238,7 +240,7 @@ enum ComposerFields {
     static let campaign: [ComposerField] = [
         channel, name, description, app, priority, layout, dataKey, dataValue, triggerEvent, startMode, start, endMode, end, timeZone,
         frequency, frequencyDays, platforms, appVersionOperator, appVersion, languages, countries, minDays, maxDays, percentage,
-        testOnDevice, versions, pushVersions, pushSilent, pushInDeviceTimeZone,
+        testOnDevice, versions, pushVersions, pushSilent, pushInDeviceTimeZone, conversionEvent, conversionWindow,
     ]
 
     /// Every field, row fields under each of their prefixes.

@@ -149,6 +149,9 @@ struct ComposerView: Sendable {
     let dataError: String?
     let triggers: [TriggerRow]
     let triggersError: String?
+    let conversionEvent: FieldView
+    let conversionFilters: [FilterRow]
+    let conversionWindow: FieldView
     let rowTemplates: RowTemplates
     let builtInEvents: [String]
     let startMode: [ChoiceView]
@@ -251,6 +254,12 @@ struct ComposerView: Sendable {
             inputs.triggerRow(index: index, row: row)
         }
         triggersError = inputs.errorUnder("triggers").flatMap { _ in inputs.error("triggers") }
+        conversionEvent = inputs.field(ComposerFields.conversionEvent, datalist: "herald-events")
+        conversionFilters = FormRows.rows(form, "conversion.filters").enumerated().map { index, row in
+            inputs.filterRow(prefix: "conversion.filters", index: index, row: row)
+        }
+        conversionWindow = inputs.field(
+            ComposerFields.conversionWindow, value: form[ComposerFields.conversionWindow.path] ?? String(ConversionGoal.defaultWindowHours))
         rowTemplates = RowTemplates(
             data: inputs.dataRow(index: 0, row: FormData(), canMoveUp: false), trigger: inputs.triggerRow(index: 0, row: FormData()),
             filter: inputs.filterRow(prefix: "filters", index: 0, row: FormData()))

@@ -139,6 +139,8 @@ struct CampaignStats: Sendable, Equatable {
         var chosen = 0
         var shown = 0
         var clicked = 0
+        /// Conversion events: those the app attributes to a message and those of the campaign's goal.
+        var converted = 0
     }
 
     /// Chosen is shown plus discarded (at most `Int.max`: counts this large are never real, but never trap).
@@ -147,7 +149,7 @@ struct CampaignStats: Sendable, Equatable {
             let (added, overflow) = sum.addingReportingOverflow(count)
             return overflow ? Int.max : added
         }
-        return Funnel(chosen: chosen, shown: totals.impressions, clicked: totals.clicks)
+        return Funnel(chosen: chosen, shown: totals.impressions, clicked: totals.clicks, converted: totals.conversions)
     }
 
     init(counts: EventCounts, range: DayRange) {
@@ -234,6 +236,7 @@ struct CampaignStats: Sendable, Equatable {
         json.open()
         json.member("chosen", funnel.chosen)
         json.member("clicked", funnel.clicked)
+        json.member("converted", funnel.converted)
         json.member("shown", funnel.shown)
         json.close()
         json.member("otherConversions", otherConversions)

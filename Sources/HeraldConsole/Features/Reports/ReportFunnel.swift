@@ -2,7 +2,7 @@ import HeraldDomain
 
 extension ReportPages {
     /// The funnel's stages as the report shows them, each with its count and what it is of the stage before:
-    /// chosen (shown + discarded), shown, clicked.
+    /// chosen (shown + discarded), shown, clicked, converted.
     static func funnel(_ stats: CampaignStats, _ localizer: Localizer) -> [Metric] {
         let funnel = stats.funnel
         func note(_ key: String, _ part: Int, of whole: Int) -> String {
@@ -12,6 +12,8 @@ extension ReportPages {
             Metric(label: localizer("reports.funnel.chosen"), value: localizer.number(funnel.chosen), note: localizer("reports.funnel.chosen_note")),
             Metric(label: localizer("reports.funnel.shown"), value: localizer.number(funnel.shown), note: note("shown_note", funnel.shown, of: funnel.chosen)),
             Metric(label: localizer("reports.funnel.clicked"), value: localizer.number(funnel.clicked), note: note("clicked_note", funnel.clicked, of: funnel.shown)),
+            Metric(label: localizer("reports.funnel.converted"), value: localizer.number(funnel.converted),
+                   note: note("converted_note", funnel.converted, of: funnel.shown)),
         ]
     }
 
@@ -28,7 +30,7 @@ extension ReportPages {
         let funnel = stats.funnel
         func header(_ first: String) -> String { [first, "count"].map { csvField(localizer("reports.csv." + $0)) }.joined(separator: ",") }
         var lines = ["", header("stage")]
-        lines += [("chosen", funnel.chosen), ("shown", funnel.shown), ("clicked", funnel.clicked)].map { stage, count in
+        lines += [("chosen", funnel.chosen), ("shown", funnel.shown), ("clicked", funnel.clicked), ("converted", funnel.converted)].map { stage, count in
             "\(csvField(localizer("reports.funnel." + stage))),\(count)"
         }
         lines += ["", header("discard_reason")]
