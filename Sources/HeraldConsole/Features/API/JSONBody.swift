@@ -2,16 +2,6 @@ import Foundation
 import HeraldDomain
 import HeraldHTTP
 
-/// Decodes JSON from a request (an API body, an imported file), turning every failure into a
-/// `MalformedJSON` that says where the JSON broke (the API answers it as a 400, an import shows it).
-///
-/// Before decoding, cheap passes refuse what the decoder should never see: bytes that are not UTF-8
-/// (Foundation's message would only say "not valid JSON"), nesting deeper than any Herald document
-/// (so a body of 100,000 `[` never reaches a parser that might recurse once per level), a comma
-/// before a closing bracket, which JSON forbids but Foundation's parser lets through (so the API and
-/// imports read the same JSON as the event reader), and a string holding more combining marks in a row
-/// than `CombiningMarks.longestRun` (the decoder hashes keys and compares values, which costs the
-/// square of such a run).
 /// JSON that cannot be read as the document asked for: where it broke, for the person who sent it.
 struct MalformedJSON: Error, Equatable {
     /// English, as the API answers.
@@ -47,6 +37,16 @@ struct MalformedJSON: Error, Equatable {
     }
 }
 
+/// Decodes JSON from a request (an API body, an imported file), turning every failure into a
+/// `MalformedJSON` that says where the JSON broke (the API answers it as a 400, an import shows it).
+///
+/// Before decoding, cheap passes refuse what the decoder should never see: bytes that are not UTF-8
+/// (Foundation's message would only say "not valid JSON"), nesting deeper than any Herald document
+/// (so a body of 100,000 `[` never reaches a parser that might recurse once per level), a comma
+/// before a closing bracket, which JSON forbids but Foundation's parser lets through (so the API and
+/// imports read the same JSON as the event reader), and a string holding more combining marks in a row
+/// than `CombiningMarks.longestRun` (the decoder hashes keys and compares values, which costs the
+/// square of such a run).
 enum JSONBody {
     /// Campaign JSON nests 5 levels (`triggers[].filters[].value`), an export 7; this leaves room to spare.
     static let maxDepth = 32
