@@ -176,7 +176,7 @@ struct EventTests {
         // And the stats show the real devices' discards by reason, and chosen = shown (an impression per post) + discarded
         let stats = try fixture.stats("")
         #expect(stats["discardsByReason"] as? [String: Int] == ["orientation": 2, "throttled": 3, "stack_full": 1, "delegate": DiscardCount.maxCount])
-        #expect(stats["funnel"] as? [String: Int] == ["chosen": 2 + 6 + DiscardCount.maxCount, "shown": 2, "clicked": 0])
+        #expect(stats["funnel"] as? [String: Int] == ["chosen": 2 + 6 + DiscardCount.maxCount, "shown": 2, "clicked": 0, "converted": 0])
 
         // And a batch without discards (or with null) is answered with none; too many, or not an array, refuse the batch
         #expect((try fixture.answer(post(NSNull()))["discards"] as? [String: Any])?["accepted"] as? Int == 0)
