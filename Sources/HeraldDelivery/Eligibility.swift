@@ -6,14 +6,19 @@ import HeraldDomain
 enum Eligibility {
     /// Whether any of the campaign's triggers fires for `event` with `properties`.
     static func triggers(_ campaign: FeedCampaign, event: String, properties: [String: FilterValue]) -> Bool {
-        campaign.triggers.contains { trigger in
-            trigger.event == event && trigger.filters.allSatisfy { matches($0, properties) }
-        }
+        campaign.triggers.contains { eventMatches(event, properties, expected: $0.event, filters: $0.filters) }
     }
 
     /// Whether `event` with `properties` is the goal's event with every one of its filters met.
     static func converts(_ goal: ConversionGoal, event: String, properties: [String: FilterValue]) -> Bool {
-        goal.event == event && goal.filters.allSatisfy { matches($0, properties) }
+        eventMatches(event, properties, expected: goal.event, filters: goal.filters)
+    }
+
+    /// Whether `event` with `properties` is `expected` (a trigger's or a goal's event) with every filter met.
+    private static func eventMatches(
+        _ event: String, _ properties: [String: FilterValue], expected: String, filters: [PropertyFilter]
+    ) -> Bool {
+        expected == event && filters.allSatisfy { matches($0, properties) }
     }
 
     /// Whether `properties` satisfy `filter`; comparisons are typed (a number never equals a string).
