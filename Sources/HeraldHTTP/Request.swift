@@ -22,9 +22,10 @@ public struct Request: Sendable {
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
-        let pieces = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        self.path = PercentEncoding.decode(pieces[0], plusAsSpace: false)
-        self.query = pieces.count > 1 ? (FormData(urlencoded: pieces[1]) ?? FormData()) : FormData()
+        // The first `?` byte ends the path (RFC 3986 §3.4), found by byte: splitting by Character costs more.
+        let queryMark = target.utf8.firstIndex(of: UInt8(ascii: "?"))
+        self.path = PercentEncoding.decode(target[..<(queryMark ?? target.endIndex)], plusAsSpace: false)
+        self.query = queryMark.flatMap { FormData(urlencoded: target[target.utf8.index(after: $0)...]) } ?? FormData()
     }
 
     /// Cookies from every `Cookie` header; the first of a repeated name wins.

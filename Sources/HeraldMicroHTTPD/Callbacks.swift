@@ -197,12 +197,17 @@ private func headIsWhole(
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String {
-    var buffer = [CChar](repeating: 0, count: 64)
-    herald_mhd_client_address(connection, &buffer, buffer.count)
-    return text(ofCString: buffer)
+    text { herald_mhd_client_address(connection, $0, $1) }
 }
 
-/// The text a C function wrote into `buffer`, up to its terminating NUL.
-func text(ofCString buffer: [CChar]) -> String {
-    String(decoding: buffer.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
+/// The text `write` puts into a buffer of 64 bytes (an address), up to its terminating NUL. The buffer is
+/// on the stack: this runs for every request.
+func text(writtenBy write: (UnsafeMutablePointer<CChar>, Int) -> Void) -> String {
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+        guard let start = buffer.baseAddress else { return "" }
+        buffer.initialize(repeating: 0)
+        write(start, buffer.count)
+        buffer[buffer.count - 1] = 0
+        return String(cString: start)
+    }
 }

@@ -27,9 +27,7 @@ struct AddressKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     var description: String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        herald_address_key_text(herald_address_key(family: family, value: value), &buffer, buffer.count)
-        return text(ofCString: buffer)
+        text { herald_address_key_text(herald_address_key(family: family, value: value), $0, $1) }
     }
 }
 

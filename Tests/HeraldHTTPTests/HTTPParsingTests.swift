@@ -25,6 +25,24 @@ struct HTTPParsingTests {
         #expect(Request(method: "GET", target: "/%FF").path == nil)
     }
 
+    @Test("The path ends at the first `?`, even one a combining mark follows; the query is all after it")
+    func queryMark() {
+        let repeated = Request(method: "GET", target: "/a?b=1?2&c")
+        #expect(repeated.path == "/a")
+        #expect(repeated.query["b"] == "1?2" && repeated.query.values("c") == [""])
+        // An encoded `?` is part of the path.
+        let encoded = Request(method: "GET", target: "/a%3Fb?x=1")
+        #expect(encoded.path == "/a?b" && encoded.query["x"] == "1")
+        // `?` and U+0301 are one Character, but the `?` still starts the query (RFC 3986 §3.4 reads code points).
+        let marked = Request(method: "GET", target: "/caf\u{E9}?\u{301}x=1")
+        #expect(marked.path == "/caf\u{E9}" && marked.query["\u{301}x"] == "1")
+        for target in ["/a?", "/a", "?", ""] {
+            let request = Request(method: "GET", target: target)
+            #expect(request.path == (target.hasPrefix("/a") ? "/a" : ""), "\(target)")
+            #expect(request.query.values("x").isEmpty, "\(target)")
+        }
+    }
+
     @Test("multipart/form-data gives fields and files")
     func multipart() throws {
         let body = [

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldStorage
 
@@ -23,8 +24,10 @@ final class KeyAuthenticator: Sendable {
     static let maxLive = 10_000
 
     private let database: any HeraldDatabase
-    private let live = ReadMostly<[String: Entry]>([:])
-    private let unknown = ReadMostly<[String: Entry]>([:])
+    // Keyed by the secret's SHA-256, as the store keys them, so no secret is kept in memory; by the digest's
+    // bytes rather than its hex text, which cost as much again as the hash on every feed request.
+    private let live = ReadMostly<[SHA256Digest: Entry]>([:])
+    private let unknown = ReadMostly<[SHA256Digest: Entry]>([:])
 
     init(database: any HeraldDatabase) {
         self.database = database
@@ -32,7 +35,7 @@ final class KeyAuthenticator: Sendable {
 
     /// The live key for `secret`, or nil. Records its use at most once a minute.
     func authenticate(secret: String, now: Date) throws -> APIKey? {
-        let hash = Secret.sha256(secret)
+        let hash = SHA256.hash(data: Array(secret.utf8))
         let generation = database.changes.current
         func fresh(_ entry: Entry?) -> Entry? {
             entry.flatMap { $0.generation == generation && now.timeIntervalSince($0.fetchedAt) < Self.maxAge ? $0 : nil }
@@ -57,7 +60,7 @@ final class KeyAuthenticator: Sendable {
         return found.key
     }
 
-    private func remember(_ hash: String, _ entry: Entry) {
+    private func remember(_ hash: SHA256Digest, _ entry: Entry) {
         let (memory, limit) = entry.key == nil ? (unknown, Self.maxUnknown) : (live, Self.maxLive)
         memory.write { entries in
             if entries.count >= limit { entries.removeAll(keepingCapacity: true) }

@@ -27,12 +27,12 @@ struct FeedHandler: Sendable {
             ("Vary", "Authorization, X-Installation-Id, Accept-Encoding"),
         ])
         if representation.etag.isMatched(byIfNoneMatch: context.request.headers["If-None-Match"]) {
-            RequestMetrics.recordFeed(status: 304)
+            RequestMetrics.recordFeed(notModified: true)
             return .notModified(headers: headers)
         }
         headers.add("Content-Type", "application/json")
         if gzipped { headers.add("Content-Encoding", "gzip") }
-        RequestMetrics.recordFeed(status: 200)
+        RequestMetrics.recordFeed(notModified: false)
         return Response(status: 200, headers: headers, body: representation.body)
     }
 }
