@@ -92,7 +92,7 @@ public final class HeraldApplication: Sendable {
         let elapsed = ContinuousClock.now - started
         RequestMetrics.record(method: request.method, route: route, status: response.status, duration: elapsed)
         // The path only, never the query: a beacon's API key travels there.
-        requestLog.record(method: request.method, path: request.path ?? String(request.target.prefix { $0 != "?" }),
+        requestLog.record(method: request.method, path: request.path ?? String(request.rawPath),
                           status: response.status, elapsed: elapsed, id: request.id)
         return response
     }

@@ -22,10 +22,19 @@ public struct Request: Sendable {
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
-        // The first `?` byte ends the path (RFC 3986 §3.4), found by byte: splitting by Character costs more.
-        let queryMark = target.utf8.firstIndex(of: UInt8(ascii: "?"))
-        self.path = PercentEncoding.decode(target[..<(queryMark ?? target.endIndex)], plusAsSpace: false)
-        self.query = queryMark.flatMap { FormData(urlencoded: target[target.utf8.index(after: $0)...]) } ?? FormData()
+        let rawPath = Self.rawPath(of: target)
+        self.path = PercentEncoding.decode(rawPath, plusAsSpace: false)
+        self.query = rawPath.endIndex < target.endIndex
+            ? FormData(urlencoded: target[target.utf8.index(after: rawPath.endIndex)...]) ?? FormData() : FormData()
+    }
+
+    /// The target up to its first `?`, not percent-decoded: what routes split into segments and logs name.
+    public var rawPath: Substring { Self.rawPath(of: target) }
+
+    /// `target` up to its first `?` (RFC 3986 §3.4 reads code points: a `?` that a combining mark follows still
+    /// ends the path), found by byte, which costs far less than splitting by Character on every request.
+    public static func rawPath(of target: String) -> Substring {
+        target[..<(target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
     }
 
     /// Cookies from every `Cookie` header; the first of a repeated name wins.

@@ -58,8 +58,7 @@ struct MetricsListener {
     }
 
     func respond(to request: Request) -> Response {
-        let path = request.target.prefix { $0 != "?" }
-        guard path == "/metrics" else {
+        guard request.rawPath == "/metrics" else {
             return Response(status: 404, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")]), body: Array("Not found: this listener serves /metrics only.\n".utf8))
         }
         guard request.method == "GET" || request.method == "HEAD" else {

@@ -96,8 +96,8 @@ struct Router: Sendable {
     func match(method: String, target: String) -> Match {
         // HEAD is answered by the GET route; the adapter leaves the body out.
         let lookupMethod = method == "HEAD" ? "GET" : method
-        // Read as bytes: Character iteration and Foundation's `contains` cost more than the rest of the route.
-        let rawPath = String(Substring(target.utf8.prefix { $0 != UInt8(ascii: "?") }))
+        // `%` is looked for by byte: Foundation's `contains` cost more than the rest of the route.
+        let rawPath = String(Request.rawPath(of: target))
         if !rawPath.utf8.contains(UInt8(ascii: "%")), let route = exact[rawPath]?[lookupMethod] { return .found(route, parameters: [:]) }
         var requested: [Substring] = []
         for segment in Self.segments(rawPath) {
