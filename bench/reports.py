@@ -414,7 +414,8 @@ def fill_bitmaps(database: Path, campaigns: list[tuple[int, int]], days: list[st
                         words &= (1 << ((devices * 4) % CHUNK_BITS)) - 1  # no device past the population
                     union[chunk] |= words
                     bitmaps.append((campaign, day, chunk, words.to_bytes(512, "little")))
-                connection.executemany("INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, 0, ?, ?, ?)", bitmaps)
+                connection.executemany(
+                    "INSERT INTO device_bitmaps (campaign_id, test, kind, day, chunk, bits) VALUES (?, 0, 'seen', ?, ?, ?)", bitmaps)
                 rows += len(bitmaps)
             figures[campaign] = (rows, sum(words.bit_count() for words in union))
     return figures
@@ -453,21 +454,22 @@ def setup(workdir: Path, options, days: list[str]) -> tuple[Path, dict]:
     say(f"bitmaps: {sum(rows for rows, _ in bitmaps.values()):,} chunk rows for {len(campaigns)} campaigns in {time.perf_counter() - started:.1f} s")
     # The days' and weeks' sketches are made by Herald's own code, as bench/devices.py makes them: migrations
     # 0017 and 0018 are undone and applied again, and their data steps build each day's sketch and chunk count
-    # from the bitmaps, then each week's from its days.
+    # from the bitmaps, then each week's from its days; 0024 then gives the tables their kind column again.
     population = options.devices * 4
     with sqlite3.connect(database) as connection:
         connection.execute("DROP TABLE device_week_sketches")
         connection.execute("DROP TABLE device_sketches")
         deleted = connection.execute(
-            "DELETE FROM grdb_migrations WHERE identifier IN ('0017_device_sketches', '0018_device_week_sketches')").rowcount
+            "DELETE FROM grdb_migrations WHERE identifier IN ('0017_device_sketches', '0018_device_week_sketches', '0024_device_kinds')"
+        ).rowcount
         # Device numbers for the population (installation `d-<n>` is number n), as ingestion would have left
         # them, so the database stays coherent for a later ingestion; reports do not read them.
         connection.execute(f"""INSERT INTO device_numbers (app_id, installation_id, number)
             WITH RECURSIVE series(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM series WHERE n < {population - 1})
             SELECT {app}, 'd-' || n, n FROM series""")
         connection.execute("INSERT INTO device_number_counters (app_id, next_number) VALUES (?, ?)", (app, population))
-    if deleted != 2:
-        raise BenchError("migrations 0017 and 0018 were not both recorded in grdb_migrations: has an identifier changed?")
+    if deleted != 3:
+        raise BenchError("migrations 0017, 0018 and 0024 were not all recorded in grdb_migrations: has an identifier changed?")
     started = time.perf_counter()
     cli("migrate", database=database)
     with sqlite3.connect(database) as connection:

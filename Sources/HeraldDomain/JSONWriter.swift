@@ -85,6 +85,16 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
     }
 
+    /// A number as `member(_:_:)` writes it, or `null` where there is none (such as the rate of nothing).
+    public mutating func member(_ name: String, _ value: Double?) {
+        guard let value else {
+            key(name)
+            bytes.append(contentsOf: "null".utf8)
+            return
+        }
+        member(name, value)
+    }
+
     /// A number as Swift writes a `Double` (the shortest text that reads back as it), without a trailing
     /// `.0`, as `JSONEncoder` writes it. JSON has no NaN or infinity; they are written as 0.
     public mutating func member(_ name: String, _ value: Double) {

@@ -6,7 +6,7 @@ import PostgresNIO
 
 /// The device numbers, bitmaps and sketches in PostgreSQL, for `DeviceBitmaps` and `DeviceSketches`.
 /// Their read-modify-writes are made atomic across instances by transaction locks: one per app for its
-/// numbers, one per campaign, test flag and day for its chunks and sketch, always taken apps first and
+/// numbers, one per campaign, test flag, kind and day for its chunks and sketch, always taken apps first and
 /// each kind in key order, so two transactions never wait for each other in a circle.
 struct PostgresDeviceRows: DeviceRows {
     let db: PostgresSession
@@ -24,13 +24,11 @@ struct PostgresDeviceRows: DeviceRows {
     }
 
     func lock(apps: Set<Int64>, days: Set<DeviceSketches.Day>) throws {
-        func ordered(_ keys: Set<DeviceSketches.Day>) -> [DeviceSketches.Day] {
-            keys.sorted { ($0.campaignID, $0.test ? 1 : 0, $0.day) < ($1.campaignID, $1.test ? 1 : 0, $1.day) }
-        }
+        func name(_ key: DeviceSketches.Day) -> String { "\(key.campaignID).\(key.test).\(key.kind.rawValue).\(key.day)" }
         for app in apps.sorted() { try db.lock("herald.device_numbers.\(app)") }
-        for day in ordered(days) { try db.lock("herald.devices.\(day.campaignID).\(day.test).\(day.day)") }
+        for day in DeviceSketches.Day.ordered(days) { try db.lock("herald.devices.\(name(day))") }
         // Two days of one week each hold their own lock, and both write the week's row: it has a lock of its own.
-        for week in ordered(Set(days.compactMap(\.week))) { try db.lock("herald.device_weeks.\(week.campaignID).\(week.test).\(week.day)") }
+        for week in DeviceSketches.Day.ordered(Set(days.compactMap(\.week))) { try db.lock("herald.device_weeks.\(name(week))") }
     }
 
     func numbers(of installations: [DeviceInstallation]) throws -> [DeviceInstallation: Int64] {
@@ -72,22 +70,24 @@ struct PostgresDeviceRows: DeviceRows {
         try db.execute("DELETE FROM device_numbers WHERE app_id = \(installation.appID) AND installation_id = \(installation.installationID)")
     }
 
-    private static func key(_ row: PostgresRow) throws -> (DeviceChunkKey, Data) {
-        let (campaign, test, day, chunk, bits) = try row.decode((Int64, Bool, String, Int64, ByteBuffer).self)
-        return (DeviceChunkKey(campaignID: campaign, test: test, day: day, chunk: chunk), Data(buffer: bits))
+    /// A chunk row's key and bits; nil for a kind this binary does not know (never written by Herald).
+    private static func key(_ row: PostgresRow) throws -> (DeviceChunkKey, Data)? {
+        let (campaign, test, kind, day, chunk, bits) = try row.decode((Int64, Bool, String, String, Int64, ByteBuffer).self)
+        return DeviceKind(rawValue: kind).map { (DeviceChunkKey(campaignID: campaign, test: test, kind: $0, day: day, chunk: chunk), Data(buffer: bits)) }
     }
 
     func chunks(_ keys: [DeviceChunkKey]) throws -> [DeviceChunkKey: Data] {
         var chunks: [DeviceChunkKey: Data] = [:]
         for part in keys.chunked(PostgresEventStore.rowsPerStatement) {
-            let (campaigns, tests, days, numbers) = (part.map(\.campaignID), part.map(\.test), part.map(\.day), part.map(\.chunk))
+            let (campaigns, tests, kinds) = (part.map(\.campaignID), part.map(\.test), part.map(\.kind.rawValue))
+            let (days, numbers) = (part.map(\.day), part.map(\.chunk))
             for row in try db.rows(
                 """
-                SELECT campaign_id, test, day, chunk, bits FROM device_bitmaps
-                WHERE (campaign_id, test, day, chunk) IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(days)::text[], \(numbers)::int8[]))
+                SELECT campaign_id, test, kind, day, chunk, bits FROM device_bitmaps
+                WHERE (campaign_id, test, kind, day, chunk)
+                    IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(kinds)::text[], \(days)::text[], \(numbers)::int8[]))
                 """) {
-                let (key, bits) = try Self.key(row)
-                chunks[key] = bits
+                if let (key, bits) = try Self.key(row) { chunks[key] = bits }
             }
         }
         return chunks
@@ -96,24 +96,26 @@ struct PostgresDeviceRows: DeviceRows {
     func writeChunks(_ chunks: [(DeviceChunkKey, Data)]) throws {
         for part in chunks.chunked(PostgresEventStore.rowsPerStatement) {
             let keys = part.map(\.0)
-            let (campaigns, tests, days, numbers) = (keys.map(\.campaignID), keys.map(\.test), keys.map(\.day), keys.map(\.chunk))
-            let bits = part.map { ByteBuffer(data: $0.1) }
+            let (campaigns, tests, kinds) = (keys.map(\.campaignID), keys.map(\.test), keys.map(\.kind.rawValue))
+            let (days, numbers, bits) = (keys.map(\.day), keys.map(\.chunk), part.map { ByteBuffer(data: $0.1) })
             try db.execute(
                 """
-                INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits)
-                SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(days)::text[], \(numbers)::int8[], \(bits)::bytea[])
-                ON CONFLICT (campaign_id, test, day, chunk) DO UPDATE SET bits = excluded.bits
+                INSERT INTO device_bitmaps (campaign_id, test, kind, day, chunk, bits)
+                SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(kinds)::text[], \(days)::text[], \(numbers)::int8[], \(bits)::bytea[])
+                ON CONFLICT (campaign_id, test, kind, day, chunk) DO UPDATE SET bits = excluded.bits
                 """)
         }
     }
 
     func deleteChunks(_ keys: [DeviceChunkKey]) throws {
         for part in keys.chunked(PostgresEventStore.rowsPerStatement) {
-            let (campaigns, tests, days, numbers) = (part.map(\.campaignID), part.map(\.test), part.map(\.day), part.map(\.chunk))
+            let (campaigns, tests, kinds) = (part.map(\.campaignID), part.map(\.test), part.map(\.kind.rawValue))
+            let (days, numbers) = (part.map(\.day), part.map(\.chunk))
             try db.execute(
                 """
                 DELETE FROM device_bitmaps
-                WHERE (campaign_id, test, day, chunk) IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(days)::text[], \(numbers)::int8[]))
+                WHERE (campaign_id, test, kind, day, chunk)
+                    IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(kinds)::text[], \(days)::text[], \(numbers)::int8[]))
                 """)
         }
     }
@@ -121,23 +123,25 @@ struct PostgresDeviceRows: DeviceRows {
     func chunks(appID: Int64, chunk: Int64) throws -> [(DeviceChunkKey, Data)] {
         try db.rows(
             """
-            SELECT campaign_id, test, day, chunk, bits FROM device_bitmaps
+            SELECT campaign_id, test, kind, day, chunk, bits FROM device_bitmaps
             WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = \(appID)) AND chunk = \(chunk)
             """
-        ).map(Self.key)
+        ).compactMap(Self.key)
     }
 
     func sketches(_ keys: [DeviceSketches.Day], of period: DeviceSketches.Period) throws -> [DeviceSketches.Day: (chunks: Int, registers: Data)] {
         var sketches: [DeviceSketches.Day: (chunks: Int, registers: Data)] = [:]
         for part in keys.chunked(PostgresEventStore.rowsPerStatement) {
-            let (campaigns, tests, dayTexts) = (part.map(\.campaignID), part.map(\.test), part.map(\.day))
+            let (campaigns, tests, kinds, dayTexts) = (part.map(\.campaignID), part.map(\.test), part.map(\.kind.rawValue), part.map(\.day))
             for row in try db.rows(
                 """
-                SELECT campaign_id, test, \(unescaped: period.keyColumn), chunks, registers FROM \(unescaped: period.table)
-                WHERE (campaign_id, test, \(unescaped: period.keyColumn)) IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(dayTexts)::text[]))
+                SELECT campaign_id, test, kind, \(unescaped: period.keyColumn), chunks, registers FROM \(unescaped: period.table)
+                WHERE (campaign_id, test, kind, \(unescaped: period.keyColumn))
+                    IN (SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(kinds)::text[], \(dayTexts)::text[]))
                 """) {
-                let (campaign, test, day, chunks, registers) = try row.decode((Int64, Bool, String, Int64, ByteBuffer).self)
-                sketches[DeviceSketches.Day(campaignID: campaign, test: test, day: day)] = (Int(clamping: chunks), Data(buffer: registers))
+                let (campaign, test, kindText, day, chunks, registers) = try row.decode((Int64, Bool, String, String, Int64, ByteBuffer).self)
+                guard let kind = DeviceKind(rawValue: kindText) else { continue }
+                sketches[DeviceSketches.Day(campaignID: campaign, test: test, kind: kind, day: day)] = (Int(clamping: chunks), Data(buffer: registers))
             }
         }
         return sketches
@@ -145,13 +149,14 @@ struct PostgresDeviceRows: DeviceRows {
 
     func writeSketches(_ sketches: [(DeviceSketches.Day, chunks: Int, registers: Data)], of period: DeviceSketches.Period) throws {
         for part in sketches.chunked(PostgresEventStore.rowsPerStatement) {
-            let (campaigns, tests, days) = (part.map(\.0.campaignID), part.map(\.0.test), part.map(\.0.day))
+            let (campaigns, tests, kinds, days) = (part.map(\.0.campaignID), part.map(\.0.test), part.map(\.0.kind.rawValue), part.map(\.0.day))
             let (chunks, registers) = (part.map { Int64($0.chunks) }, part.map { ByteBuffer(data: $0.registers) })
             try db.execute(
                 """
-                INSERT INTO \(unescaped: period.table) (campaign_id, test, \(unescaped: period.keyColumn), chunks, registers)
-                SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(days)::text[], \(chunks)::int8[], \(registers)::bytea[])
-                ON CONFLICT (campaign_id, test, \(unescaped: period.keyColumn)) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers
+                INSERT INTO \(unescaped: period.table) (campaign_id, test, kind, \(unescaped: period.keyColumn), chunks, registers)
+                SELECT * FROM unnest(\(campaigns)::int8[], \(tests)::bool[], \(kinds)::text[], \(days)::text[], \(chunks)::int8[], \(registers)::bytea[])
+                ON CONFLICT (campaign_id, test, kind, \(unescaped: period.keyColumn))
+                    DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers
                 """)
         }
     }
@@ -205,8 +210,9 @@ struct PostgresDeviceRows: DeviceRows {
         }
     }
 
-    /// Migration 0007's second half, as SQLite's 0018: a week row for every week the days' sketches hold,
-    /// a campaign at a time, so memory holds one campaign's sketches.
+    /// Migration 0007's second half, as SQLite's 0018: a week row for every week the days' sketches hold
+    /// (all `seen`, before 0014 added kinds), a campaign at a time, so memory holds one campaign's sketches.
+    /// Written with the columns the table had then.
     static func fillWeeks(_ session: PostgresSession) throws {
         for campaign in try session.all("SELECT DISTINCT campaign_id FROM device_sketches ORDER BY 1", as: Int64.self) {
             var weeks: [(DeviceSketches.Day, chunks: Int, registers: Data)] = []
@@ -215,11 +221,19 @@ struct PostgresDeviceRows: DeviceRows {
                 "SELECT test, day, chunks, registers FROM device_sketches WHERE campaign_id = \(campaign) ORDER BY test, day") {
                 let (test, day, chunks, registers) = try row.decode((Bool, String, Int64, ByteBuffer).self)
                 try registers.withUnsafeReadableBytes {
-                    try folder.add(DeviceSketches.Day(campaignID: campaign, test: test, day: day), chunks: Int(clamping: chunks), registers: $0)
+                    try folder.add(DeviceSketches.Day(campaignID: campaign, test: test, kind: .seen, day: day), chunks: Int(clamping: chunks), registers: $0)
                 }
             }
             try folder.finish()
-            try PostgresDeviceRows(db: session).writeSketches(weeks, of: .week)
+            for part in weeks.chunked(PostgresEventStore.rowsPerStatement) {
+                let (tests, mondays) = (part.map(\.0.test), part.map(\.0.day))
+                let (chunks, registers) = (part.map { Int64($0.chunks) }, part.map { ByteBuffer(data: $0.registers) })
+                try session.execute(
+                    """
+                    INSERT INTO device_week_sketches (campaign_id, test, week, chunks, registers)
+                    SELECT \(campaign), * FROM unnest(\(tests)::bool[], \(mondays)::text[], \(chunks)::int8[], \(registers)::bytea[])
+                    """)
+            }
         }
     }
 
@@ -231,10 +245,14 @@ struct PostgresDeviceRows: DeviceRows {
         if let campaignID = range.campaignID {
             return """
                 SELECT \(unescaped: columns) FROM \(unescaped: table)
-                WHERE campaign_id = \(campaignID) AND test = \(range.test) AND \(unescaped: column) BETWEEN \(first) AND \(last)
+                WHERE campaign_id = \(campaignID) AND test = \(range.test) AND kind = \(range.kind.rawValue)
+                    AND \(unescaped: column) BETWEEN \(first) AND \(last)
                 """
         }
-        return "SELECT \(unescaped: columns) FROM \(unescaped: table) WHERE test = \(range.test) AND \(unescaped: column) BETWEEN \(first) AND \(last)"
+        return """
+            SELECT \(unescaped: columns) FROM \(unescaped: table)
+            WHERE test = \(range.test) AND kind = \(range.kind.rawValue) AND \(unescaped: column) BETWEEN \(first) AND \(last)
+            """
     }
 
     /// Each part of the sketch rows that cover the range, `columns` of them.

@@ -36,12 +36,13 @@ enum PostgresEventCounts {
         let (scope, first, last, exact) =
             campaign ? ("campaign_id = $1::int8 AND ", "$2::text", "$3::text", "$4::int8") : ("", "$1::text", "$2::text", "$3::int8")
         // The parts of the sketch rows that cover the range (`DeviceSketches.Split`), bound after the limit.
+        // The unique devices read ahead are those of every event (`DeviceKind.seen`); the funnel's kinds are read after.
         let split = (campaign ? 5...8 : 4...7).map { "$\($0)::text" }
         func sketchRows(_ columns: String, where condition: String) -> String {
             """
-            SELECT \(columns) FROM device_sketches WHERE \(scope)\(condition)day BETWEEN \(first) AND \(split[0])
-            UNION ALL SELECT \(columns) FROM device_week_sketches WHERE \(scope)\(condition)week BETWEEN \(split[1]) AND \(split[2])
-            UNION ALL SELECT \(columns) FROM device_sketches WHERE \(scope)\(condition)day BETWEEN \(split[3]) AND \(last)
+            SELECT \(columns) FROM device_sketches WHERE \(scope)kind = 'seen' AND \(condition)day BETWEEN \(first) AND \(split[0])
+            UNION ALL SELECT \(columns) FROM device_week_sketches WHERE \(scope)kind = 'seen' AND \(condition)week BETWEEN \(split[1]) AND \(split[2])
+            UNION ALL SELECT \(columns) FROM device_sketches WHERE \(scope)kind = 'seen' AND \(condition)day BETWEEN \(split[3]) AND \(last)
             """
         }
         var common = [
@@ -92,7 +93,7 @@ enum PostgresEventCounts {
                     """
                     (SELECT array_agg(campaign_id) AS \(name)_bitmap_campaigns, array_agg(chunk) AS \(name)_bitmap_chunks,
                         array_agg(length(bits)) AS \(name)_bitmap_lengths, string_agg(bits, ''::bytea) AS \(name)_bitmaps
-                     FROM device_bitmaps WHERE \(scope)test = \(test) AND day BETWEEN \(first) AND \(last)
+                     FROM device_bitmaps WHERE \(scope)test = \(test) AND kind = 'seen' AND day BETWEEN \(first) AND \(last)
                         AND (SELECT \(name)_chunks FROM sketched) BETWEEN 1 AND \(exact)) AS \(name)_bitmap_rows
                     """)
                 columns.append("\(name)_bitmap_rows.*")

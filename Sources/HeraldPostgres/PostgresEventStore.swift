@@ -216,11 +216,12 @@ struct PostgresEventStore: EventStore {
             var deviceRows = PostgresDeviceRows(db: db)
             var counts = try PostgresEventCounts.decode(row, campaignID: campaignID, from: from, to: to, devices: devices, into: &deviceRows)
             if devices {
-                func unique(test: Bool) throws -> DeviceBitmaps.UniqueDevices {
+                func unique(test: Bool, kind: DeviceKind = .seen) throws -> DeviceBitmaps.UniqueDevices {
                     try DeviceBitmaps.uniqueDevices(
-                        campaignID: campaignID, from: from, to: to, test: test, exactChunkLimit: exactDeviceChunkLimit, in: deviceRows)
+                        campaignID: campaignID, from: from, to: to, test: test, kind: kind, exactChunkLimit: exactDeviceChunkLimit, in: deviceRows)
                 }
                 counts.setUniqueDevices(real: try unique(test: false), test: try unique(test: true))
+                if campaignID != nil { try counts.setFunnelDevices { try unique(test: false, kind: $0) } }
             }
             return counts
         }

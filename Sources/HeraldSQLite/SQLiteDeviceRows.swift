@@ -41,11 +41,12 @@ struct SQLiteDeviceRows: DeviceRows {
     }
 
     private static func arguments(_ key: DeviceChunkKey) -> StatementArguments {
-        [key.campaignID, key.test, key.day, key.chunk]
+        [key.campaignID, key.test, key.kind.rawValue, key.day, key.chunk]
     }
 
     func chunks(_ keys: [DeviceChunkKey]) throws -> [DeviceChunkKey: Data] {
-        let read = try db.cachedStatement(sql: "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+        let read = try db.cachedStatement(
+            sql: "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND kind = ? AND day = ? AND chunk = ?")
         var chunks: [DeviceChunkKey: Data] = [:]
         for key in keys { chunks[key] = try Data.fetchOne(read, arguments: Self.arguments(key)) }
         return chunks
@@ -53,32 +54,36 @@ struct SQLiteDeviceRows: DeviceRows {
 
     func writeChunks(_ chunks: [(DeviceChunkKey, Data)]) throws {
         let write = try db.cachedStatement(sql: """
-            INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (campaign_id, test, day, chunk) DO UPDATE SET bits = excluded.bits
+            INSERT INTO device_bitmaps (campaign_id, test, kind, day, chunk, bits) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (campaign_id, test, kind, day, chunk) DO UPDATE SET bits = excluded.bits
             """)
         for (key, bits) in chunks { try write.execute(arguments: Self.arguments(key) + [bits]) }
     }
 
     func deleteChunks(_ keys: [DeviceChunkKey]) throws {
-        let delete = try db.cachedStatement(sql: "DELETE FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?")
+        let delete = try db.cachedStatement(
+            sql: "DELETE FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND kind = ? AND day = ? AND chunk = ?")
         for key in keys { try delete.execute(arguments: Self.arguments(key)) }
     }
 
     func chunks(appID: Int64, chunk: Int64) throws -> [(DeviceChunkKey, Data)] {
         try Row.fetchAll(
             db, sql: """
-                SELECT campaign_id, test, day, chunk, bits FROM device_bitmaps
+                SELECT campaign_id, test, kind, day, chunk, bits FROM device_bitmaps
                 WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?) AND chunk = ?
                 """, arguments: [appID, chunk]
-        ).map { (DeviceChunkKey(campaignID: $0[0], test: $0[1], day: $0[2], chunk: $0[3]), $0[4]) }
+        ).compactMap { row in
+            // A kind this binary does not know (never written by Herald) is left alone.
+            DeviceKind(rawValue: row[2]).map { (DeviceChunkKey(campaignID: row[0], test: row[1], kind: $0, day: row[3], chunk: row[4]), row[5]) }
+        }
     }
 
     func sketches(_ keys: [DeviceSketches.Day], of period: DeviceSketches.Period) throws -> [DeviceSketches.Day: (chunks: Int, registers: Data)] {
         let read = try db.cachedStatement(
-            sql: "SELECT chunks, registers FROM \(period.table) WHERE campaign_id = ? AND test = ? AND \(period.keyColumn) = ?")
+            sql: "SELECT chunks, registers FROM \(period.table) WHERE campaign_id = ? AND test = ? AND kind = ? AND \(period.keyColumn) = ?")
         var sketches: [DeviceSketches.Day: (chunks: Int, registers: Data)] = [:]
         for key in keys {
-            if let row = try Row.fetchOne(read, arguments: [key.campaignID, key.test, key.day]) { sketches[key] = (row[0], row[1]) }
+            if let row = try Row.fetchOne(read, arguments: [key.campaignID, key.test, key.kind.rawValue, key.day]) { sketches[key] = (row[0], row[1]) }
         }
         return sketches
     }
@@ -86,10 +91,12 @@ struct SQLiteDeviceRows: DeviceRows {
     func writeSketches(_ sketches: [(DeviceSketches.Day, chunks: Int, registers: Data)], of period: DeviceSketches.Period) throws {
         let key = period.keyColumn
         let write = try db.cachedStatement(sql: """
-            INSERT INTO \(period.table) (campaign_id, test, \(key), chunks, registers) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (campaign_id, test, \(key)) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers
+            INSERT INTO \(period.table) (campaign_id, test, kind, \(key), chunks, registers) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (campaign_id, test, kind, \(key)) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers
             """)
-        for (day, chunks, registers) in sketches { try write.execute(arguments: [day.campaignID, day.test, day.day, chunks, registers]) }
+        for (day, chunks, registers) in sketches {
+            try write.execute(arguments: [day.campaignID, day.test, day.kind.rawValue, day.day, chunks, registers])
+        }
     }
 
     func campaignApps(campaignID: Int64?) throws -> [Int64: Int64] {
@@ -103,9 +110,9 @@ struct SQLiteDeviceRows: DeviceRows {
     /// part of its sketch rows (`DeviceSketches.Split`).
     private static func filter(_ range: DeviceRange, key: (DeviceSketches.Period, String, String)? = nil) -> (sql: String, arguments: StatementArguments) {
         var arguments: StatementArguments = range.campaignID.map { [$0] } ?? []
-        _ = arguments.append(contentsOf: [range.test, key?.1 ?? range.from, key?.2 ?? range.to])
+        _ = arguments.append(contentsOf: [range.test, range.kind.rawValue, key?.1 ?? range.from, key?.2 ?? range.to])
         let column = key?.0.keyColumn ?? "day"
-        return ("WHERE \(range.campaignID == nil ? "" : "campaign_id = ? AND ")test = ? AND \(column) BETWEEN ? AND ?", arguments)
+        return ("WHERE \(range.campaignID == nil ? "" : "campaign_id = ? AND ")test = ? AND kind = ? AND \(column) BETWEEN ? AND ?", arguments)
     }
 
     /// Each part of the sketch rows that cover the range, as its table and filter.
@@ -204,16 +211,18 @@ extension DeviceSketches {
     /// The sketch and chunk count that the stored bitmaps give each day, a day at a time in key order (so
     /// memory holds one day): what migration 0017 writes for the days stored before it, and what ingestion
     /// keeps them equal to (until an erasure, which clears a bitmap bit but cannot take a device out of a sketch).
-    static func fromBitmaps(_ db: Database, _ each: (Day, _ chunks: Int, DeviceSketch) throws -> Void) throws {
+    /// `kind` reads one kind's rows, which migration 0024 added; before it every row is `seen`, and nil reads them all.
+    static func fromBitmaps(_ db: Database, kind: DeviceKind? = nil, _ each: (Day, _ chunks: Int, DeviceSketch) throws -> Void) throws {
         let rows = try Row.fetchCursor(
             db, sql: """
                 SELECT b.campaign_id, b.test, b.day, b.chunk, b.bits, c.app_id
                 FROM device_bitmaps b JOIN campaigns c ON c.id = b.campaign_id
+                \(kind == nil ? "" : "WHERE b.kind = ?")
                 ORDER BY b.campaign_id, b.test, b.day
-                """)
+                """, arguments: kind.map { [$0.rawValue] } ?? [])
         var current: (day: Day, chunks: Int, sketch: DeviceSketch)?
         while let row = try rows.next() {
-            let day = Day(campaignID: row[0], test: row[1], day: row[2])
+            let day = Day(campaignID: row[0], test: row[1], kind: kind ?? .seen, day: row[2])
             if let finished = current, finished.day != day {
                 try each(finished.day, finished.chunks, finished.sketch)
                 current = nil
@@ -237,7 +246,7 @@ extension DeviceSketches {
         }
     }
 
-    /// Migration 0018's second half: a week row for every week the days' sketches hold.
+    /// Migration 0018's second half: a week row for every week the days' sketches hold (all `seen`, before 0024).
     static func fillWeeks(_ db: Database) throws {
         let write = try db.makeStatement(sql: "INSERT INTO device_week_sketches (campaign_id, test, week, chunks, registers) VALUES (?, ?, ?, ?, ?)")
         var folder = WeekFolder { week, chunks, sketch in
@@ -245,7 +254,7 @@ extension DeviceSketches {
         }
         let rows = try Row.fetchCursor(db, sql: "SELECT campaign_id, test, day, chunks, registers FROM device_sketches ORDER BY campaign_id, test, day")
         while let row = try rows.next() {
-            let day = Day(campaignID: row[0], test: row[1], day: row[2]), chunks: Int = row[3]
+            let day = Day(campaignID: row[0], test: row[1], kind: .seen, day: row[2]), chunks: Int = row[3]
             try row.withUnsafeData(atIndex: 4) { registers in
                 try (registers ?? Data()).withUnsafeBytes { try folder.add(day, chunks: chunks, registers: $0) }
             }

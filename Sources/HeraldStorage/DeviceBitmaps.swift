@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 
 /// One chunk of a campaign's devices on a day: bit `n` is set when the installation numbered
 /// `chunk * DeviceBitmap.bits + n` in the campaign's app sent an event that day.
@@ -80,18 +81,43 @@ package struct DeviceBitmap: Equatable {
     package var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
 }
 
-/// A campaign's chunk of device numbers on a day: the key of a `device_bitmaps` row.
-package struct DeviceChunkKey: Hashable {
-    package let campaignID: Int64, test: Bool, day: String, chunk: Int64
+/// Which of a campaign's devices a bitmap (and its sketches) holds on a day (migrations 0024, PostgreSQL's
+/// 0014): every device that sent the campaign an event, or only those it was shown to, or only those that
+/// converted. The funnel's unique devices and conversion rate are counted from the last two.
+package enum DeviceKind: String, CaseIterable, Comparable, Sendable {
+    /// Sent any event of the campaign: the reports' unique devices.
+    case seen
+    /// Sent an impression of the campaign.
+    case exposed
+    /// Sent a conversion attributed to the campaign.
+    case converted
 
-    package init(campaignID: Int64, test: Bool, day: String, chunk: Int64) {
+    /// What each event adds a device to: `seen` always, and its type's own kind if it has one.
+    package static func of(_ type: EventType) -> [DeviceKind] {
+        switch type {
+        case .impression: [.seen, .exposed]
+        case .conversion: [.seen, .converted]
+        default: [.seen]
+        }
+    }
+
+    /// As the stored text sorts, so that rows are read, written and locked in their keys' order.
+    package static func < (lhs: DeviceKind, rhs: DeviceKind) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// A campaign's chunk of device numbers of one kind on a day: the key of a `device_bitmaps` row.
+package struct DeviceChunkKey: Hashable {
+    package let campaignID: Int64, test: Bool, kind: DeviceKind, day: String, chunk: Int64
+
+    package init(campaignID: Int64, test: Bool, kind: DeviceKind, day: String, chunk: Int64) {
         self.campaignID = campaignID
         self.test = test
+        self.kind = kind
         self.day = day
         self.chunk = chunk
     }
 
-    package var sketchDay: DeviceSketches.Day { DeviceSketches.Day(campaignID: campaignID, test: test, day: day) }
+    package var sketchDay: DeviceSketches.Day { DeviceSketches.Day(campaignID: campaignID, test: test, kind: kind, day: day) }
 }
 
 /// An app's chunk of the device numbers seen on one platform: the key of a `device_platforms` row.
@@ -115,15 +141,16 @@ package struct DeviceInstallation: Hashable {
     }
 }
 
-/// The rows of one campaign (or of all, nil), test flag and inclusive range of UTC days.
+/// The rows of one campaign (or of all, nil), test flag, kind and inclusive range of UTC days.
 package struct DeviceRange: Hashable {
-    package let campaignID: Int64?, from: String, to: String, test: Bool
+    package let campaignID: Int64?, from: String, to: String, test: Bool, kind: DeviceKind
 
-    package init(campaignID: Int64?, from: String, to: String, test: Bool) {
+    package init(campaignID: Int64?, from: String, to: String, test: Bool, kind: DeviceKind = .seen) {
         self.campaignID = campaignID
         self.from = from
         self.to = to
         self.test = test
+        self.kind = kind
     }
 }
 
@@ -171,7 +198,7 @@ package protocol DeviceRows {
 package enum DeviceBitmaps {
     /// A campaign's device on a day, as ingestion sees it.
     package struct Sighting: Hashable {
-        package let appID: Int64, campaignID: Int64, day: String, test: Bool, installationID: String, platform: String
+        package let appID: Int64, campaignID: Int64, day: String, test: Bool, kind: DeviceKind, installationID: String, platform: String
     }
 
     /// Numbers installations never seen in their app (in the order given, so a batch numbers its devices
@@ -186,11 +213,14 @@ package enum DeviceBitmaps {
         for sighting in sightings {
             guard let number = numbers[DeviceInstallation(appID: sighting.appID, installationID: sighting.installationID)] else { continue }
             let (chunk, offset) = DeviceBitmap.position(of: number)
-            offsets[DeviceChunkKey(campaignID: sighting.campaignID, test: sighting.test, day: sighting.day, chunk: chunk), default: []].append(offset)
+            offsets[DeviceChunkKey(campaignID: sighting.campaignID, test: sighting.test, kind: sighting.kind, day: sighting.day, chunk: chunk), default: []]
+                .append(offset)
             apps[sighting.campaignID] = sighting.appID
         }
         try rows.lock(apps: [], days: Set(offsets.keys.map(\.sketchDay)))
-        let keys = offsets.keys.sorted { ($0.campaignID, $0.test ? 1 : 0, $0.day, $0.chunk) < ($1.campaignID, $1.test ? 1 : 0, $1.day, $1.chunk) }
+        let keys = offsets.keys.sorted {
+            ($0.campaignID, $0.test ? 1 : 0, $0.kind, $0.day, $0.chunk) < ($1.campaignID, $1.test ? 1 : 0, $1.kind, $1.day, $1.chunk)
+        }
         let stored = try rows.chunks(keys)
         var writes: [(DeviceChunkKey, Data)] = []
         // A device new to a day's bitmap is new to its sketch too; one already in it was added before.
@@ -263,14 +293,14 @@ package enum DeviceBitmaps {
         return numbers
     }
 
-    /// Distinct devices of `campaignID` (every campaign when nil) from `from` to `to`, inclusive UTC days:
+    /// Distinct devices of a kind of `campaignID` (every campaign when nil) from `from` to `to`, inclusive UTC days:
     /// counted from the bitmaps while the range has at most `exactChunkLimit` chunk rows, else estimated
     /// from the days' sketches (`estimated` true).
     package static func uniqueDevices(
-        campaignID: Int64?, from: String, to: String, test: Bool, exactChunkLimit: Int = DeviceSketches.exactChunkLimit,
-        in rows: some DeviceRows
+        campaignID: Int64?, from: String, to: String, test: Bool, kind: DeviceKind = .seen,
+        exactChunkLimit: Int = DeviceSketches.exactChunkLimit, in rows: some DeviceRows
     ) throws -> UniqueDevices {
-        let range = DeviceRange(campaignID: campaignID, from: from, to: to, test: test)
+        let range = DeviceRange(campaignID: campaignID, from: from, to: to, test: test, kind: kind)
         let chunks = try rows.chunkCount(range)
         // No chunk row, no device: nothing to read (most ranges of test devices).
         guard chunks > 0 else { return UniqueDevices(count: 0, estimated: false, byPlatform: [:]) }
@@ -376,7 +406,7 @@ package enum DeviceBitmaps {
     }
 
     /// Clears an installation's bit in the chunks found by `sightings` and in those of `recent` (the
-    /// campaigns and days of events it sent since), and forgets its number (never given out again).
+    /// campaigns and days of events it sent since, of every kind), and forgets its number (never given out again).
     package static func erase(
         _ found: (number: Int64, chunks: [DeviceChunkKey])?, installationID: String, appID: Int64,
         recent: [(campaignID: Int64, test: Bool, day: String)], in rows: some DeviceRows
@@ -393,7 +423,9 @@ package enum DeviceBitmaps {
         }
         let (chunk, offset) = DeviceBitmap.position(of: number)
         var keys = Set(found?.chunks ?? [])
-        keys.formUnion(recent.map { DeviceChunkKey(campaignID: $0.campaignID, test: $0.test, day: $0.day, chunk: chunk) })
+        keys.formUnion(recent.flatMap { day in
+            DeviceKind.allCases.map { DeviceChunkKey(campaignID: day.campaignID, test: day.test, kind: $0, day: day.day, chunk: chunk) }
+        })
         try rows.lock(apps: [], days: Set(keys.map(\.sketchDay)))
         let stored = try rows.chunks(Array(keys))
         var writes: [(DeviceChunkKey, Data)] = []

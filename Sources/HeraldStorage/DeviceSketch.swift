@@ -86,18 +86,24 @@ package enum DeviceSketches {
     /// read 2,940 chunks, 1.5 MB through PostgreSQL's connection, and took 3 ms longer than 90 days of sketches.
     package static let exactChunkLimit = 1024
 
-    /// A sketch row's key: a campaign, test flag and day, or (`Period.week`) the Monday of a week.
+    /// A sketch row's key: a campaign, test flag, kind and day, or (`Period.week`) the Monday of a week.
     package struct Day: Hashable {
-        package let campaignID: Int64, test: Bool, day: String
+        package let campaignID: Int64, test: Bool, kind: DeviceKind, day: String
 
-        package init(campaignID: Int64, test: Bool, day: String) {
+        package init(campaignID: Int64, test: Bool, kind: DeviceKind, day: String) {
             self.campaignID = campaignID
             self.test = test
+            self.kind = kind
             self.day = day
         }
 
         /// The key of the week the day is in; nil for a text that is not a day (never written by Herald).
-        package var week: Day? { DeviceSketches.monday(of: day).map { Day(campaignID: campaignID, test: test, day: $0) } }
+        package var week: Day? { DeviceSketches.monday(of: day).map { Day(campaignID: campaignID, test: test, kind: kind, day: $0) } }
+
+        /// Key order: campaign, test flag, kind, day, as the rows' primary key sorts them.
+        package static func ordered(_ days: some Collection<Day>) -> [Day] {
+            days.sorted { ($0.campaignID, $0.test ? 1 : 0, $0.kind, $0.day) < ($1.campaignID, $1.test ? 1 : 0, $1.kind, $1.day) }
+        }
     }
 
     /// Which rows a sketch is kept in: a day's, or a week's.
@@ -131,7 +137,7 @@ package enum DeviceSketches {
     }
 
     private static func add(_ added: [Day: Added], to period: Period, in rows: some DeviceRows) throws {
-        let keys = added.keys.sorted { ($0.campaignID, $0.test ? 1 : 0, $0.day) < ($1.campaignID, $1.test ? 1 : 0, $1.day) }
+        let keys = Day.ordered(added.keys)
         let stored = try rows.sketches(keys, of: period)
         var writes: [(Day, chunks: Int, registers: Data)] = []
         for key in keys {
@@ -198,7 +204,7 @@ package enum DeviceSketches {
         UTCTime.day(Date(timeIntervalSince1970: Double(days) * 86_400))
     }
 
-    /// Folds days' rows, given in key order (campaign, test flag, day), into their weeks' rows, passing each
+    /// Folds days' rows, given in key order (campaign, test flag, kind, day), into their weeks' rows, passing each
     /// week to `write` once its last row is in: what migration 0018 writes for the days stored before it, on
     /// either engine. Memory holds one week.
     package struct WeekFolder {

@@ -122,6 +122,24 @@ public struct EventCounts: Sendable, Equatable {
     public var discards: [DiscardReason: Int] = [:]
     /// The same from test devices.
     public var testDiscards: [DiscardReason: Int] = [:]
+    /// One campaign's real devices shown the message, and its real devices that converted; nil for counts
+    /// across campaigns.
+    public var funnelDevices: FunnelDevices?
+
+    /// The funnel's unique devices (`DeviceKind.exposed` and `.converted`), counted since migration 0024
+    /// (PostgreSQL's 0014) began keeping them.
+    public struct FunnelDevices: Sendable, Equatable {
+        public var exposed: Int
+        public var converted: Int
+        /// Either count is estimated from sketches (as `uniqueDevicesEstimated`).
+        public var estimated: Bool
+
+        public init(exposed: Int, converted: Int, estimated: Bool) {
+            self.exposed = exposed
+            self.converted = converted
+            self.estimated = estimated
+        }
+    }
 
     /// Counts with only the rows and device totals; the stores fill the rest.
     package init(rows: [Row], uniqueDevices: Int, uniqueTestDevices: Int) {
@@ -153,6 +171,12 @@ extension EventCounts {
     package mutating func setUniqueDevices(real: DeviceBitmaps.UniqueDevices, test: DeviceBitmaps.UniqueDevices) {
         (uniqueDevices, uniqueDevicesEstimated, uniqueDevicesByPlatform) = (real.count, real.estimated, real.byPlatform)
         (uniqueTestDevices, uniqueTestDevicesEstimated) = (test.count, test.estimated)
+    }
+
+    /// A campaign's funnel devices, from real traffic's devices of each kind as `unique` counts them.
+    package mutating func setFunnelDevices(_ unique: (DeviceKind) throws -> DeviceBitmaps.UniqueDevices) rethrows {
+        let (exposed, converted) = (try unique(.exposed), try unique(.converted))
+        funnelDevices = FunnelDevices(exposed: exposed.count, converted: converted.count, estimated: exposed.estimated || converted.estimated)
     }
 
     /// The language split from a campaign's per-language sums (`named` nil for the languages past the
@@ -358,9 +382,11 @@ package struct EventTally {
         languageRollups[EventLanguageRollupKey(
             campaignID: event.campaignID, day: day, test: event.test, language: event.language ?? "", type: event.type), default: 0] += 1
         if let installation = event.installationID {
-            devices.append(DeviceBitmaps.Sighting(
-                appID: event.appID, campaignID: event.campaignID, day: day, test: event.test, installationID: installation,
-                platform: event.platform))
+            for kind in DeviceKind.of(event.type) {
+                devices.append(DeviceBitmaps.Sighting(
+                    appID: event.appID, campaignID: event.campaignID, day: day, test: event.test, kind: kind, installationID: installation,
+                    platform: event.platform))
+            }
         }
     }
 }

@@ -65,6 +65,9 @@ extension StorageContractTests {
         ])
         #expect(counts.uniqueDevices == 3 && !counts.uniqueDevicesEstimated)
         #expect(counts.uniqueTestDevices == 1 && !counts.uniqueTestDevicesEstimated)
+        // Shown to a and b (the tester's impression is a test device's); a, b and c converted. Each device
+        // once, whatever its number of events.
+        #expect(counts.funnelDevices == EventCounts.FunnelDevices(exposed: 2, converted: 3, estimated: false))
         #expect(counts.topConversions == [.init(event: "purchase", count: 2), .init(event: "signup", count: 1)])
         #expect(counts.otherConversions == 0)
         #expect(counts.topLanguages == [
@@ -78,10 +81,12 @@ extension StorageContractTests {
         let all = try events.counts(campaignID: nil, from: "2026-09-21", to: "2026-09-22")
         #expect(all.inKeyOrder().rows.map(\.campaignID) == [sale, sale, sale, sale, sale, ids.digest])
         #expect(all.uniqueDevices == 4, "device a of another app is another device")
-        #expect(all.topConversions.isEmpty && all.topLanguages.isEmpty)
+        #expect(all.topConversions.isEmpty && all.topLanguages.isEmpty && all.funnelDevices == nil)
         let withoutDevices = try events.counts(campaignID: nil, from: "2026-09-21", to: "2026-09-22", devices: false)
         #expect(withoutDevices.inKeyOrder().rows == all.inKeyOrder().rows && withoutDevices.uniqueDevices == 0)
-        #expect(try events.counts(campaignID: sale, from: "2026-09-23", to: "2026-12-31") == EventCounts(rows: [], uniqueDevices: 0, uniqueTestDevices: 0))
+        var nothing = EventCounts(rows: [], uniqueDevices: 0, uniqueTestDevices: 0)
+        nothing.funnelDevices = EventCounts.FunnelDevices(exposed: 0, converted: 0, estimated: false)
+        #expect(try events.counts(campaignID: sale, from: "2026-09-23", to: "2026-12-31") == nothing)
 
         let summary = try events.rawEventSummary()
         #expect(summary.count == 9 && summary.oldestReceivedAt?.asStored == Self.start.asStored)

@@ -24,17 +24,19 @@ extension StorageContractTests {
         UTCTime.day(start.addingTimeInterval(Double(offset) * 86_400))
     }
 
-    /// Days -3 to 39 of three campaigns: events drawn at random, late ones (days long past when received)
-    /// included, as clients send them.
+    /// Days -3 to 39 of three campaigns: events drawn at random, of types that make every `DeviceKind`, late
+    /// ones (days long past when received) included, as clients send them.
     static func ingestAcrossWeeks(_ database: EngineDatabase) throws -> [Int64] {
         let ids = try eventWorld(database)
         let campaigns = [(ids.shop, ids.sale), (ids.shop, ids.winter), (ids.news, ids.digest)]
         for batch in 0..<8 {
             let events = (0..<300).map { index in
                 let (app, campaign) = campaigns.randomElement()!
+                let type = [EventType.impression, .click, .conversion].randomElement()!
                 return event(
-                    "w-\(batch)-\(index)", app: app, campaign: campaign, day: Int.random(in: -3..<40),
-                    installation: "device-\(Int.random(in: 0..<5_000))", test: Int.random(in: 0..<8) == 0)
+                    "w-\(batch)-\(index)", app: app, campaign: campaign, type, day: Int.random(in: -3..<40),
+                    installation: "device-\(Int.random(in: 0..<5_000))", detail: type == .conversion ? "purchase" : "",
+                    test: Int.random(in: 0..<8) == 0)
             }
             #expect(try database.stores.events.ingest(events, now: start.addingTimeInterval(40 * 86_400)).accepted == 300)
         }
@@ -42,8 +44,10 @@ extension StorageContractTests {
     }
 
     /// The union of the days' own rows from `from` to `to` (inclusive offsets), and their chunk counts summed.
-    static func daysUnion(_ rows: any DeviceRows, campaigns: [Int64], test: Bool, from: Int, to: Int) throws -> (DeviceSketch, Int) {
-        let keys = campaigns.flatMap { campaign in (from...to).map { DeviceSketches.Day(campaignID: campaign, test: test, day: day($0)) } }
+    static func daysUnion(
+        _ rows: any DeviceRows, campaigns: [Int64], test: Bool, kind: DeviceKind = .seen, from: Int, to: Int
+    ) throws -> (DeviceSketch, Int) {
+        let keys = campaigns.flatMap { campaign in (from...to).map { DeviceSketches.Day(campaignID: campaign, test: test, kind: kind, day: day($0)) } }
         var union = DeviceSketch()
         var chunks = 0
         for (_, row) in try rows.sketches(keys, of: .day) {
@@ -62,7 +66,9 @@ extension StorageContractTests {
         // from their days' and weeks' chunk counts.
         func chunks() throws -> Int {
             try Self.withDeviceRows(database) { rows in
-                try [false, true].map { try rows.chunkCount(DeviceRange(campaignID: nil, from: Self.day(-3), to: Self.day(39), test: $0)) }.reduce(0, +)
+                try [false, true].flatMap { test in
+                    try DeviceKind.allCases.map { try rows.chunkCount(DeviceRange(campaignID: nil, from: Self.day(-3), to: Self.day(39), test: test, kind: $0)) }
+                }.reduce(0, +)
             }
         }
         let chunksBefore = try chunks()
@@ -77,7 +83,8 @@ extension StorageContractTests {
             var weeks = 0
             for campaign in campaigns {
                 for test in [false, true] {
-                    let days = (-3..<40).map { DeviceSketches.Day(campaignID: campaign, test: test, day: Self.day($0)) }
+                  for kind in DeviceKind.allCases {
+                    let days = (-3..<40).map { DeviceSketches.Day(campaignID: campaign, test: test, kind: kind, day: Self.day($0)) }
                     let stored = try rows.sketches(days, of: .day)
                     let byWeek = Dictionary(grouping: stored, by: { $0.key.week })
                     let weekRows = try rows.sketches(Array(Set(days.compactMap(\.week))), of: .week)
@@ -90,17 +97,20 @@ extension StorageContractTests {
                         #expect(row.chunks == dayRows.map(\.value.chunks).reduce(0, +), "the chunks of \(week as Any)")
                         weeks += 1
                     }
+                  }
                 }
             }
-            #expect(weeks >= 30)
+            #expect(weeks >= 90)
             for _ in 0..<60 {
                 let from = Int.random(in: -6..<44), to = from + Int.random(in: 0..<50)
                 for campaign in [nil] + campaigns.map(Optional.some) {
                     for test in [false, true] {
-                        let range = DeviceRange(campaignID: campaign, from: Self.day(from), to: Self.day(to), test: test)
+                        let kind = DeviceKind.allCases.randomElement()!
+                        let range = DeviceRange(campaignID: campaign, from: Self.day(from), to: Self.day(to), test: test, kind: kind)
                         var read = DeviceSketch()
                         try rows.forEachSketch(range) { read.formUnion($0) }
-                        let (expected, chunks) = try Self.daysUnion(rows, campaigns: campaign.map { [$0] } ?? campaigns, test: test, from: from, to: to)
+                        let (expected, chunks) = try Self.daysUnion(
+                            rows, campaigns: campaign.map { [$0] } ?? campaigns, test: test, kind: kind, from: from, to: to)
                         #expect(read == expected, "the registers of \(range)")
                         #expect(try rows.chunkCount(range) == chunks, "the chunks of \(range)")
                     }
@@ -124,6 +134,19 @@ extension StorageContractTests {
                 #expect(counts.uniqueDevices == (realChunks == 0 ? 0 : real.estimate), "days \(from) to \(to) of \(campaign as Any)")
                 #expect(counts.uniqueDevicesEstimated == (realChunks > 0), "days \(from) to \(to) of \(campaign as Any)")
                 #expect(counts.uniqueTestDevices == (testChunks == 0 ? 0 : test.estimate), "test devices, days \(from) to \(to) of \(campaign as Any)")
+                guard let campaign else {
+                    #expect(counts.funnelDevices == nil)
+                    continue
+                }
+                let (exposed, exposedChunks) = try Self.withDeviceRows(database) {
+                    try Self.daysUnion($0, campaigns: [campaign], test: false, kind: .exposed, from: from, to: to)
+                }
+                let (converted, convertedChunks) = try Self.withDeviceRows(database) {
+                    try Self.daysUnion($0, campaigns: [campaign], test: false, kind: .converted, from: from, to: to)
+                }
+                #expect(counts.funnelDevices == EventCounts.FunnelDevices(
+                    exposed: exposedChunks == 0 ? 0 : exposed.estimate, converted: convertedChunks == 0 ? 0 : converted.estimate,
+                    estimated: exposedChunks > 0 || convertedChunks > 0), "the funnel of days \(from) to \(to) of \(campaign)")
             }
         }
     }
@@ -133,6 +156,13 @@ extension StorageContractTests {
     func theWeeksMigrationMakesWhatIngestionKeeps(_ engine: StorageEngine) throws {
         let database = try EngineDatabase(engine)
         _ = try Self.ingestAcrossWeeks(database)
+        // As 0018 and 0007 found the days: every row `seen`, the kind the migrations after them added.
+        let onlySeen = ["DELETE FROM device_sketches WHERE kind <> 'seen'", "DELETE FROM device_week_sketches WHERE kind <> 'seen'"]
+        switch database.stores {
+        case let sqlite as SQLiteAppDatabase: try sqlite.pool.write { db in for sql in onlySeen { try db.execute(sql: sql) } }
+        case let postgres as PostgresAppDatabase: try postgres.write { db in for sql in onlySeen { try db.execute(PostgresQuery(unsafeSQL: sql)) } }
+        default: throw PostgresUnavailable()
+        }
         func weeks(_ stores: any Stores) throws -> [[String]] {
             let sql = "SELECT campaign_id, test, week, chunks, registers FROM device_week_sketches ORDER BY campaign_id, test, week"
             switch stores {

@@ -211,8 +211,11 @@ def test_each_layout_shows_on_the_shop_page_and_lands_in_its_report(browser, wor
     _until(lambda: browser.execute_script("return window.herald.queuedEvents.length === 0"), what="the events to upload")
 
     for layout, reaction in REACTIONS.items():
-        totals = _stats(world, layout)["totals"]
+        stats = _stats(world, layout)
+        totals = stats["totals"]
         assert totals["impressions"] == 1, (layout, totals)
+        # The browser is one device, shown each message once and converting on none
+        assert (stats["funnel"]["shownDevices"], stats["funnel"]["convertedDevices"], stats["funnel"]["conversionRate"]) == (1, 0, 0), stats["funnel"]
         if reaction == "click":
             assert totals["clicks"] == 1, (layout, totals)
         else:

@@ -10,7 +10,8 @@
  *   - the new events' rollups by platform and detail and by language, counted here: one upsert each;
  *   - device numbers: the batch's installations looked up; those without one numbered from their app's
  *     counter under the app's transaction lock (looked up again under it, as Herald does);
- *   - under a transaction lock per campaign, test flag and day: the bitmap chunks the batch touches read,
+ *   - under a transaction lock per campaign, test flag, kind and day: the bitmap chunks the batch touches read
+ *     (every event's device in `seen`, an impression's in `exposed` too, a conversion's in `converted`),
  *     their bits set here, the changed ones written; then each of those days' sketch (4096 HyperLogLog
  *     registers, and its chunk count) read, raised, written; then each of those days' week's (Monday to
  *     Sunday, device_week_sketches) likewise, under a lock per campaign, test flag and week.
@@ -165,27 +166,27 @@ static const Statement ADD_NUMBERS = {"add_numbers", 3, {INT8_ARRAY, TEXT_ARRAY,
 static const Statement SET_NEXT_NUMBER = {"set_next_number", 2, {INT8, INT8},
     "INSERT INTO device_number_counters (app_id, next_number) VALUES ($1, $2)"
     " ON CONFLICT (app_id) DO UPDATE SET next_number = excluded.next_number"};
-static const Statement READ_CHUNKS = {"read_chunks", 4, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, INT8_ARRAY},
-    "SELECT campaign_id, test, day, chunk, bits FROM device_bitmaps"
-    " WHERE (campaign_id, test, day, chunk) IN (SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::int8[]))"};
-static const Statement WRITE_CHUNKS = {"write_chunks", 5, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, INT8_ARRAY, BYTEA_ARRAY},
-    "INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits)"
-    " SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::int8[], $5::bytea[])"
-    " ON CONFLICT (campaign_id, test, day, chunk) DO UPDATE SET bits = excluded.bits"};
-static const Statement READ_SKETCHES = {"read_sketches", 3, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY},
-    "SELECT campaign_id, test, day, chunks, registers FROM device_sketches"
-    " WHERE (campaign_id, test, day) IN (SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[]))"};
-static const Statement WRITE_SKETCHES = {"write_sketches", 5, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, INT8_ARRAY, BYTEA_ARRAY},
-    "INSERT INTO device_sketches (campaign_id, test, day, chunks, registers)"
-    " SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::int8[], $5::bytea[])"
-    " ON CONFLICT (campaign_id, test, day) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers"};
-static const Statement READ_WEEK_SKETCHES = {"read_week_sketches", 3, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY},
-    "SELECT campaign_id, test, week, chunks, registers FROM device_week_sketches"
-    " WHERE (campaign_id, test, week) IN (SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[]))"};
-static const Statement WRITE_WEEK_SKETCHES = {"write_week_sketches", 5, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, INT8_ARRAY, BYTEA_ARRAY},
-    "INSERT INTO device_week_sketches (campaign_id, test, week, chunks, registers)"
-    " SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::int8[], $5::bytea[])"
-    " ON CONFLICT (campaign_id, test, week) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers"};
+static const Statement READ_CHUNKS = {"read_chunks", 5, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, TEXT_ARRAY, INT8_ARRAY},
+    "SELECT campaign_id, test, kind, day, chunk, bits FROM device_bitmaps"
+    " WHERE (campaign_id, test, kind, day, chunk) IN (SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::text[], $5::int8[]))"};
+static const Statement WRITE_CHUNKS = {"write_chunks", 6, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, TEXT_ARRAY, INT8_ARRAY, BYTEA_ARRAY},
+    "INSERT INTO device_bitmaps (campaign_id, test, kind, day, chunk, bits)"
+    " SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::text[], $5::int8[], $6::bytea[])"
+    " ON CONFLICT (campaign_id, test, kind, day, chunk) DO UPDATE SET bits = excluded.bits"};
+static const Statement READ_SKETCHES = {"read_sketches", 4, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, TEXT_ARRAY},
+    "SELECT campaign_id, test, kind, day, chunks, registers FROM device_sketches"
+    " WHERE (campaign_id, test, kind, day) IN (SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::text[]))"};
+static const Statement WRITE_SKETCHES = {"write_sketches", 6, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, TEXT_ARRAY, INT8_ARRAY, BYTEA_ARRAY},
+    "INSERT INTO device_sketches (campaign_id, test, kind, day, chunks, registers)"
+    " SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::text[], $5::int8[], $6::bytea[])"
+    " ON CONFLICT (campaign_id, test, kind, day) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers"};
+static const Statement READ_WEEK_SKETCHES = {"read_week_sketches", 4, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, TEXT_ARRAY},
+    "SELECT campaign_id, test, kind, week, chunks, registers FROM device_week_sketches"
+    " WHERE (campaign_id, test, kind, week) IN (SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::text[]))"};
+static const Statement WRITE_WEEK_SKETCHES = {"write_week_sketches", 6, {INT8_ARRAY, BOOL_ARRAY, TEXT_ARRAY, TEXT_ARRAY, INT8_ARRAY, BYTEA_ARRAY},
+    "INSERT INTO device_week_sketches (campaign_id, test, kind, week, chunks, registers)"
+    " SELECT * FROM unnest($1::int8[], $2::bool[], $3::text[], $4::text[], $5::int8[], $6::bytea[])"
+    " ON CONFLICT (campaign_id, test, kind, week) DO UPDATE SET chunks = excluded.chunks, registers = excluded.registers"};
 
 static void prepare(PGconn *db, const Statement *statement) {
     PGresult *result = PQprepare(db, statement->name, statement->sql, statement->count, statement->types);
@@ -278,10 +279,11 @@ static int by_arrival(const void *a, const void *b) {
     return numbers((*(Row *const *)a)->arrival, (*(Row *const *)b)->arrival);
 }
 
-/* A campaign's day (chunk 0), or one chunk of its devices on that day. */
+/* A campaign's day of one kind of devices (chunk 0), or one chunk of those devices on that day. */
 typedef struct {
     long long campaign;
     int test;
+    const char *kind;
     const char *day;
     long long chunk;
 } Key;
@@ -289,6 +291,7 @@ typedef struct {
 static int by_day(const Key *left, const Key *right) {
     int order = numbers(left->campaign, right->campaign);
     if (!order) order = numbers(left->test, right->test);
+    if (!order) order = strcmp(left->kind, right->kind);
     return order ? order : strcmp(left->day, right->day);
 }
 
@@ -381,14 +384,22 @@ static int sketch_insert(unsigned char *registers, long long app, long long numb
 
 static Array arrays[12];
 
-/* Starts the five arrays a write of bitmap chunks or sketches sends: campaign, test flag, day, chunk or chunk
- * count, bytes. */
+/* Starts the six arrays a write of bitmap chunks or sketches sends: campaign, test flag, kind, day, chunk or
+ * chunk count, bytes. */
 static void start_writes(void) {
     start(&arrays[0], INT8);
     start(&arrays[1], BOOL);
     start(&arrays[2], TEXT);
-    start(&arrays[3], INT8);
-    start(&arrays[4], BYTEA);
+    start(&arrays[3], TEXT);
+    start(&arrays[4], INT8);
+    start(&arrays[5], BYTEA);
+}
+
+/* A stored row's kind as the binary's own constant (a Key's kind is compared, never freed). */
+static const char *kind_named(const char *stored) {
+    static const char *const kinds[] = {"converted", "exposed", "seen"};
+    for (int index = 0; index < 3; index++) if (!strcmp(stored, kinds[index])) return kinds[index];
+    return "";
 }
 
 /* Reads the stored rows of `count` sketches (in key order, each `size` bytes from the last) with `statement`. */
@@ -396,21 +407,23 @@ static void read_sketches(PGconn *db, const Statement *statement, char *sketches
     start(&arrays[0], INT8);
     start(&arrays[1], BOOL);
     start(&arrays[2], TEXT);
+    start(&arrays[3], TEXT);
     for (int index = 0; index < count; index++) {
         Sketch *sketch = (Sketch *)(sketches + index * size);
         add_int8(&arrays[0], sketch->key.campaign);
         add_bool(&arrays[1], sketch->key.test);
-        add_text(&arrays[2], sketch->key.day);
+        add_text(&arrays[2], sketch->key.kind);
+        add_text(&arrays[3], sketch->key.day);
         memset(sketch->registers, 0, REGISTERS);
     }
     PGresult *result = run_arrays(db, statement, arrays);
     for (int row = 0; row < PQntuples(result); row++) {
-        Key key = {int8_at(result, row, 0), *PQgetvalue(result, row, 1) != 0, PQgetvalue(result, row, 2), 0};
+        Key key = {int8_at(result, row, 0), *PQgetvalue(result, row, 1) != 0, kind_named(PQgetvalue(result, row, 2)), PQgetvalue(result, row, 3), 0};
         Sketch *found = bsearch(&key, sketches, count, size, by_day_key);
         if (!found) continue;
-        int length = PQgetlength(result, row, 4);
-        memcpy(found->registers, PQgetvalue(result, row, 4), length < REGISTERS ? length : REGISTERS);
-        found->chunks = int8_at(result, row, 3);
+        int length = PQgetlength(result, row, 5);
+        memcpy(found->registers, PQgetvalue(result, row, 5), length < REGISTERS ? length : REGISTERS);
+        found->chunks = int8_at(result, row, 4);
         found->stored = 1;
     }
     PQclear(result);
@@ -421,9 +434,10 @@ static void add_sketch_row(const Sketch *sketch) {
     long long total = sketch->chunks + sketch->new_chunks;
     add_int8(&arrays[0], sketch->key.campaign);
     add_bool(&arrays[1], sketch->key.test);
-    add_text(&arrays[2], sketch->key.day);
-    add_int8(&arrays[3], total > 0 ? total : 0);
-    add(&arrays[4], sketch->registers, REGISTERS);
+    add_text(&arrays[2], sketch->key.kind);
+    add_text(&arrays[3], sketch->key.day);
+    add_int8(&arrays[4], total > 0 ? total : 0);
+    add(&arrays[5], sketch->registers, REGISTERS);
 }
 
 /* Takes each lock named in `keys` until the transaction ends: one statement for all of them. */
@@ -532,19 +546,26 @@ static void number_installations(PGconn *db, Row **sightings, int count) {
     }
 }
 
-/* The batch's new events with an installation: numbered, their bits set in their campaign day's chunks,
- * and the devices new to a day's bitmaps added to its sketch (DeviceBitmaps.record, DeviceSketches.record). */
-static void record_devices(PGconn *db, Row **seen, int count) {
-    static Sighting sightings[BATCH];
-    static Chunk chunks[BATCH];
-    static Day days[BATCH];
-    static Week weeks[BATCH];
-    static long long added_apps[BATCH], added_numbers[BATCH];
-    static char keys[2 * BATCH][96];
-    number_installations(db, seen, count);
-    for (int index = 0; index < count; index++) {
+/* The batch's new events with an installation: numbered, their bits set in their campaign day's chunks of
+ * each kind (`seen`, and `exposed` or `converted` by type), and the devices new to a day's bitmaps added to
+ * its sketch (DeviceBitmaps.record, DeviceSketches.record). */
+static void record_devices(PGconn *db, Row **seen, int rows) {
+    static Sighting sightings[2 * BATCH];
+    static Chunk chunks[2 * BATCH];
+    static Day days[2 * BATCH];
+    static Week weeks[2 * BATCH];
+    static long long added_apps[2 * BATCH], added_numbers[2 * BATCH];
+    static char keys[4 * BATCH][96];
+    number_installations(db, seen, rows);
+    int count = 0;
+    for (int index = 0; index < rows; index++) {
         Row *row = seen[index];
-        sightings[index] = (Sighting){{row->campaign, row->test, row->day, row->number / CHUNK_BITS}, row, (int)(row->number % CHUNK_BITS)};
+        const char *own = !strcmp(row->type, "impression") ? "exposed" : !strcmp(row->type, "conversion") ? "converted" : NULL;
+        const char *kinds[2] = {"seen", own};
+        for (int kind = 0; kind < 2 && kinds[kind]; kind++) {
+            sightings[count++] = (Sighting){
+                {row->campaign, row->test, kinds[kind], row->day, row->number / CHUNK_BITS}, row, (int)(row->number % CHUNK_BITS)};
+        }
     }
     qsort(sightings, count, sizeof *sightings, by_sighting);
     int chunk_count = 0, day_count = 0;
@@ -558,36 +579,40 @@ static void record_devices(PGconn *db, Row **seen, int count) {
         days[day_count] = (Day){.sketch.key = sightings[index].key};
         days[day_count].sketch.key.chunk = 0;
         monday_of(sightings[index].key.day, days[day_count].monday);
-        snprintf(keys[day_count++], sizeof keys[0], "herald.devices.%lld.%s.%s", sightings[index].key.campaign,
-                 sightings[index].key.test ? "true" : "false", sightings[index].key.day);
+        snprintf(keys[day_count++], sizeof keys[0], "herald.devices.%lld.%s.%s.%s", sightings[index].key.campaign,
+                 sightings[index].key.test ? "true" : "false", sightings[index].key.kind, sightings[index].key.day);
     }
     /* Then the days' weeks, in key order: the days are in key order, so a campaign's weeks follow each other. */
     int lock_count = day_count, week_count = 0;
     for (int index = 0; index < day_count; index++) {
-        Key week = {days[index].sketch.key.campaign, days[index].sketch.key.test, days[index].monday, 0};
+        Key week = {days[index].sketch.key.campaign, days[index].sketch.key.test, days[index].sketch.key.kind, days[index].monday, 0};
         if (week_count && by_day(&weeks[week_count - 1].sketch.key, &week) == 0) continue;
         weeks[week_count++].sketch.key = week;
-        snprintf(keys[lock_count++], sizeof keys[0], "herald.device_weeks.%lld.%s.%s", week.campaign, week.test ? "true" : "false", week.day);
+        snprintf(keys[lock_count++], sizeof keys[0], "herald.device_weeks.%lld.%s.%s.%s", week.campaign, week.test ? "true" : "false",
+                 week.kind, week.day);
     }
     lock(db, keys, lock_count);
 
     start(&arrays[0], INT8);
     start(&arrays[1], BOOL);
     start(&arrays[2], TEXT);
-    start(&arrays[3], INT8);
+    start(&arrays[3], TEXT);
+    start(&arrays[4], INT8);
     for (int index = 0; index < chunk_count; index++) {
         add_int8(&arrays[0], chunks[index].key.campaign);
         add_bool(&arrays[1], chunks[index].key.test);
-        add_text(&arrays[2], chunks[index].key.day);
-        add_int8(&arrays[3], chunks[index].key.chunk);
+        add_text(&arrays[2], chunks[index].key.kind);
+        add_text(&arrays[3], chunks[index].key.day);
+        add_int8(&arrays[4], chunks[index].key.chunk);
     }
     PGresult *result = run_arrays(db, &READ_CHUNKS, arrays);
     for (int row = 0; row < PQntuples(result); row++) {
-        Key key = {int8_at(result, row, 0), *PQgetvalue(result, row, 1) != 0, PQgetvalue(result, row, 2), int8_at(result, row, 3)};
+        Key key = {int8_at(result, row, 0), *PQgetvalue(result, row, 1) != 0, kind_named(PQgetvalue(result, row, 2)), PQgetvalue(result, row, 3),
+                   int8_at(result, row, 4)};
         Chunk *chunk = bsearch(&key, chunks, chunk_count, sizeof *chunks, by_chunk);
         if (!chunk) continue;
-        int length = PQgetlength(result, row, 4);
-        memcpy(chunk->bits, PQgetvalue(result, row, 4), length < CHUNK_BYTES ? length : CHUNK_BYTES);
+        int length = PQgetlength(result, row, 5);
+        memcpy(chunk->bits, PQgetvalue(result, row, 5), length < CHUNK_BYTES ? length : CHUNK_BYTES);
         chunk->stored = 1;
     }
     PQclear(result);
@@ -612,9 +637,10 @@ static void record_devices(PGconn *db, Row **seen, int count) {
         if (!chunk->stored) days[day].sketch.new_chunks++;
         add_int8(&arrays[0], chunk->key.campaign);
         add_bool(&arrays[1], chunk->key.test);
-        add_text(&arrays[2], chunk->key.day);
-        add_int8(&arrays[3], chunk->key.chunk);
-        add(&arrays[4], chunk->bits, CHUNK_BYTES);
+        add_text(&arrays[2], chunk->key.kind);
+        add_text(&arrays[3], chunk->key.day);
+        add_int8(&arrays[4], chunk->key.chunk);
+        add(&arrays[5], chunk->bits, CHUNK_BYTES);
     }
     if (arrays[0].count) PQclear(run_arrays(db, &WRITE_CHUNKS, arrays));
 
@@ -637,7 +663,7 @@ static void record_devices(PGconn *db, Row **seen, int count) {
     /* Their weeks get what they got: the same devices raise the week's registers, its chunk count adds theirs. */
     week_count = 0;
     for (int index = 0; index < sketched; index++) {
-        Key week = {days[index].sketch.key.campaign, days[index].sketch.key.test, days[index].monday, 0};
+        Key week = {days[index].sketch.key.campaign, days[index].sketch.key.test, days[index].sketch.key.kind, days[index].monday, 0};
         if (week_count && by_day(&weeks[week_count - 1].sketch.key, &week) == 0) {
             weeks[week_count - 1].count++;
             continue;

@@ -5,8 +5,8 @@
  * (INSERT OR IGNORE, so a duplicate id counts once), then, as Herald does, one upsert per distinct row
  * of the rollups by platform and detail and of the rollups by language, found by sorting the batch's
  * new events; each installation's number in its app (looked up, or given out from the app's counter),
- * and one read and write of each device bitmap chunk (campaign, test, day, 4096 devices) the batch
- * touches. Only the transactions are timed, not reading the rows.
+ * and one read and write of each device bitmap chunk (campaign, test, kind, day, 4096 devices) the batch
+ * touches: every event's device in `seen`, an impression's in `exposed` too, a conversion's in `converted`. Only the transactions are timed, not reading the rows.
  *
  *   cc -O2 -o sqlite_ingest sqlite_ingest.c -lsqlite3
  *   sqlite_ingest DATABASE ROWS.tsv
@@ -52,12 +52,26 @@ static int compare(const void *a, const void *b) {
     return 0;
 }
 
-/* Orders rows by campaign, test and day (`sort_columns`), then by the chunk of their device number. */
+/* A device of one kind (`seen`, `exposed`, `converted`) in a row's campaign, test flag and day. */
+typedef struct {
+    Row *row;
+    const char *kind;
+} Sighting;
+
+/* Orders sightings by their bitmap chunk's key: campaign, test, kind, day, chunk of the device number. */
 static int compare_chunks(const void *a, const void *b) {
-    int order = compare(a, b);
+    const Sighting *left = a, *right = b;
+    static const int before_kind[] = {CAMPAIGN, TEST}, after_kind[] = {DAY};
+    for (int index = 0; index < 2; index++) {
+        int order = strcmp(left->row->field[before_kind[index]], right->row->field[before_kind[index]]);
+        if (order) return order;
+    }
+    int order = strcmp(left->kind, right->kind);
     if (order) return order;
-    long long left = (*(Row *const *)a)->number / CHUNK_BITS, right = (*(Row *const *)b)->number / CHUNK_BITS;
-    return (left > right) - (left < right);
+    order = strcmp(left->row->field[after_kind[0]], right->row->field[after_kind[0]]);
+    if (order) return order;
+    long long left_chunk = left->row->number / CHUNK_BITS, right_chunk = right->row->number / CHUNK_BITS;
+    return (left_chunk > right_chunk) - (left_chunk < right_chunk);
 }
 
 /* One upsert per distinct key (the `columns` of `rows`), binding the key's columns, then its count. */
@@ -105,17 +119,18 @@ int main(int argc, char **argv) {
     sqlite3_stmt *advance = prepare(db,
         "INSERT INTO device_number_counters (app_id, next_number) VALUES (?, ?)"
         " ON CONFLICT (app_id) DO UPDATE SET next_number = excluded.next_number");
-    sqlite3_stmt *read_chunk = prepare(db, "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND day = ? AND chunk = ?");
+    sqlite3_stmt *read_chunk = prepare(db,
+        "SELECT bits FROM device_bitmaps WHERE campaign_id = ? AND test = ? AND kind = ? AND day = ? AND chunk = ?");
     sqlite3_stmt *write_chunk = prepare(db,
-        "INSERT INTO device_bitmaps (campaign_id, test, day, chunk, bits) VALUES (?, ?, ?, ?, ?)"
-        " ON CONFLICT (campaign_id, test, day, chunk) DO UPDATE SET bits = excluded.bits");
+        "INSERT INTO device_bitmaps (campaign_id, test, kind, day, chunk, bits) VALUES (?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (campaign_id, test, kind, day, chunk) DO UPDATE SET bits = excluded.bits");
     static const int rollup_key[] = {CAMPAIGN, DAY, PLATFORM, TEST, TYPE, DETAIL, -1};
     static const int language_key[] = {CAMPAIGN, DAY, TEST, LANGUAGE, TYPE, -1};
-    static const int chunk_key[] = {CAMPAIGN, TEST, DAY, -1};
 
     size_t batches = (count + BATCH - 1) / BATCH;
     double *latencies = malloc((batches ? batches : 1) * sizeof *latencies);
     Row *fresh[BATCH];
+    Sighting sightings[2 * BATCH];
     double started = now(CLOCK_MONOTONIC), cpu_started = now(CLOCK_PROCESS_CPUTIME_ID);
     for (size_t batch = 0; batch < batches; batch++) {
         double batch_started = now(CLOCK_MONOTONIC);
@@ -156,32 +171,41 @@ int main(int argc, char **argv) {
             sqlite3_bind_int64(advance, 2, row->number + 1);
             step(db, advance);
         }
-        sort_columns = chunk_key;
-        qsort(fresh, with_device, sizeof *fresh, compare_chunks);
-        for (int start = 0; start < with_device;) {
+        int sighted = 0;
+        for (int index = 0; index < with_device; index++) {
+            sightings[sighted++] = (Sighting){fresh[index], "seen"};
+            const char *type = fresh[index]->field[TYPE];
+            if (!strcmp(type, "impression")) sightings[sighted++] = (Sighting){fresh[index], "exposed"};
+            else if (!strcmp(type, "conversion")) sightings[sighted++] = (Sighting){fresh[index], "converted"};
+        }
+        qsort(sightings, sighted, sizeof *sightings, compare_chunks);
+        for (int start = 0; start < sighted;) {
             int end = start + 1;
-            while (end < with_device && compare_chunks(&fresh[start], &fresh[end]) == 0) end++;
+            while (end < sighted && compare_chunks(&sightings[start], &sightings[end]) == 0) end++;
             unsigned char bits[CHUNK_BITS / 8] = {0};
-            bind(read_chunk, 1, fresh[start], CAMPAIGN, 0);
-            bind(read_chunk, 2, fresh[start], TEST, 0);
-            bind(read_chunk, 3, fresh[start], DAY, 0);
-            sqlite3_bind_int64(read_chunk, 4, fresh[start]->number / CHUNK_BITS);
+            Row *first = sightings[start].row;
+            bind(read_chunk, 1, first, CAMPAIGN, 0);
+            bind(read_chunk, 2, first, TEST, 0);
+            sqlite3_bind_text(read_chunk, 3, sightings[start].kind, -1, SQLITE_STATIC);
+            bind(read_chunk, 4, first, DAY, 0);
+            sqlite3_bind_int64(read_chunk, 5, first->number / CHUNK_BITS);
             if (sqlite3_step(read_chunk) == SQLITE_ROW && sqlite3_column_bytes(read_chunk, 0) == sizeof bits) {
                 memcpy(bits, sqlite3_column_blob(read_chunk, 0), sizeof bits);
             }
             sqlite3_reset(read_chunk);
             int changed = 0;
             for (int index = start; index < end; index++) {
-                long long offset = fresh[index]->number % CHUNK_BITS;
+                long long offset = sightings[index].row->number % CHUNK_BITS;
                 unsigned char mask = 1u << (offset % 8);
                 if (!(bits[offset / 8] & mask)) { bits[offset / 8] |= mask; changed = 1; }
             }
             if (changed) {
-                bind(write_chunk, 1, fresh[start], CAMPAIGN, 0);
-                bind(write_chunk, 2, fresh[start], TEST, 0);
-                bind(write_chunk, 3, fresh[start], DAY, 0);
-                sqlite3_bind_int64(write_chunk, 4, fresh[start]->number / CHUNK_BITS);
-                sqlite3_bind_blob(write_chunk, 5, bits, sizeof bits, SQLITE_STATIC);
+                bind(write_chunk, 1, first, CAMPAIGN, 0);
+                bind(write_chunk, 2, first, TEST, 0);
+                sqlite3_bind_text(write_chunk, 3, sightings[start].kind, -1, SQLITE_STATIC);
+                bind(write_chunk, 4, first, DAY, 0);
+                sqlite3_bind_int64(write_chunk, 5, first->number / CHUNK_BITS);
+                sqlite3_bind_blob(write_chunk, 6, bits, sizeof bits, SQLITE_STATIC);
                 step(db, write_chunk);
             }
             start = end;

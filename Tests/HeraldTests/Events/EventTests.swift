@@ -176,7 +176,11 @@ struct EventTests {
         // And the stats show the real devices' discards by reason, and chosen = shown (an impression per post) + discarded
         let stats = try fixture.stats("")
         #expect(stats["discardsByReason"] as? [String: Int] == ["orientation": 2, "throttled": 3, "stack_full": 1, "delegate": DiscardCount.maxCount])
-        #expect(stats["funnel"] as? [String: Int] == ["chosen": 2 + 6 + DiscardCount.maxCount, "shown": 2, "clicked": 0, "converted": 0])
+        let funnel = try #require(stats["funnel"] as? [String: Any])
+        // Both impressions from one device: one device shown, none converted, a rate of 0
+        #expect(["chosen", "shown", "clicked", "converted", "shownDevices", "convertedDevices"].map { funnel[$0] as? Int }
+            == [2 + 6 + DiscardCount.maxCount, 2, 0, 0, 1, 0])
+        #expect(funnel["conversionRate"] as? Double == 0 && funnel["devicesEstimated"] as? Bool == false)
 
         // And a batch without discards (or with null) is answered with none; too many, or not an array, refuse the batch
         #expect((try fixture.answer(post(NSNull()))["discards"] as? [String: Any])?["accepted"] as? Int == 0)

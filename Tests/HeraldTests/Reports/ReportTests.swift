@@ -150,6 +150,9 @@ struct ReportTests {
         #expect(Self.metric(funnel, "Chosen") == "9" && funnel.contains("shown + discarded"))
         #expect(Self.metric(funnel, "Shown") == "4" && funnel.contains("44.4% of chosen"))
         #expect(Self.metric(funnel, "Clicked") == "2" && funnel.contains("50.0% of shown"))
+        // Devices, each once: two were shown it, one converted (the test device is in neither)
+        #expect(Self.metric(funnel, "Devices shown") == "2" && funnel.contains("unique devices with an impression"))
+        #expect(Self.metric(funnel, "Devices converted") == "1" && funnel.contains("50.0% of devices shown: the conversion rate"))
         let discards = Self.section(html, #"aria-labelledby="discards-heading""#)
         #expect(discards.contains("Discards by reason"))
         #expect(Self.cells(discards, row: "Screen in the other orientation") == ["2", "40.0%"])
@@ -248,7 +251,9 @@ struct ReportTests {
             "fa,3,2,0.6667,0,0,1", "Default version,1,0,0.0000,2,0,0", "ar,0,0,0.0000,0,1,0",
         ])
         // The funnel's stages in the reader's words, then every discard reason by its code, test devices left out
-        #expect(sections[2].split(separator: "\r\n") == ["stage,count", "Chosen,9", "Shown,4", "Clicked,2", "Converted,1"])
+        #expect(sections[2].split(separator: "\r\n") == [
+            "stage,count", "Chosen,9", "Shown,4", "Clicked,2", "Converted,1", "Devices shown,2", "Devices converted,1",
+        ])
         #expect(sections[3].split(separator: "\r\n") == [
             "discard reason,count", "orientation,2", "image_fetch,0", "timeout,0", "delegate,0", "renderer_timeout,0", "ineligible,0",
             "stack_full,0", "throttled,3",

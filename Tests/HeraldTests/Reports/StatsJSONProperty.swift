@@ -54,6 +54,10 @@ struct StatsJSONProperty {
             return version
         }
         stats.otherLanguages.totals = totals(&draw)
+        if draw.chance(0.8) {
+            // Converted devices may outnumber those shown (shown before the range), and either may be none.
+            stats.funnelDevices = EventCounts.FunnelDevices(exposed: count(&draw), converted: count(&draw), estimated: draw.chance(0.5))
+        }
         for index in stats.daily.indices {
             stats.daily[index].impressions = count(&draw)
             stats.daily[index].ctr = draw.double(0...1)
@@ -112,18 +116,25 @@ struct StatsJSONProperty {
                 })),
             ])
         }
+        func funnel() -> JSONValue {
+            let devices = stats.funnelDevices ?? EventCounts.FunnelDevices(exposed: 0, converted: 0, estimated: false)
+            // Rounded to four places, as the CTR is; none before a device was shown.
+            let rate: JSONValue = devices.exposed == 0 ? .null : .number((Double(devices.converted) / Double(devices.exposed) * 10_000).rounded() / 10_000)
+            // Chosen is shown plus every discard, at most Int.max.
+            let chosen = stats.discardsByReason.values.reduce(stats.totals.impressions) { $0 > Int.max - $1 ? Int.max : $0 + $1 }
+            return .object([
+                ("chosen", number(chosen)), ("shown", number(stats.totals.impressions)), ("clicked", number(stats.totals.clicks)),
+                ("converted", number(stats.totals.conversions)), ("shownDevices", number(devices.exposed)),
+                ("convertedDevices", number(devices.converted)), ("devicesEstimated", .bool(devices.estimated)), ("conversionRate", rate),
+            ])
+        }
         return .object((stats.push.map { [("push", push($0))] } ?? []) + [
             ("from", .string(stats.from)), ("to", .string(stats.to)), ("totals", totals(stats.totals)), ("test", totals(stats.test)),
             ("clicksByAction", counts(stats.clicksByAction)), ("dismissalsByType", counts(stats.dismissalsByType)),
             ("errorsByCode", counts(stats.errorsByCode)), ("conversionsByEvent", counts(stats.conversionsByEvent)),
             ("otherConversions", number(stats.otherConversions)), ("byPlatform", .object(stats.byPlatform.map { ($0.key, totals($0.value)) })),
             ("discardsByReason", counts(stats.discardsByReason)),
-            // Chosen is shown plus every discard, at most Int.max.
-            ("funnel", .object([
-                ("chosen", number(stats.discardsByReason.values.reduce(stats.totals.impressions) { $0 > Int.max - $1 ? Int.max : $0 + $1 })),
-                ("shown", number(stats.totals.impressions)), ("clicked", number(stats.totals.clicks)),
-                ("converted", number(stats.totals.conversions)),
-            ])),
+            ("funnel", funnel()),
             ("byLanguage", .array(stats.byLanguage.map(version))), ("otherLanguages", version(stats.otherLanguages)),
             ("daily", .array(stats.daily.map { day in
                 .object([

@@ -39,9 +39,9 @@ struct DeviceBitmapTests {
         return (shop, news, try campaign(shop, "Sale"), try campaign(shop, "Winter"), try campaign(news, "Digest"))
     }
 
-    static func event(app: Int64, campaign: Int64, installation: String, day: Int, test: Bool = false) -> Event {
+    static func event(app: Int64, campaign: Int64, installation: String, day: Int, test: Bool = false, type: EventType = .impression) -> Event {
         Event(
-            id: UUID().uuidString, appID: app, campaignID: campaign, type: .impression,
+            id: UUID().uuidString, appID: app, campaignID: campaign, type: type,
             occurredAt: start.addingTimeInterval(Double(day) * 86_400), platform: "ios", installationID: installation, detail: "", url: nil,
             test: test)
     }

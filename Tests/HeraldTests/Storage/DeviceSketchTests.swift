@@ -89,19 +89,22 @@ struct DeviceSketchTests {
                 let (app, campaign) = campaigns.randomElement(using: &generator)!
                 return DeviceBitmapTests.event(
                     app: app, campaign: campaign, installation: "device-\(Int.random(in: 0..<30_000, using: &generator))",
-                    day: Int.random(in: 0..<4, using: &generator), test: Int.random(in: 0..<10, using: &generator) == 0)
+                    day: Int.random(in: 0..<4, using: &generator), test: Int.random(in: 0..<10, using: &generator) == 0,
+                    type: [.impression, .click, .conversion].randomElement(using: &generator)!)
             }
             _ = try database.events.ingest(events, now: DeviceBitmapTests.start)
         }
         try database.pool.read { db in
             var fromBitmaps: [DeviceSketches.Day: (Int, DeviceSketch)] = [:]
-            try DeviceSketches.fromBitmaps(db) { day, chunks, sketch in fromBitmaps[day] = (chunks, sketch) }
-            let stored = try Row.fetchAll(db, sql: "SELECT campaign_id, test, day, chunks, registers FROM device_sketches")
-            #expect(stored.count == fromBitmaps.count && !stored.isEmpty)
+            for kind in DeviceKind.allCases {
+                try DeviceSketches.fromBitmaps(db, kind: kind) { day, chunks, sketch in fromBitmaps[day] = (chunks, sketch) }
+            }
+            let stored = try Row.fetchAll(db, sql: "SELECT campaign_id, test, kind, day, chunks, registers FROM device_sketches")
+            #expect(stored.count == fromBitmaps.count && Set(stored.map { $0[2] as String }) == Set(DeviceKind.allCases.map(\.rawValue)))
             for row in stored {
-                let expected = fromBitmaps[DeviceSketches.Day(campaignID: row[0], test: row[1], day: row[2])]
-                #expect(expected?.0 == row[3], "chunks of \(row)")
-                #expect(expected?.1 == DeviceSketch(blob: row[4]), "registers of \(row)")
+                let expected = try fromBitmaps[DeviceSketches.Day(campaignID: row[0], test: row[1], kind: #require(DeviceKind(rawValue: row[2])), day: row[3])]
+                #expect(expected?.0 == row[4], "chunks of \(row)")
+                #expect(expected?.1 == DeviceSketch(blob: row[5]), "registers of \(row)")
             }
         }
         let from = UTCTime.day(DeviceBitmapTests.start), to = UTCTime.day(DeviceBitmapTests.start.addingTimeInterval(3 * 86_400))
@@ -137,7 +140,8 @@ struct DeviceSketchTests {
         try database.pool.read { db in
             let bitmapRows = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM device_bitmaps") ?? -1
             let counted = try Int.fetchOne(db, sql: "SELECT SUM(chunks) FROM device_sketches") ?? -1
-            #expect(bitmapRows == 1 && counted == 1, "only far's chunk is left: \(bitmapRows) rows, \(counted) counted")
+            // Its impression's chunk in `seen` and in `exposed`.
+            #expect(bitmapRows == 2 && counted == 2, "only far's chunks are left: \(bitmapRows) rows, \(counted) counted")
         }
         try database.close()
     }
@@ -194,12 +198,16 @@ struct EstimatedDevicesReportTests {
     func reportAndStats() throws {
         var counts = EventCounts(rows: [], uniqueDevices: 1_234_567, uniqueTestDevices: 3)
         let range = DayRange(from: "2026-09-01", to: "2026-09-30")
+        counts.funnelDevices = EventCounts.FunnelDevices(exposed: 40_000, converted: 1_000, estimated: false)
         let counted = CampaignStats(counts: counts, range: range)
         counts.uniqueDevicesEstimated = true
+        counts.funnelDevices?.estimated = true
         let estimated = CampaignStats(counts: counts, range: range)
         #expect(!counted.totals.uniqueDevicesEstimated && estimated.totals.uniqueDevicesEstimated && !estimated.test.uniqueDevicesEstimated)
         let json = try JSONSerialization.jsonObject(with: Data(estimated.json)) as? [String: Any]
         #expect((json?["totals"] as? [String: Any])?["uniqueDevicesEstimated"] as? Bool == true)
+        #expect((json?["funnel"] as? [String: Any])?["devicesEstimated"] as? Bool == true)
+        #expect((json?["funnel"] as? [String: Any])?["conversionRate"] as? Double == 0.025)
 
         for language in ConsoleLanguage.allCases {
             let l = ComposerVersionTests.localization.localizer(language)
@@ -208,6 +216,13 @@ struct EstimatedDevicesReportTests {
             #expect(plain.value == l.number(1_234_567) && plain.note == l("reports.metric.unique_devices_note"))
             #expect(guessed.value.hasPrefix("≈") && guessed.value.contains(l.number(1_234_567)), "\(language): \(guessed.value)")
             #expect(guessed.note == l("reports.metric.estimated_note") && guessed.note != "reports.metric.estimated_note")
+            // The funnel's devices: the conversion rate is the same either way; an estimate reads ≈
+            let (plainShown, guessedShown) = try (#require(ReportPages.funnel(counted, l).dropLast().last), #require(ReportPages.funnel(estimated, l).dropLast().last))
+            let (plainConverted, guessedConverted) = try (#require(ReportPages.funnel(counted, l).last), #require(ReportPages.funnel(estimated, l).last))
+            #expect(plainShown.value == l.number(40_000) && plainShown.note == l("reports.funnel.shown_devices_note"))
+            #expect(guessedShown.value.hasPrefix("≈") && guessedShown.note == l("reports.metric.estimated_note"), "\(language): \(guessedShown.value)")
+            #expect(plainConverted.value == l.number(1_000) && guessedConverted.value.hasPrefix("≈"))
+            #expect(plainConverted.note == guessedConverted.note && plainConverted.note?.contains(ReportFormat.percent(1_000, of: 40_000, l)) == true)
         }
     }
 }

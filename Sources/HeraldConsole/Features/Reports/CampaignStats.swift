@@ -132,6 +132,8 @@ struct CampaignStats: Sendable, Equatable {
     var push: PushFigures?
     /// Messages devices chose and did not show (real traffic), by reason (`DiscardReason`).
     var discardsByReason: [String: Int] = [:]
+    /// Real traffic's devices shown the message and devices that converted (`funnel`).
+    var funnelDevices: EventCounts.FunnelDevices?
 
     /// From chosen to clicked: every message a device chose for a trigger (shown, or discarded for a reason),
     /// those shown (impressions), those clicked.
@@ -141,6 +143,16 @@ struct CampaignStats: Sendable, Equatable {
         var clicked = 0
         /// Conversion events: those the app attributes to a message and those of the campaign's goal.
         var converted = 0
+        /// Unique devices shown the message (an impression) and unique devices that converted, each counted
+        /// once however many events it sent; kept since migration 0024.
+        var shownDevices = 0
+        var convertedDevices = 0
+        /// Either device count is estimated from sketches (about 1.6 % standard error), not counted.
+        var devicesEstimated = false
+
+        /// Converted devices ÷ devices shown; nil before any device was shown. Above 1 when devices shown
+        /// before the range converted in it.
+        var conversionRate: Double? { shownDevices > 0 ? Double(convertedDevices) / Double(shownDevices) : nil }
     }
 
     /// Chosen is shown plus discarded (at most `Int.max`: counts this large are never real, but never trap).
@@ -149,7 +161,9 @@ struct CampaignStats: Sendable, Equatable {
             let (added, overflow) = sum.addingReportingOverflow(count)
             return overflow ? Int.max : added
         }
-        return Funnel(chosen: chosen, shown: totals.impressions, clicked: totals.clicks, converted: totals.conversions)
+        return Funnel(
+            chosen: chosen, shown: totals.impressions, clicked: totals.clicks, converted: totals.conversions,
+            shownDevices: funnelDevices?.exposed ?? 0, convertedDevices: funnelDevices?.converted ?? 0, devicesEstimated: funnelDevices?.estimated ?? false)
     }
 
     init(counts: EventCounts, range: DayRange) {
@@ -174,6 +188,7 @@ struct CampaignStats: Sendable, Equatable {
         conversionsByEvent = Dictionary(counts.topConversions.map { ($0.event, $0.count) }, uniquingKeysWith: +)
         otherConversions = counts.otherConversions
         discardsByReason = Dictionary(counts.discards.map { ($0.key.rawValue, $0.value) }, uniquingKeysWith: +)
+        funnelDevices = counts.funnelDevices
         byLanguage = counts.topLanguages.map { LanguageTotals(language: $0.language, counts: $0.counts) }
         otherLanguages = LanguageTotals(language: nil, counts: counts.otherLanguages)
         totals.uniqueDevices = counts.uniqueDevices
@@ -236,8 +251,12 @@ struct CampaignStats: Sendable, Equatable {
         json.open()
         json.member("chosen", funnel.chosen)
         json.member("clicked", funnel.clicked)
+        json.member("conversionRate", funnel.conversionRate.map { ($0 * 10_000).rounded() / 10_000 })
         json.member("converted", funnel.converted)
+        json.member("convertedDevices", funnel.convertedDevices)
+        json.member("devicesEstimated", funnel.devicesEstimated)
         json.member("shown", funnel.shown)
+        json.member("shownDevices", funnel.shownDevices)
         json.close()
         json.member("otherConversions", otherConversions)
         json.key("otherLanguages")
