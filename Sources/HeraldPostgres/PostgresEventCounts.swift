@@ -5,7 +5,8 @@ import NIOCore
 import PostgresNIO
 
 /// A report's counts read by one statement that answers one row: the rollups, the chunk counts, the rows
-/// the unique devices are made from, and (for one campaign) the top conversions and languages.
+/// the unique devices (and for one campaign the funnel's devices) are made from, and (for one campaign) the
+/// top conversions and languages.
 ///
 /// postgres-nio sends a connection's next statement only when the previous one has answered, so each
 /// statement costs a round trip, and it decodes every answered row through its state machine. Reading
@@ -29,6 +30,13 @@ enum PostgresEventCounts {
         return (statement(campaign: campaignID != nil, devices: devices), binds)
     }
 
+    /// The device ranges the statement reads ahead, each under the name its columns begin with: every
+    /// event's devices (`DeviceKind.seen`) of real traffic and of test devices, and for one campaign the
+    /// funnel's devices shown and converted (real traffic).
+    private static func deviceRanges(campaign: Bool) -> [(name: String, test: Bool, kind: DeviceKind)] {
+        [("real", false, .seen), ("test", true, .seen)] + (campaign ? [("exposed", false, .exposed), ("converted", false, .converted)] : [])
+    }
+
     private static func statement(campaign: Bool, devices: Bool) -> String {
         // A statement is prepared without parameter types: each parameter's is given where it is first
         // used, and one the text does not use (the campaign, for all; the limit, without devices) is not
@@ -36,15 +44,17 @@ enum PostgresEventCounts {
         let (scope, first, last, exact) =
             campaign ? ("campaign_id = $1::int8 AND ", "$2::text", "$3::text", "$4::int8") : ("", "$1::text", "$2::text", "$3::int8")
         // The parts of the sketch rows that cover the range (`DeviceSketches.Split`), bound after the limit.
-        // The unique devices read ahead are those of every event (`DeviceKind.seen`); the funnel's kinds are read after.
         let split = (campaign ? 5...8 : 4...7).map { "$\($0)::text" }
         func sketchRows(_ columns: String, where condition: String) -> String {
             """
-            SELECT \(columns) FROM device_sketches WHERE \(scope)kind = 'seen' AND \(condition)day BETWEEN \(first) AND \(split[0])
-            UNION ALL SELECT \(columns) FROM device_week_sketches WHERE \(scope)kind = 'seen' AND \(condition)week BETWEEN \(split[1]) AND \(split[2])
-            UNION ALL SELECT \(columns) FROM device_sketches WHERE \(scope)kind = 'seen' AND \(condition)day BETWEEN \(split[3]) AND \(last)
+            SELECT \(columns) FROM device_sketches WHERE \(scope)\(condition)day BETWEEN \(first) AND \(split[0])
+            UNION ALL SELECT \(columns) FROM device_week_sketches WHERE \(scope)\(condition)week BETWEEN \(split[1]) AND \(split[2])
+            UNION ALL SELECT \(columns) FROM device_sketches WHERE \(scope)\(condition)day BETWEEN \(split[3]) AND \(last)
             """
         }
+        let ranges = deviceRanges(campaign: campaign)
+        // The kinds are the enum's own names, never input: written into the text, which stays one per shape.
+        func kind(_ kind: DeviceKind) -> String { "kind = '\(kind.rawValue)'" }
         var common = [
             // Rows other than conversions are unique by the table's key, so only conversions are grouped (their
             // names left out, see `EventCounts.rows`), and nothing is ordered. Grouping and ordering
@@ -75,17 +85,17 @@ enum PostgresEventCounts {
             common.append(
                 """
                 sketched AS MATERIALIZED (
-                    SELECT COALESCE(SUM(chunks) FILTER (WHERE NOT test), 0)::int8 AS real_chunks,
-                        COALESCE(SUM(chunks) FILTER (WHERE test), 0)::int8 AS test_chunks
-                    FROM (\(sketchRows("test, chunks", where: ""))) AS sketch_chunks)
+                    SELECT \(ranges.map { "COALESCE(SUM(chunks) FILTER (WHERE test = \($0.test) AND \(kind($0.kind))), 0)::int8 AS \($0.name)_chunks" }
+                        .joined(separator: ", "))
+                    FROM (\(sketchRows("test, kind, chunks", where: "kind IN (\(Set(ranges.map { "'\($0.kind.rawValue)'" }).sorted().joined(separator: ", "))) AND ")))
+                        AS sketch_chunks)
                 """)
             from.append("sketched")
             columns.append("sketched.*")
             let campaigns = "FROM campaigns\(campaign ? " WHERE id = $1" : "")"
             columns.append("(SELECT array_agg(id ORDER BY id) \(campaigns)) AS app_campaigns")
             columns.append("(SELECT array_agg(app_id ORDER BY id) \(campaigns)) AS apps")
-            for test in [false, true] {
-                let name = test ? "test" : "real"
+            for (name, test, rangeKind) in ranges {
                 // As `PackedBlobs` reads them, from one aggregation each so that the arrays are aligned. The
                 // condition on the count is evaluated once, before the table is read: a range past the limit
                 // reads no chunk, one within it no sketch.
@@ -93,7 +103,7 @@ enum PostgresEventCounts {
                     """
                     (SELECT array_agg(campaign_id) AS \(name)_bitmap_campaigns, array_agg(chunk) AS \(name)_bitmap_chunks,
                         array_agg(length(bits)) AS \(name)_bitmap_lengths, string_agg(bits, ''::bytea) AS \(name)_bitmaps
-                     FROM device_bitmaps WHERE \(scope)test = \(test) AND kind = 'seen' AND day BETWEEN \(first) AND \(last)
+                     FROM device_bitmaps WHERE \(scope)test = \(test) AND \(kind(rangeKind)) AND day BETWEEN \(first) AND \(last)
                         AND (SELECT \(name)_chunks FROM sketched) BETWEEN 1 AND \(exact)) AS \(name)_bitmap_rows
                     """)
                 columns.append("\(name)_bitmap_rows.*")
@@ -101,7 +111,8 @@ enum PostgresEventCounts {
                     from.append(
                         """
                         (SELECT array_agg(length(registers)) AS \(name)_sketch_lengths, string_agg(registers, ''::bytea) AS \(name)_sketches
-                         FROM (\(sketchRows("registers", where: "test = \(test) AND (SELECT \(name)_chunks FROM sketched) > \(exact) AND "))) AS sketch_rows
+                         FROM (\(sketchRows("registers", where: "test = \(test) AND \(kind(rangeKind)) AND (SELECT \(name)_chunks FROM sketched) > \(exact) AND ")))
+                            AS sketch_rows
                         ) AS \(name)_sketch_rows
                         """)
                     columns.append("\(name)_sketch_rows.*")
@@ -187,8 +198,7 @@ enum PostgresEventCounts {
             let (appCampaigns, apps) = (try array("app_campaigns", of: Int64.self), try array("apps", of: Int64.self))
             try sameCount(appCampaigns.count, apps.count)
             deviceRows.appsReadAhead = (campaignID, Dictionary(zip(appCampaigns, apps), uniquingKeysWith: { first, _ in first }))
-            for test in [false, true] {
-                let name = test ? "test" : "real"
+            for (name, test, kind) in deviceRanges(campaign: campaignID != nil) {
                 var known = PostgresDeviceRows.RangeReadAhead(chunkCount: Int(clamping: try cell("\(name)_chunks").decode(Int64.self)))
                 if let bits = try cell("\(name)_bitmaps").decode(ByteBuffer?.self) {
                     known.chunks = PackedBlobs(
@@ -198,7 +208,7 @@ enum PostgresEventCounts {
                 if campaignID != nil, let registers = try cell("\(name)_sketches").decode(ByteBuffer?.self) {
                     known.sketches = PackedBlobs(lengths: try array("\(name)_sketch_lengths", of: Int32.self), bytes: registers)
                 }
-                deviceRows.readAhead[DeviceRange(campaignID: campaignID, from: from, to: to, test: test)] = known
+                deviceRows.readAhead[DeviceRange(campaignID: campaignID, from: from, to: to, test: test, kind: kind)] = known
             }
         }
 
