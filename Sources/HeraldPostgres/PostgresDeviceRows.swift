@@ -26,9 +26,9 @@ struct PostgresDeviceRows: DeviceRows {
     func lock(apps: Set<Int64>, days: Set<DeviceSketches.Day>) throws {
         func name(_ key: DeviceSketches.Day) -> String { "\(key.campaignID).\(key.test).\(key.kind.rawValue).\(key.day)" }
         for app in apps.sorted() { try db.lock("herald.device_numbers.\(app)") }
-        for day in DeviceSketches.Day.ordered(days) { try db.lock("herald.devices.\(name(day))") }
+        for day in days.sorted() { try db.lock("herald.devices.\(name(day))") }
         // Two days of one week each hold their own lock, and both write the week's row: it has a lock of its own.
-        for week in DeviceSketches.Day.ordered(Set(days.compactMap(\.week))) { try db.lock("herald.device_weeks.\(name(week))") }
+        for week in Set(days.compactMap(\.week)).sorted() { try db.lock("herald.device_weeks.\(name(week))") }
     }
 
     func numbers(of installations: [DeviceInstallation]) throws -> [DeviceInstallation: Int64] {

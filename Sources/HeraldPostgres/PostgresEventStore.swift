@@ -216,11 +216,11 @@ struct PostgresEventStore: EventStore {
             var deviceRows = PostgresDeviceRows(db: db)
             var counts = try PostgresEventCounts.decode(row, campaignID: campaignID, from: from, to: to, devices: devices, into: &deviceRows)
             if devices {
-                func unique(test: Bool, kind: DeviceKind = .seen) throws -> DeviceBitmaps.UniqueDevices {
+                func unique(test: Bool, kind: DeviceKind = .seen, byPlatform: Bool = false) throws -> DeviceBitmaps.UniqueDevices {
                     try DeviceBitmaps.uniqueDevices(
-                        campaignID: campaignID, from: from, to: to, test: test, kind: kind, exactChunkLimit: exactDeviceChunkLimit, in: deviceRows)
+                        campaignID: campaignID, from: from, to: to, test: test, kind: kind, byPlatform: byPlatform, exactChunkLimit: exactDeviceChunkLimit, in: deviceRows)
                 }
-                counts.setUniqueDevices(real: try unique(test: false), test: try unique(test: true))
+                counts.setUniqueDevices(real: try unique(test: false, byPlatform: true), test: try unique(test: true))
                 if campaignID != nil { try counts.setFunnelDevices { try unique(test: false, kind: $0) } }
             }
             return counts

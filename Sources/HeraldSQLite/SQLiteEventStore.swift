@@ -137,13 +137,13 @@ struct SQLiteEventStore: EventStore {
                 return EventCounts.Row(
                     campaignID: row[0], day: row[1], platform: row[2], test: row[3], type: type, detail: row[5], count: row[6])
             }
-            func unique(test: Bool, kind: DeviceKind = .seen) throws -> DeviceBitmaps.UniqueDevices {
+            func unique(test: Bool, kind: DeviceKind = .seen, byPlatform: Bool = false) throws -> DeviceBitmaps.UniqueDevices {
                 try DeviceBitmaps.uniqueDevices(
-                    campaignID: campaignID, from: from, to: to, test: test, kind: kind, exactChunkLimit: exactDeviceChunkLimit,
+                    campaignID: campaignID, from: from, to: to, test: test, kind: kind, byPlatform: byPlatform, exactChunkLimit: exactDeviceChunkLimit,
                     in: SQLiteDeviceRows(db: db))
             }
             var counts = EventCounts(rows: rows, uniqueDevices: 0, uniqueTestDevices: 0)
-            if devices { counts.setUniqueDevices(real: try unique(test: false), test: try unique(test: true)) }
+            if devices { counts.setUniqueDevices(real: try unique(test: false, byPlatform: true), test: try unique(test: true)) }
             if devices, campaignID != nil { try counts.setFunnelDevices { try unique(test: false, kind: $0) } }
             if campaignID != nil {
                 counts.topConversions = try Row.fetchAll(

@@ -120,6 +120,13 @@ package struct DeviceChunkKey: Hashable {
     package var sketchDay: DeviceSketches.Day { DeviceSketches.Day(campaignID: campaignID, test: test, kind: kind, day: day) }
 }
 
+/// The rows' key order: a day's (`DeviceSketches.Day`), then the chunk.
+extension DeviceChunkKey: Comparable {
+    package static func < (a: Self, b: Self) -> Bool {
+        a.sketchDay == b.sketchDay ? a.chunk < b.chunk : a.sketchDay < b.sketchDay
+    }
+}
+
 /// An app's chunk of the device numbers seen on one platform: the key of a `device_platforms` row.
 package struct DevicePlatformKey: Hashable {
     package let appID: Int64, platform: String, chunk: Int64
@@ -218,9 +225,7 @@ package enum DeviceBitmaps {
             apps[sighting.campaignID] = sighting.appID
         }
         try rows.lock(apps: [], days: Set(offsets.keys.map(\.sketchDay)))
-        let keys = offsets.keys.sorted {
-            ($0.campaignID, $0.test ? 1 : 0, $0.kind, $0.day, $0.chunk) < ($1.campaignID, $1.test ? 1 : 0, $1.kind, $1.day, $1.chunk)
-        }
+        let keys = offsets.keys.sorted()
         let stored = try rows.chunks(keys)
         var writes: [(DeviceChunkKey, Data)] = []
         // A device new to a day's bitmap is new to its sketch too; one already in it was added before.
@@ -295,9 +300,10 @@ package enum DeviceBitmaps {
 
     /// Distinct devices of a kind of `campaignID` (every campaign when nil) from `from` to `to`, inclusive UTC days:
     /// counted from the bitmaps while the range has at most `exactChunkLimit` chunk rows, else estimated
-    /// from the days' sketches (`estimated` true).
+    /// from the days' sketches (`estimated` true). Split by platform only when asked (`byPlatform`): the
+    /// split reads every platform chunk of the apps, which a count alone does not need.
     package static func uniqueDevices(
-        campaignID: Int64?, from: String, to: String, test: Bool, kind: DeviceKind = .seen,
+        campaignID: Int64?, from: String, to: String, test: Bool, kind: DeviceKind = .seen, byPlatform splits: Bool,
         exactChunkLimit: Int = DeviceSketches.exactChunkLimit, in rows: some DeviceRows
     ) throws -> UniqueDevices {
         let range = DeviceRange(campaignID: campaignID, from: from, to: to, test: test, kind: kind)
@@ -307,9 +313,11 @@ package enum DeviceBitmaps {
         let apps = try rows.campaignApps(campaignID: range.campaignID)
         if chunks > exactChunkLimit {
             let count = try DeviceSketches.estimate(range, in: rows)
-            return UniqueDevices(count: count, estimated: true, byPlatform: try apportion(count, byPlatformsOf: Set(apps.values), in: rows))
+            let byPlatform = splits ? try apportion(count, byPlatformsOf: Set(apps.values), in: rows) : [:]
+            return UniqueDevices(count: count, estimated: true, byPlatform: byPlatform)
         }
         let union = try self.union(range, apps: apps, in: rows)
+        guard splits else { return UniqueDevices(count: union.count, estimated: false, byPlatform: [:]) }
         var byPlatform: [String: Int] = [:]
         try rows.forEachPlatformChunk(apps: Set(apps.values)) { key, bits in
             let common = union.countInBoth(app: key.appID, chunk: key.chunk, bits: bits)
@@ -318,7 +326,8 @@ package enum DeviceBitmaps {
         return UniqueDevices(count: union.count, estimated: false, byPlatform: byPlatform)
     }
 
-    /// A range's distinct devices, in all and per platform (each device under the platforms it sent from).
+    /// A range's distinct devices, in all and, when asked, per platform (each device under the platforms it
+    /// sent from; empty when not asked).
     package struct UniqueDevices: Equatable {
         package var count: Int
         /// Estimated from the days' sketches (about 1.6 % standard error), not counted; then `byPlatform`

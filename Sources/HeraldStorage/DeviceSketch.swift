@@ -100,10 +100,6 @@ package enum DeviceSketches {
         /// The key of the week the day is in; nil for a text that is not a day (never written by Herald).
         package var week: Day? { DeviceSketches.monday(of: day).map { Day(campaignID: campaignID, test: test, kind: kind, day: $0) } }
 
-        /// Key order: campaign, test flag, kind, day, as the rows' primary key sorts them.
-        package static func ordered(_ days: some Collection<Day>) -> [Day] {
-            days.sorted { ($0.campaignID, $0.test ? 1 : 0, $0.kind, $0.day) < ($1.campaignID, $1.test ? 1 : 0, $1.kind, $1.day) }
-        }
     }
 
     /// Which rows a sketch is kept in: a day's, or a week's.
@@ -137,7 +133,7 @@ package enum DeviceSketches {
     }
 
     private static func add(_ added: [Day: Added], to period: Period, in rows: some DeviceRows) throws {
-        let keys = Day.ordered(added.keys)
+        let keys = added.keys.sorted()
         let stored = try rows.sketches(keys, of: period)
         var writes: [(Day, chunks: Int, registers: Data)] = []
         for key in keys {
@@ -233,4 +229,12 @@ package enum DeviceSketches {
         }
     }
 
+}
+
+/// Key order: campaign, test flag, kind, day, as the rows' primary key sorts them. Locks and writes go
+/// in this order, so two writers never wait on each other's rows in turn.
+extension DeviceSketches.Day: Comparable {
+    package static func < (a: Self, b: Self) -> Bool {
+        (a.campaignID, a.test ? 1 : 0, a.kind, a.day) < (b.campaignID, b.test ? 1 : 0, b.kind, b.day)
+    }
 }
