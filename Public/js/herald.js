@@ -59,6 +59,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const composer = document.querySelector("form[data-composer]");
   if (composer) setUpComposer(composer);
   if (composer && composer.querySelector("[data-push-bytes]")) followPushBytes(composer);
+  if (composer) followAudience(composer);
 
   const pushProgress = document.querySelector("[data-push-progress]");
   if (pushProgress && pushProgress.dataset.done !== "true") followPushProgress(pushProgress);
@@ -161,6 +162,42 @@ function followPushBytes(form) {
   form.addEventListener("click", (event) => {
     if (event.target.closest("button[data-version-add], button[data-version-remove], button[data-row-add], button[data-row-remove]")) later();
   });
+}
+
+// ---- How many installations the targeting reaches, as it changes -------------------
+// The server counts the app's registered installations the targeting admits and words the line; this
+// asks it again a moment after each change and puts the words in place (hidden while there are none:
+// no app chosen, or a targeting field to fix). The same words are not set twice, so screen readers
+// hear a count once.
+function followAudience(form) {
+  const line = form.querySelector("[data-audience]");
+  if (!line) return;
+  const DEBOUNCE_MS = 400;
+  let timer;
+  let running = null;
+  async function count() {
+    if (running) running.abort();
+    const controller = new AbortController();
+    running = controller;
+    try {
+      const answer = await fetch("/campaigns/audience", {
+        method: "POST", body: new URLSearchParams(new FormData(form)), signal: controller.signal,
+        headers: { Accept: "application/json" }, credentials: "same-origin",
+      });
+      if (!answer.ok) return;
+      const { text } = await answer.json();
+      if (line.textContent !== text) line.textContent = text;
+      line.hidden = text === "";
+    } catch (error) {
+      // Aborted by a newer change, or offline for a moment: the next change counts again.
+    }
+  }
+  const later = () => {
+    clearTimeout(timer);
+    timer = setTimeout(count, DEBOUNCE_MS);
+  };
+  form.addEventListener("input", later);
+  form.addEventListener("change", later);
 }
 
 // ---- Campaign composer -------------------------------------------------------

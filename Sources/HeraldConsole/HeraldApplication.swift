@@ -38,6 +38,7 @@ public final class HeraldApplication: Sendable {
             visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey),
             registrationLimits: RegistrationLimits(policy: configuration.registrationLimits),
             push: PushService(editor: pushEditor, dispatcher: dispatcher, database: database, logger: logger),
+            audience: AudienceEstimator(store: database.installations),
             retention: Retention(database: database, days: configuration.retentionDays), startedAt: configuration.clock())
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
         requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)

@@ -20,6 +20,8 @@ struct Services: Sendable {
     let knownBrowsers: KnownBrowsers
     let registrationLimits: RegistrationLimits
     let push: PushService
+    /// Registered installations a targeting reaches (`POST /api/v1/audience`).
+    let audience: AudienceEstimator
     /// Deletes raw events past the retention period (run by the application; the System page shows its last run).
     let retention: Retention
     /// When this process started serving (the System page's uptime).

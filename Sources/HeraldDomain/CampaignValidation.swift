@@ -443,7 +443,9 @@ extension PropertyFilter {
 }
 
 extension Targeting {
-    func problems() -> [FieldProblem] {
+    /// What is wrong with the rules, with paths from the campaign (`targeting.percentage`); a campaign's
+    /// texts are checked for control characters besides (`Campaign.problems`).
+    public func problems() -> [FieldProblem] {
         var problems: [FieldProblem] = []
         if let percentage, !(1...100).contains(percentage) {
             problems.append(FieldProblem(path: "targeting.percentage", key: "percentage_range"))

@@ -52,8 +52,9 @@ public enum PostgresCopy {
     static let derivedOnCopy: [String: PostgresQuery] = [
         "event_ids": "INSERT INTO event_ids (app_id, id, received_at) SELECT app_id, id, received_at FROM events",
     ]
-    /// Tables that are not Herald's data.
-    static let notCopied: Set<String> = ["herald_migrations", "grdb_migrations", "sqlite_sequence"]
+    /// Tables that are not Herald's data, and SQLite's counts that PostgreSQL computes when asked
+    /// (`installation_profiles`, kept by SQLite's triggers from the installations copied).
+    static let notCopied: Set<String> = ["herald_migrations", "grdb_migrations", "sqlite_sequence", "installation_profiles"]
 
     /// Copies `sqlitePath` (migrated to this version's last migration, not changed) into `target`, which is
     /// migrated here and must hold no data. `progress` hears each table as it finishes.

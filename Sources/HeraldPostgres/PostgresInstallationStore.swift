@@ -187,6 +187,31 @@ struct PostgresInstallationStore: InstallationStore {
         }
     }
 
+    /// Grouped as it is read, unlike SQLite's counts kept by triggers (migration 0025): on PostgreSQL such a
+    /// count row would be locked by every registration in its group until commit, so registrations through
+    /// several instances would wait for each other, and could deadlock, on the most common groups.
+    func profiles(appID: Int64, limit: Int) throws -> InstallationProfiles {
+        try database.read { session in
+            let groups = try session.rows(
+                """
+                SELECT platform, COALESCE(app_version, ''), COALESCE(language, ''), COALESCE(country, ''), count(*),
+                    count(*) FILTER (WHERE push_token IS NOT NULL)
+                FROM installations WHERE app_id = \(appID) GROUP BY 1, 2, 3, 4 ORDER BY 5 DESC, 1, 2, 3, 4 LIMIT \(Int64(max(limit, 0)))
+                """
+            ).compactMap { row in
+                let (platform, appVersion, language, country, installations, withToken) = try row.decode(
+                    (String, String, String, String, Int64, Int64).self)
+                return InstallationProfiles.group(
+                    platform: platform, appVersion: appVersion, language: language, country: country,
+                    installations: Int(installations), withToken: Int(withToken))
+            }
+            let totals = try session.rows(
+                "SELECT count(*), count(*) FILTER (WHERE push_token IS NOT NULL) FROM installations WHERE app_id = \(appID)"
+            ).first.map { try $0.decode((Int64, Int64).self) }
+            return InstallationProfiles(groups: groups, installations: Int(totals?.0 ?? 0), withToken: Int(totals?.1 ?? 0))
+        }
+    }
+
     /// Deletes the app's installation `installationID` inside the caller's transaction (an erasure, which
     /// the event store makes); returns whether there was one.
     static func delete(appID: Int64, installationID: String, in session: PostgresSession) throws -> Bool {

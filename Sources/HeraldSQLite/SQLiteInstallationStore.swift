@@ -126,6 +126,24 @@ struct SQLiteInstallationStore: InstallationStore {
         }
     }
 
+    public func profiles(appID: Int64, limit: Int) throws -> InstallationProfiles {
+        try pool.read { db in
+            // The counts the triggers of migration 0025 keep: a row per group, not per installation.
+            let groups = try Row.fetchAll(
+                db, sql: """
+                    SELECT platform, app_version, language, country, installations, with_token FROM installation_profiles
+                    WHERE app_id = ? ORDER BY installations DESC, platform, app_version, language, country LIMIT ?
+                    """, arguments: [appID, max(limit, 0)]
+            ).compactMap { row in
+                InstallationProfiles.group(platform: row[0], appVersion: row[1], language: row[2], country: row[3], installations: row[4], withToken: row[5])
+            }
+            let totals = try Row.fetchOne(
+                db, sql: "SELECT COALESCE(SUM(installations), 0), COALESCE(SUM(with_token), 0) FROM installation_profiles WHERE app_id = ?",
+                arguments: [appID])
+            return InstallationProfiles(groups: groups, installations: totals?[0] ?? 0, withToken: totals?[1] ?? 0)
+        }
+    }
+
     public func deleteUnregistered(since cutoff: Date, limit: Int) throws -> Int {
         try pool.write { db in
             try db.execute(

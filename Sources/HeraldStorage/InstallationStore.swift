@@ -83,6 +83,40 @@ public struct InstallationCounts: Sendable, Equatable {
     public init() {}
 }
 
+/// An app's registered installations as targeting sees them (`InstallationStore.profiles`).
+public struct InstallationProfiles: Sendable, Equatable {
+    /// Installations alike for targeting, and how many of them hold a live token.
+    public struct Group: Sendable, Equatable {
+        public var device: TargetedDevice
+        public var installations: Int
+        public var withToken: Int
+
+        public init(device: TargetedDevice, installations: Int, withToken: Int) {
+            self.device = device
+            self.installations = installations
+            self.withToken = withToken
+        }
+    }
+
+    /// The largest groups; those past the limit are only in the totals.
+    public var groups: [Group]
+    public var installations: Int
+    public var withToken: Int
+
+    public init(groups: [Group], installations: Int, withToken: Int) {
+        self.groups = groups
+        self.installations = installations
+        self.withToken = withToken
+    }
+
+    /// A group read from storage; nil for a platform this Herald does not know (never written by it).
+    package static func group(platform: String, appVersion: String?, language: String?, country: String?, installations: Int, withToken: Int) -> Group? {
+        guard let platform = Platform(rawValue: platform) else { return nil }
+        let device = TargetedDevice(platform: platform, appVersion: appVersion ?? "", language: language ?? "", country: country ?? "")
+        return Group(device: device, installations: installations, withToken: withToken)
+    }
+}
+
 /// One page of an app's installations with a live token, and where the next page starts.
 public struct InstallationPage: Sendable, Equatable {
     public var installations: [Installation]
@@ -157,6 +191,9 @@ public protocol InstallationStore: Sendable {
     /// How many installations the app has, how many can be sent to by each provider, allow
     /// notifications, and lost their token to a provider.
     func counts(appID: Int64) throws -> InstallationCounts
+    /// The app's installations grouped by what the server's targeting reads of them (platform, app version,
+    /// language, country): at most `limit` groups, the largest first, beside the totals of all of them.
+    func profiles(appID: Int64, limit: Int) throws -> InstallationProfiles
     /// Deletes at most `limit` installations, of every app, that have not registered since `cutoff`, the
     /// longest unregistered first (retention); returns how many. One that registers while this runs is kept.
     func deleteUnregistered(since cutoff: Date, limit: Int) throws -> Int

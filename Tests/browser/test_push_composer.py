@@ -1,6 +1,7 @@
 """The push composer in a real (headless) Chromium with its script running, the console in Persian.
 
-A marketer opens "New push notification" from the campaign list, writes a Persian notification,
+A marketer opens "New push notification" from the campaign list, reads how many registered devices
+the targeting reaches (counted again when a platform is ticked), writes a Persian notification,
 watches the bytes left for APNs and FCM fall as they type (in Persian digits) and the live preview
 draw it right to left, adds an English version, pastes a Japanese body that no provider would take
 with a long custom value
@@ -30,7 +31,17 @@ def composer_herald(tmp_path_factory, herald_cli, herald_serve):
     herald_cli("user", "create", "--email", EMAIL, "--role", "admin", "--password-stdin", database=database, cwd=workdir, stdin=PASSWORD + "\n")
     app_id = herald_cli("app", "create", "--name", "فروشگاه", "--platform", "ios", "--platform", "android", database=database, cwd=workdir).split()[-1]
     key = herald_cli("key", "create", "--app", app_id, "--name", "reader", "--scope", "campaigns:read", database=database, cwd=workdir).split()[-1]
+    sdk = herald_cli("key", "create", "--app", app_id, "--name", "sdk", "--scope", "events:write", database=database, cwd=workdir).split()[-1]
     with herald_serve(workdir, database) as server:
+        # The audience the composer counts: two Persian iPhones with tokens, an Android phone without one.
+        for installation, device in (("iphone-1", {"platform": "ios", "pushProvider": "apns", "pushToken": "ab" * 32}),
+                                     ("iphone-2", {"platform": "ios", "pushProvider": "apns", "pushToken": "cd" * 32}),
+                                     ("pixel-1", {"platform": "android"})):
+            request = urllib.request.Request(
+                server.url(f"/api/v1/installations/{installation}"), method="PUT",
+                data=json.dumps({**device, "language": "fa", "notificationsAllowed": True}).encode(),
+                headers={"Authorization": f"Bearer {sdk}", "Content-Type": "application/json"})
+            urllib.request.urlopen(request, timeout=30).close()
         yield server, key
 
 
@@ -104,6 +115,17 @@ def test_compose_a_persian_notification_with_the_bytes_left_as_you_type(driver, 
     assert not driver.find_elements(By.CSS_SELECTOR, '[name="message.layout"]'), "no in-app layouts in the push composer"
     empty = counter(driver).text
     assert empty.startswith("APNs:") and "FCM:" in empty and any(ch in "۰۱۲۳۴۵۶۷۸۹" for ch in empty), empty
+
+    # The audience under the targeting, in Persian digits: counted with the page, again as targeting changes.
+    audience = driver.find_element(By.CSS_SELECTOR, "[data-audience]")
+    assert audience.text == "۳ نصب ثبت‌شده با این هدف‌گیری جور است. ۲ مورد از آن‌ها اعلان دریافت می‌کند.", audience.text
+    android = scroll_to(driver, driver.find_element(By.CSS_SELECTOR, 'input[name="targeting.platforms"][value="android"]'))
+    click(driver, android)
+    wait(driver, 15).until(lambda d: d.find_element(By.CSS_SELECTOR, "[data-audience]").text.startswith("۱ نصب"),
+                           message="the audience never counted the Android phone alone")
+    assert driver.find_element(By.CSS_SELECTOR, "[data-audience]").text.endswith("۰ مورد از آن‌ها اعلان دریافت می‌کند."), audience.text
+    click(driver, android)
+    wait(driver, 15).until(lambda d: d.find_element(By.CSS_SELECTOR, "[data-audience]").text.startswith("۳ نصب"))
 
     # Typing Persian: two bytes a letter, counted by the server as it will send it.
     type_into(driver, "name", "حراج پاییز")

@@ -232,6 +232,15 @@ def test_every_endpoint_answers_as_documented(api: Api):
     registered = api.call("PUT", "/api/v1/installations/iid-1", key="events", body=registration)
     assert registered.status == 201
     assert {key: registered.json()[key] for key in ("pushToken", "language", "country")} == {"pushToken": "ab" * 32, "language": "pt-BR", "country": "BR"}
+    reached = api.call("POST", "/api/v1/audience", body={"app": api.app_id, "targeting": {"languages": ["pt"], "countries": ["BR"]}})
+    assert reached.status == 200 and reached.json() == {"installations": 1, "withPushToken": 1, "estimated": False, "notApplied": []}
+    missed = api.call("POST", "/api/v1/audience", body={"app": api.app_id, "targeting": {"platforms": ["android"], "percentage": 50}})
+    assert missed.json() == {"installations": 0, "withPushToken": 0, "estimated": True, "notApplied": []}
+    refused = api.call("POST", "/api/v1/audience", body={"app": api.app_id, "targeting": {"percentage": 0}})
+    assert refused.status == 422 and [field["path"] for field in refused.json()["error"]["fields"]] == ["targeting.percentage"]
+    assert api.call("POST", "/api/v1/audience", raw=b'{"app": ', headers={"Content-Type": "application/json"}).status == 400
+    assert api.call("POST", "/api/v1/audience", raw=b"{}", headers={"Content-Type": "text/plain"}).status == 415
+    assert api.call("POST", "/api/v1/audience", key="events", body={"app": api.app_id, "targeting": {}}).status == 403
     assert api.call("PUT", "/api/v1/installations/iid-1", key="events", body={"platform": "ios", "notificationsAllowed": False}).status == 200
     unknown = api.call("PUT", "/api/v1/installations/iid-1", key="events", body={**registration, "pushTokn": "ab"})
     assert unknown.status == 422 and [field["path"] for field in unknown.json()["error"]["fields"]] == ["pushTokn"]

@@ -26,6 +26,7 @@ extension HeraldApplication {
         let eraser = InstallationEraser(services: services)
         let registrar = InstallationRegistrar(services: services)
         let statsAPI = StatsAPI(services: services)
+        let audienceAPI = AudienceAPI(services: services)
         let reports = ReportPages(services: services)
 
         return [
@@ -53,6 +54,7 @@ extension HeraldApplication {
             // Preview (before the campaign routes, so `/campaigns/preview` is not read as a campaign id)
             Route("POST", "/campaigns/preview", .signedIn(.editor), preview.composed),
             Route("POST", "/campaigns/push-bytes", .signedIn(.editor), campaigns.pushBytes),
+            Route("POST", "/campaigns/audience", .signedIn(.editor), campaigns.audience),
             Route("GET", "/campaigns/{id}/preview", .signedIn(.viewer), preview.campaign),
             Route("GET", "/campaigns/{id}/preview/frame", .signedIn(.viewer), preview.campaignFrame),
             Route("GET", "/preview/gallery", .signedIn(.viewer), preview.gallery),
@@ -133,6 +135,7 @@ extension HeraldApplication {
             Route("GET", "/api/v1/campaigns/{id}/stats", .apiKey(.campaignsRead), statsAPI.stats),
             Route("POST", "/api/v1/campaigns/{id}/test-sends", .apiKey(.campaignsWrite), testSendAPI.create),
             Route("GET", "/api/v1/campaigns/{id}/test-sends/{testSendId}", .apiKey(.campaignsRead), testSendAPI.show),
+            Route("POST", "/api/v1/audience", .apiKey(.campaignsRead), audienceAPI.estimate),
             Route("POST", "/api/v1/events", .apiKey(.eventsWrite), events.ingest).answeringWebOrigins().takingKeyFromQuery(),
             Route("OPTIONS", "/api/v1/events", .anyone, services.crossOrigin.preflight(methods: "POST")),
             Route("PUT", "/api/v1/installations/{installationId}", .apiKey(.eventsWrite), registrar.register),

@@ -202,6 +202,17 @@ struct CampaignPages: Sendable {
         return response
     }
 
+    /// `POST /campaigns/audience`: how many registered installations the composer's targeting reaches now,
+    /// worded for the line its script updates as the marketer changes targeting (`{"text": "…"}`, empty
+    /// before an app is chosen or while a targeting field is wrong).
+    func audience(_ context: RequestContext) throws -> Response {
+        let text = try AudienceView.text(
+            for: context.form, appID: context.form["app"].flatMap(Int64.init), estimator: services.audience, localizer: context.localizer, now: context.now)
+        var response = Response.json(Array(try JSONSerialization.data(withJSONObject: ["text": text ?? ""])))
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
     private func decode(_ form: FormData, app: Int64, publish: Bool, _ context: RequestContext) -> (Campaign, [FieldProblem]) {
         var (campaign, problems) = CampaignForm.decode(form, app: app)
         let readProblems = Set(problems.map(\.path))
@@ -220,12 +231,17 @@ struct CampaignPages: Sendable {
     ) throws -> Response {
         let localizer = context.localizer
         let newHeading = Channel(form: form) == .push ? "composer.heading_new_push" : "composer.heading_new"
+        let apps = try services.database.apps.all()
+        // The app the form names, or the one its menu shows first (`ComposerView`).
+        let appID = form["app"].flatMap(Int64.init) ?? stored?.campaign.app ?? apps.first?.id
         let model = ComposerView(
             form: form, problems: problems,
             heading: stored.map { localizer("composer.heading_edit", ["name": Localizer.isolated($0.campaign.name)]) } ?? localizer(newHeading),
             action: stored.map { "/campaigns/\($0.id)" } ?? "/campaigns", campaignID: stored?.id,
             revision: form["revision"].flatMap(Int.init), isLive: stored.map { $0.state == .published || $0.state == .paused } ?? false,
-            apps: try services.database.apps.all(), conflict: conflict, publishWarnings: publishWarnings, localizer: localizer)
+            apps: apps, conflict: conflict, publishWarnings: publishWarnings,
+            audience: try AudienceView.text(for: form, appID: appID, estimator: services.audience, localizer: localizer, now: context.now),
+            localizer: localizer)
         return try services.page(.composer, title: model.heading, model: model, context: context, status: status)
     }
 

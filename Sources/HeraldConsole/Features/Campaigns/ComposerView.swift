@@ -176,12 +176,15 @@ struct ComposerView: Sendable {
     let timeZones: [String]
     /// The script's words (`<script type="application/json">`: data, not code, which the policy allows).
     let scriptStrings: String
+    /// How many registered installations the targeting reaches (`AudienceView`); empty before an app is chosen.
+    let audience: String
 
     /// Builds the composer from form fields (and the problems to show beside them).
     init(
         form: FormData, problems: [FieldProblem], heading: String, action: String, campaignID: Int64?, revision: Int?,
-        isLive: Bool, apps: [App], conflict: ConflictView?, publishWarnings: [String]? = nil, localizer: Localizer
+        isLive: Bool, apps: [App], conflict: ConflictView?, publishWarnings: [String]? = nil, audience: String? = nil, localizer: Localizer
     ) {
+        self.audience = audience ?? ""
         let channel = Channel(form: form)
         var bytes: [PushBytesView] = []
         if channel == .push {
