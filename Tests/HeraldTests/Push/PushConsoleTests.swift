@@ -171,6 +171,10 @@ struct PushConsoleTests {
         #expect(asked.text.contains("<li>No device of \u{2068}Shop\u{2069} has registered a push token, so nobody would get it.</li>"))
         #expect(asked.text.contains(#"<input type="hidden" name="confirmed" value="yes">"#))
         #expect(try app.database.campaigns.find(id: id)?.state == .draft)
+        // Whom it would reach is said on the question, as beside Publish on the draft's page.
+        let nobody = "0 registered installations match this targeting. 0 of them can receive pushes."
+        #expect(asked.text.contains(#"<p class="audience">\#(nobody)</p>"#))
+        #expect(browser.get("/campaigns/\(id)").text.contains(#"<p class="hint audience">\#(nobody)</p>"#))
 
         // Devices registered with both providers, only APNs set up: the FCM devices are named, counted.
         for index in 0..<3 {

@@ -12,8 +12,15 @@ enum AudienceView {
     static func text(for form: FormData, appID: Int64?, estimator: AudienceEstimator, localizer: Localizer, now: Date) throws -> String? {
         guard let appID else { return nil }
         let (campaign, problems) = CampaignForm.decode(form, app: appID)
-        guard !problems.contains(where: { $0.path.hasPrefix("targeting.") }), campaign.targeting.problems().isEmpty else { return nil }
-        let estimate = try estimator.estimate(campaign.targeting, appID: appID, now: now)
+        guard !problems.contains(where: { $0.path.hasPrefix("targeting.") }) else { return nil }
+        return try text(for: campaign, estimator: estimator, localizer: localizer, now: now)
+    }
+
+    /// The line for a campaign (its app's installations), as a push draft's page repeats it beside Publish;
+    /// nil while its targeting breaks a rule.
+    static func text(for campaign: Campaign, estimator: AudienceEstimator, localizer: Localizer, now: Date) throws -> String? {
+        guard campaign.targeting.problems().isEmpty else { return nil }
+        let estimate = try estimator.estimate(campaign.targeting, appID: campaign.app, now: now)
         return text(estimate, push: campaign.channel == .push, localizer: localizer)
     }
 

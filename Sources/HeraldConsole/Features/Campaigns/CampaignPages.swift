@@ -255,6 +255,15 @@ struct CampaignPages: Sendable {
         let id: Int64
         let heading: String
         let warnings: [String]
+        /// Whom publishing sends to, for a push draft (`pushDraftAudience`).
+        let audience: String?
+    }
+
+    /// For a push draft, how many registered installations publishing would send to, said beside Publish
+    /// and on its confirmation; nil for any other campaign.
+    private func pushDraftAudience(_ stored: StoredCampaign, _ context: RequestContext) throws -> String? {
+        guard stored.campaign.channel == .push, stored.state == .draft else { return nil }
+        return try AudienceView.text(for: stored.campaign, estimator: services.audience, localizer: context.localizer, now: context.now)
     }
 
     /// Publishes; a push campaign whose app cannot reach its devices is first shown with what is missing, and
@@ -265,7 +274,8 @@ struct CampaignPages: Sendable {
            let warnings = try publishWarnings(stored.campaign, context) {
             let heading = context.localizer("campaigns.publish_check.title", ["name": context.localizer.quoted(stored.campaign.name)])
             return try services.page(
-                .confirmPublish, title: heading, model: PublishConfirmation(id: stored.id, heading: heading, warnings: warnings), context: context)
+                .confirmPublish, title: heading, model: PublishConfirmation(id: stored.id, heading: heading, warnings: warnings, audience: try pushDraftAudience(stored, context)),
+                context: context)
         }
         return try perform(.publish, context, message: "campaigns.flash.published")
     }
@@ -372,7 +382,8 @@ struct CampaignPages: Sendable {
             canAddDevices: role.includes(.admin), chosen: testSend.chosen, error: testSend.error, now: context.now, localizer: context.localizer)
         let model = CampaignSummaryView(
             stored: stored, appName: app?.name ?? context.localizer("campaigns.show.app_number", ["id": String(stored.campaign.app)]), now: context.now,
-            canEdit: role.includes(.editor), problems: problems, errorsTitle: errorsTitle, push: push, testSends: tests, localizer: context.localizer)
+            canEdit: role.includes(.editor), problems: problems, errorsTitle: errorsTitle, push: push, testSends: tests,
+            audience: try pushDraftAudience(stored, context), localizer: context.localizer)
         return try services.page(.campaign, title: stored.campaign.name, model: model, context: context, status: status)
     }
 

@@ -47,11 +47,14 @@ struct CampaignSummaryView: Sendable {
     /// A push campaign's sending, once it has begun.
     let push: PushProgressView?
     let testSends: TestSendPanel?
+    /// A push draft's audience (`AudienceView`), said beside Publish.
+    let audience: String?
 
     init(
         stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem], errorsTitle: String? = nil,
-        push: PushProgressView? = nil, testSends: TestSendPanel? = nil, localizer: Localizer
+        push: PushProgressView? = nil, testSends: TestSendPanel? = nil, audience: String? = nil, localizer: Localizer
     ) {
+        self.audience = audience
         let campaign = stored.campaign
         let status = stored.status(at: now)
         let l = localizer
