@@ -3,7 +3,7 @@
 -- thousand per app, instead of grouping a million installations (3 s on SQLite, 0.7 s with two covering
 -- indexes; bench/audience.py). Triggers keep the counts, so every write to installations (registration,
 -- a token taken over or pruned, retention, an erasure, an app's deletion) moves them alike.
--- An absent app version, language or country is ''. PostgreSQL groups the installations when asked instead:
+-- An absent app version, language or country is ''. PostgreSQL's 0015 keeps the same counts another way:
 -- there a count row would be locked by each registration in its group until commit, and registrations
 -- through several instances would wait for each other on the most common groups.
 CREATE TABLE installation_profiles (

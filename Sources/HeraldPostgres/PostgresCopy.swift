@@ -52,9 +52,11 @@ public enum PostgresCopy {
     static let derivedOnCopy: [String: PostgresQuery] = [
         "event_ids": "INSERT INTO event_ids (app_id, id, received_at) SELECT app_id, id, received_at FROM events",
     ]
-    /// Tables that are not Herald's data, and SQLite's counts that PostgreSQL computes when asked
-    /// (`installation_profiles`, kept by SQLite's triggers from the installations copied).
-    static let notCopied: Set<String> = ["herald_migrations", "grdb_migrations", "sqlite_sequence", "installation_profiles"]
+    /// PostgreSQL's tables that SQLite does not have and that end a copy empty: the installations'
+    /// count changes its trigger appended as they were copied, which the counts copied already hold.
+    static let emptiedOnCopy: Set<String> = ["installation_profile_changes"]
+    /// Tables that are not Herald's data.
+    static let notCopied: Set<String> = ["herald_migrations", "grdb_migrations", "sqlite_sequence"]
 
     /// Copies `sqlitePath` (migrated to this version's last migration, not changed) into `target`, which is
     /// migrated here and must hold no data. `progress` hears each table as it finishes.
@@ -84,7 +86,7 @@ public enum PostgresCopy {
                 guard missing.isEmpty else {
                     throw CopyError.schemasDiffer(table: missing.sorted().joined(separator: ", "), detail: "in SQLite, not in PostgreSQL")
                 }
-                let unexplained = Set(tables).subtracting(sqliteTables).subtracting(derivedOnCopy.keys)
+                let unexplained = Set(tables).subtracting(sqliteTables).subtracting(derivedOnCopy.keys).subtracting(emptiedOnCopy)
                 guard unexplained.isEmpty else {
                     throw CopyError.schemasDiffer(table: unexplained.sorted().joined(separator: ", "), detail: "in PostgreSQL, not in SQLite")
                 }
@@ -101,6 +103,7 @@ public enum PostgresCopy {
                     report.tables.append((table, count))
                     progress(table, count)
                 }
+                for table in emptiedOnCopy.sorted() { _ = try postgres.changes("DELETE FROM \(unescaped: quoted(table))") }
                 try restartIdentities(tables: tables, in: postgres)
                 return report
             }

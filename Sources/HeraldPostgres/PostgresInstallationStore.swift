@@ -187,16 +187,28 @@ struct PostgresInstallationStore: InstallationStore {
         }
     }
 
-    /// Grouped as it is read, unlike SQLite's counts kept by triggers (migration 0025): on PostgreSQL such a
-    /// count row would be locked by every registration in its group until commit, so registrations through
-    /// several instances would wait for each other, and could deadlock, on the most common groups.
+    /// The counts migration 0015 keeps: first the app's appended changes are folded into them (deleted and
+    /// summed, the count rows updated in key order, so two estimates folding at once wait for each other
+    /// instead of deadlocking; a registration never waits for either), then the largest are read.
     func profiles(appID: Int64, limit: Int) throws -> InstallationProfiles {
-        try database.read { session in
+        try database.write { session in
+            try session.execute(
+                """
+                WITH moved AS (
+                    DELETE FROM installation_profile_changes WHERE app_id = \(appID)
+                    RETURNING platform, app_version, language, country, installations, with_token
+                )
+                INSERT INTO installation_profiles AS profile (app_id, platform, app_version, language, country, installations, with_token)
+                SELECT \(appID), platform, app_version, language, country, sum(installations), sum(with_token) FROM moved
+                GROUP BY platform, app_version, language, country ORDER BY platform, app_version, language, country
+                ON CONFLICT (app_id, platform, app_version, language, country) DO UPDATE
+                SET installations = profile.installations + excluded.installations, with_token = profile.with_token + excluded.with_token
+                """)
+            try session.execute("DELETE FROM installation_profiles WHERE app_id = \(appID) AND installations = 0")
             let groups = try session.rows(
                 """
-                SELECT platform, COALESCE(app_version, ''), COALESCE(language, ''), COALESCE(country, ''), count(*),
-                    count(*) FILTER (WHERE push_token IS NOT NULL)
-                FROM installations WHERE app_id = \(appID) GROUP BY 1, 2, 3, 4 ORDER BY 5 DESC, 1, 2, 3, 4 LIMIT \(Int64(max(limit, 0)))
+                SELECT platform, app_version, language, country, installations, with_token FROM installation_profiles
+                WHERE app_id = \(appID) ORDER BY installations DESC, platform, app_version, language, country LIMIT \(Int64(max(limit, 0)))
                 """
             ).compactMap { row in
                 let (platform, appVersion, language, country, installations, withToken) = try row.decode(
@@ -206,7 +218,7 @@ struct PostgresInstallationStore: InstallationStore {
                     installations: Int(installations), withToken: Int(withToken))
             }
             let totals = try session.rows(
-                "SELECT count(*), count(*) FILTER (WHERE push_token IS NOT NULL) FROM installations WHERE app_id = \(appID)"
+                "SELECT COALESCE(sum(installations), 0)::int8, COALESCE(sum(with_token), 0)::int8 FROM installation_profiles WHERE app_id = \(appID)"
             ).first.map { try $0.decode((Int64, Int64).self) }
             return InstallationProfiles(groups: groups, installations: Int(totals?.0 ?? 0), withToken: Int(totals?.1 ?? 0))
         }
