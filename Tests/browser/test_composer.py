@@ -65,7 +65,7 @@ def swatch_of(driver: WebDriver, name: str) -> WebElement:
 def announced(driver: WebDriver, text: str) -> None:
     wait(driver).until(
         lambda d: d.execute_script(
-            "const s = document.querySelector('[data-composer] [aria-live=polite]');"
+            "const s = document.querySelector('[data-composer] [role=status]');"
             "return s ? s.textContent : ''"
         ) == text,
         message=f"expected the live region to say {text!r}",
