@@ -192,7 +192,11 @@ function followAudience(form) {
       // Aborted by a newer change, or offline for a moment: the next change counts again.
     }
   }
-  const later = () => {
+  // Only what the count depends on: the app, the channel (a push line says how many hold a token) and
+  // the targeting; the message's fields leave it as it is.
+  const counts = (event) => /^(app$|channel$|targeting\.)/.test((event.target && event.target.name) || "");
+  const later = (event) => {
+    if (!counts(event)) return;
     clearTimeout(timer);
     timer = setTimeout(count, DEBOUNCE_MS);
   };
