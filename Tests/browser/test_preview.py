@@ -265,7 +265,7 @@ def type_into(driver: WebDriver, name: str, value: str) -> WebElement:
     return field
 
 
-def test_typing_in_the_title_updates_the_preview_within_a_second(driver, signed_in, screenshot):
+def test_typing_in_the_title_updates_the_preview_with_nothing_submitted(driver, signed_in, screenshot):
     # Given the composer, which previews what the form holds as soon as it opens
     driver.get(signed_in.url("/campaigns/new"))
     visible(driver, "form[data-composer]")
@@ -296,11 +296,13 @@ def test_typing_in_the_title_updates_the_preview_within_a_second(driver, signed_
     field.send_keys(" — last days")
     typed = time.monotonic()
 
-    # Then the preview shows the new title within a second
+    # Then the preview shows the new title by itself: preview.js redraws 300 ms after the last key, and
+    # a round trip to the server later it is there (about half a second on a quiet machine; five seconds
+    # leaves room for a loaded CI machine, where a one-second bound failed once while nothing was wrong)
     expected = "Spring sale — last days"
     while frame_text(driver, "[data-title]") != expected:
-        assert time.monotonic() - typed < 1.0, (
-            f"the preview still shows {frame_text(driver, '[data-title]')!r} a second after typing"
+        assert time.monotonic() - typed < 5.0, (
+            f"the preview still shows {frame_text(driver, '[data-title]')!r} five seconds after typing"
         )
         time.sleep(0.02)
 
