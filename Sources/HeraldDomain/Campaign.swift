@@ -73,7 +73,7 @@ extension Campaign {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, app, name, description, status, priority, schedule, triggers, frequency, targeting, testOnDevice, channel, message
         case push, data, conversion, revision
-        /// Output-only, in a publish's answer (what a push campaign's app lacks to reach its devices): a
+        /// Output-only, in a publish's answer (what would keep the campaign from reaching devices): a
         /// document sent back with it is read without it.
         case warnings
     }

@@ -351,6 +351,43 @@ struct CampaignAPITests {
         #expect((inApp?["warnings"] as? [Any])?.isEmpty == true)
     }
 
+    @Test("Publishing says what would keep a campaign from ever showing: a campaign that always shows instead, targeting no registered installation matches, a push in devices' time that ends before the last zone reaches it")
+    func reachWarnings() async throws {
+        let fixture = try await Self.fixture()
+        func codes(_ response: Response) throws -> [String: String] {
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+            let warnings = try #require(answer["warnings"] as? [[String: String]])
+            return Dictionary(uniqueKeysWithValues: warnings.compactMap { warning in warning["code"].map { ($0, warning["message"] ?? "") } })
+        }
+        func created(_ json: String) throws -> Int64 { try #require(try fixture.document(fixture.call("POST", "/api/v1/campaigns", json: json)).id) }
+        _ = try fixture.app.database.installations.upsert(
+            appID: fixture.shop, installationID: "iphone", registration: InstallationRegistration(platform: .ios, language: "de", notificationsAllowed: true), now: fixture.app.clock.now)
+
+        // A priority-1 message on every purchase, to everyone, each time; then the card (priority 2, purchase of sku_1).
+        let always = try created(#"""
+            {"app": \#(fixture.shop), "name": "Always first", "priority": 1, "triggers": [{"event": "purchase"}], "frequency": {"type": "always"},
+             "message": {"layout": "modal", "title": {"text": "Thanks"}}}
+            """#)
+        #expect(try codes(fixture.call("POST", "/api/v1/campaigns/\(always)/publish")).isEmpty)
+        let card = try created(Self.cardJSON(app: fixture.shop))
+        let outranked = try codes(fixture.call("POST", "/api/v1/campaigns/\(card)/publish"))
+        #expect(Array(outranked.keys) == ["outranked"])
+        #expect(outranked["outranked"]?.contains(#""Always first""#) == true)
+
+        // Persian devices only: the one registered installation speaks German.
+        let persian = try created(Self.cardJSON(app: fixture.shop).replacingOccurrences(of: #""priority": 2,"#, with: #""priority": 1, "targeting": {"languages": ["fa"]},"#))
+        #expect(Array(try codes(fixture.call("POST", "/api/v1/campaigns/\(persian)/publish")).keys) == ["no_audience"])
+
+        // At 09:00 in each device's zone from an hour ago, for three hours: UTC−12 reaches 09:00 later than that.
+        let start = UTCTime.rfc3339(fixture.app.clock.now - 3600), end = UTCTime.rfc3339(fixture.app.clock.now + 3 * 3600)
+        let local = try created(#"""
+            {"app": \#(fixture.shop), "name": "Morning", "channel": "push", "push": {"title": "Good morning", "inDeviceTimeZone": true},
+             "schedule": {"start": "\#(start)", "end": "\#(end)", "timeZone": "Asia/Tokyo"}}
+            """#)
+        let late = try codes(fixture.call("POST", "/api/v1/campaigns/\(local)/publish"))
+        #expect(late["ends_before_last_zone"]?.contains("(UTC−12)") == true, "\(late)")
+    }
+
     @Test("The list pages through the key's app only, with filters")
     func list() async throws {
         let fixture = try await Self.fixture()

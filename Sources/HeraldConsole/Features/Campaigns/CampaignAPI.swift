@@ -98,8 +98,9 @@ struct CampaignAPI: Sendable {
             try CampaignLifecycle(store: store, changed: services.push.campaignChanged).perform(action, on: current, actor: context.actor, now: context.now)
             let published = try services.campaign(current.id, key: key)
             guard action == .publish else { return try answer(published, now: context.now) }
-            // A script cannot be asked first: it is told what the app lacks to reach its devices.
-            let warnings = try services.push.publishWarnings(published.campaign).map { PublishWarning(code: $0.code, message: $0.message) }
+            // A script cannot be asked first: it is told what would keep the campaign from reaching devices.
+            let warnings = try CampaignWarning.warnings(for: published.campaign, id: published.id, services: services, now: context.now)
+                .map { PublishWarning(code: $0.code, message: $0.message) }
             var response = try json(PublishAnswer(campaign: document(published, now: context.now), warnings: warnings))
             response.headers.add("ETag", Self.etag(revision: published.revision).description)
             return response
@@ -127,8 +128,8 @@ struct CampaignAPI: Sendable {
         return campaign
     }
 
-    /// A publish's answer: the campaign's document with `warnings` beside its members (none for an in-app
-    /// campaign, or for a push campaign whose app can reach its devices).
+    /// A publish's answer: the campaign's document with `warnings` beside its members (`CampaignWarning`:
+    /// what would keep it from reaching devices; empty when nothing does).
     struct PublishAnswer: Encodable {
         let campaign: Campaign
         let warnings: [PublishWarning]

@@ -113,7 +113,7 @@ struct CampaignPages: Sendable {
         let publish = intent == Self.publishIntent || intent == Self.publishAnywayIntent
         let (campaign, problems) = decode(form, app: appID, publish: publish, context)
         guard problems.isEmpty else { return try renderComposer(context, form: form, problems: problems, stored: nil, status: 422) }
-        if intent == Self.publishIntent, let warnings = try publishWarnings(campaign, context) {
+        if intent == Self.publishIntent, let warnings = try publishWarnings(campaign, id: nil, context) {
             return try renderComposer(context, form: form, problems: [], stored: nil, publishWarnings: warnings)
         }
         let id = try store.create(campaign, state: publish ? .published : .draft, actor: context.actor, now: context.now)
@@ -152,7 +152,7 @@ struct CampaignPages: Sendable {
         var (campaign, problems) = decode(form, app: stored.campaign.app, publish: publishing || live, context)
         campaign.id = stored.id
         guard problems.isEmpty else { return try renderComposer(context, form: form, problems: problems, stored: stored, status: 422) }
-        if publishing && intent == Self.publishIntent, let warnings = try publishWarnings(campaign, context) {
+        if publishing && intent == Self.publishIntent, let warnings = try publishWarnings(campaign, id: stored.id, context) {
             return try renderComposer(context, form: form, problems: [], stored: stored, publishWarnings: warnings)
         }
         guard let base = form["revision"].flatMap(Int.init) else {
@@ -255,6 +255,8 @@ struct CampaignPages: Sendable {
         let id: Int64
         let heading: String
         let warnings: [String]
+        /// Push campaigns are asked about in the words of sending; in-app ones in those of showing.
+        let isPush: Bool
         /// Whom publishing sends to, for a push draft (`pushDraftAudience`).
         let audience: String?
     }
@@ -271,19 +273,26 @@ struct CampaignPages: Sendable {
     func publish(_ context: RequestContext) throws -> Response {
         let stored = try campaign(context)
         if stored.state == .draft && context.form["confirmed"] != "yes",
-           let warnings = try publishWarnings(stored.campaign, context) {
+           let warnings = try publishWarnings(stored.campaign, id: stored.id, context) {
             let heading = context.localizer("campaigns.publish_check.title", ["name": context.localizer.quoted(stored.campaign.name)])
             return try services.page(
-                .confirmPublish, title: heading, model: PublishConfirmation(id: stored.id, heading: heading, warnings: warnings, audience: try pushDraftAudience(stored, context)),
+                .confirmPublish, title: heading, model: PublishConfirmation(
+                    id: stored.id, heading: heading, warnings: warnings, isPush: stored.campaign.channel == .push,
+                    audience: try pushDraftAudience(stored, context)),
                 context: context)
         }
         return try perform(.publish, context, message: "campaigns.flash.published")
     }
 
-    /// What publishing `campaign` now would leave unreached, in the reader's language; nil when nothing.
-    private func publishWarnings(_ campaign: Campaign, _ context: RequestContext) throws -> [String]? {
-        let warnings = try services.push.publishWarnings(campaign)
-        guard !warnings.isEmpty else { return nil }
+    /// What publishing `campaign` (stored as `id`) now would leave unreached, in the reader's language; nil when nothing.
+    private func publishWarnings(_ campaign: Campaign, id: Int64?, _ context: RequestContext) throws -> [String]? {
+        let warnings = try localizedWarnings(campaign, id: id, context)
+        return warnings.isEmpty ? nil : warnings
+    }
+
+    private func localizedWarnings(_ campaign: Campaign, id: Int64?, _ context: RequestContext) throws -> [String] {
+        let warnings = try CampaignWarning.warnings(for: campaign, id: id, services: services, now: context.now)
+        guard !warnings.isEmpty else { return [] }
         let app = try services.database.apps.find(id: campaign.app)?.name ?? String(campaign.app)
         return warnings.map { $0.localized(context.localizer, app: app) }
     }
@@ -383,8 +392,14 @@ struct CampaignPages: Sendable {
         let model = CampaignSummaryView(
             stored: stored, appName: app?.name ?? context.localizer("campaigns.show.app_number", ["id": String(stored.campaign.app)]), now: context.now,
             canEdit: role.includes(.editor), problems: problems, errorsTitle: errorsTitle, push: push, testSends: tests,
-            audience: try pushDraftAudience(stored, context), localizer: context.localizer)
+            audience: try pushDraftAudience(stored, context), warnings: try summaryWarnings(stored, context), localizer: context.localizer)
         return try services.page(.campaign, title: stored.campaign.name, model: model, context: context, status: status)
+    }
+
+    /// For a draft, or a campaign that is live and not yet ended, what may keep it from showing.
+    private func summaryWarnings(_ stored: StoredCampaign, _ context: RequestContext) throws -> [String] {
+        guard [.draft, .scheduled, .running, .paused].contains(stored.status(at: context.now)) else { return [] }
+        return try localizedWarnings(stored.campaign, id: stored.id, context)
     }
 
     // MARK: History

@@ -49,12 +49,16 @@ struct CampaignSummaryView: Sendable {
     let testSends: TestSendPanel?
     /// A push draft's audience (`AudienceView`), said beside Publish.
     let audience: String?
+    /// What may keep a draft or live campaign from showing (`CampaignWarning`), in the reader's language.
+    let warnings: [String]
 
     init(
         stored: StoredCampaign, appName: String, now: Date, canEdit: Bool, problems: [FieldProblem], errorsTitle: String? = nil,
-        push: PushProgressView? = nil, testSends: TestSendPanel? = nil, audience: String? = nil, localizer: Localizer
+        push: PushProgressView? = nil, testSends: TestSendPanel? = nil, audience: String? = nil, warnings: [String] = [],
+        localizer: Localizer
     ) {
         self.audience = audience
+        self.warnings = warnings
         let campaign = stored.campaign
         let status = stored.status(at: now)
         let l = localizer
