@@ -5,7 +5,8 @@ import HeraldStorage
 /// How many registered installations a targeting admits (`POST /api/v1/audience`): the rules the server
 /// knows (platform, app version, language, country, percentage) applied to the app's installations
 /// grouped alike, never one by one, so a million installations cost a grouped read and a few thousand
-/// evaluations. The groups are kept a minute per app: a composer asks again at every change of targeting.
+/// evaluations. The groups are kept a minute per app (a composer asks again at every change of targeting, and
+/// each campaign page for its warnings), or until an installation registers for the first time.
 final class AudienceEstimator: Sendable {
     /// The most groups read per app; installations past them are shared out as the groups read matched.
     static let groupLimit = 5000
@@ -38,6 +39,12 @@ final class AudienceEstimator: Sendable {
             }
         }
         return profiles
+    }
+
+    /// Drops the app's kept groups, so the next estimate reads them again: an installation was added.
+    func forget(appID: Int64) {
+        guard cache.read({ $0[appID] != nil }) else { return }
+        cache.write { $0[appID] = nil }
     }
 }
 

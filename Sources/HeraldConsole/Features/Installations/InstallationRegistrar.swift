@@ -32,6 +32,8 @@ struct InstallationRegistrar: Sendable {
         }
         let (installation, created) = try services.database.installations.upsert(
             appID: key.appID, installationID: id, registration: registration, now: context.now)
+        // A new installation counts at once in this instance's estimates (a changed one within their minute).
+        if created { services.audience.forget(appID: key.appID) }
         return .json(Array(try CampaignJSON.encoder().encode(installation)), status: created ? 201 : 200)
     }
 
