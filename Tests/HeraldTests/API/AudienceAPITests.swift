@@ -90,7 +90,8 @@ struct AudienceAPITests {
             (#"{"app": \#(shop), "targeting": {"percentage": 0}}"#, reader, 422, "targeting.percentage"),
             (#"{"app": \#(shop), "targeting": {"appVersion": {"op": "regex", "value": "("}}}"#, reader, 422, "targeting.appVersion.value"),
             (#"{"app": \#(shop), "targeting": {"languages": ["x"]}}"#, reader, 422, "targeting.languages.0"),
-            (#"{"app": \#(shop), "targetting": {}}"#, reader, 422, "did you mean `targeting`"),
+            (#"{"app": \#(shop), "targetting": {}}"#, reader, 422, "is not a field of an audience request; did you mean `targeting`?"),
+            (#"{"app": \#(shop), "targeting": {"language": []}}"#, reader, 422, "`targeting.language` is not a field of Campaign JSON"),
             (#"{"app": \#(shop)}"#, reader, 400, "targeting"),
             (#"{"app": \#(shop), "targeting": {}}"#, sdk, 403, "campaigns:read"),
         ]

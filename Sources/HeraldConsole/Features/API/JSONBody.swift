@@ -1,6 +1,25 @@
 import Foundation
 import HeraldDomain
 import HeraldHTTP
+import HeraldStorage
+
+extension Request {
+    /// Refuses a body sent as anything but JSON: a 415 saying to send `what` ("the campaign") as JSON, and
+    /// how (`shape`, an example), when given.
+    func requireJSON(_ what: String, shape: String? = nil) throws {
+        guard mediaType == "application/json" else {
+            throw HTTPError(415, "Send \(what) as JSON with `Content-Type: application/json`\(shape.map { ": " + $0 } ?? "").")
+        }
+    }
+}
+
+extension APIKey {
+    /// Refuses a document for an app other than the key's: a 422 naming `app`.
+    func requireOwnApp(_ app: Int64) throws {
+        guard app != appID else { return }
+        throw HTTPError(422, "This key belongs to app \(appID); `app` must be \(appID).", fields: [FieldProblem("app", "Use \(appID), the app of this key.")])
+    }
+}
 
 /// JSON that cannot be read as the document asked for: where it broke, for the person who sent it.
 struct MalformedJSON: Error, Equatable {

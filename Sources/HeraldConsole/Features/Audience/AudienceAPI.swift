@@ -22,14 +22,18 @@ struct AudienceAPI: Sendable {
     }
 
     func estimate(_ context: RequestContext, key: APIKey) throws -> Response {
-        guard context.request.mediaType == "application/json" else {
-            throw HTTPError(415, "Send the targeting as JSON with `Content-Type: application/json`.")
+        try context.request.requireJSON("the targeting", shape: #"{"app": 1, "targeting": {…}}"#)
+        let body: Body
+        do {
+            body = try JSONBody.decode(Body.self, from: context.request.body)
+        } catch let unknown as UnknownKeyError where !unknown.path.contains(".") {
+            // One inside the targeting is said as for a campaign's: `targeting.x` is not a field of Campaign JSON.
+            let hint = unknown.suggestion.map { "did you mean `\($0)`? " } ?? ""
+            throw HTTPError(422, "`\(unknown.path)` is not a field of an audience request; \(hint)send {\"app\": 1, \"targeting\": {…}}.", fields: [
+                FieldProblem(unknown.path, "An audience request has only `app` and `targeting`" + (unknown.suggestion.map { "; did you mean `\($0)`?" } ?? ".")),
+            ])
         }
-        let body = try JSONBody.decode(Body.self, from: context.request.body)
-        if body.app != key.appID {
-            throw HTTPError(422, "This key belongs to app \(key.appID); `app` must be \(key.appID).",
-                            fields: [FieldProblem("app", "Use \(key.appID), the app of this key.")])
-        }
+        try key.requireOwnApp(body.app)
         let problems = body.targeting.problems()
         guard problems.isEmpty else { throw HTTPError.invalid(problems) }
         let estimate = try services.audience.estimate(body.targeting, appID: key.appID, now: context.now)

@@ -37,10 +37,7 @@ struct CampaignAPI: Sendable {
 
     func create(_ context: RequestContext, key: APIKey) throws -> Response {
         var campaign = try decodeBody(context)
-        if campaign.app != key.appID {
-            throw HTTPError(422, "This key belongs to app \(key.appID); `app` must be \(key.appID).",
-                            fields: [FieldProblem("app", "Use \(key.appID), the app of this key.")])
-        }
+        try key.requireOwnApp(campaign.app)
         campaign.id = nil
         try validate(campaign, publish: false, now: context.now)
         let id = try store.create(campaign, state: .draft, actor: context.actor, now: context.now)
@@ -115,9 +112,7 @@ struct CampaignAPI: Sendable {
     }
 
     private func decodeBody(_ context: RequestContext) throws -> Campaign {
-        guard context.request.mediaType == "application/json" else {
-            throw HTTPError(415, "Send the campaign as JSON with `Content-Type: application/json`.")
-        }
+        try context.request.requireJSON("the campaign")
         return try JSONBody.decode(Campaign.self, from: context.request.body)
     }
 

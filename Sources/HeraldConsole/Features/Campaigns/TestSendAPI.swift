@@ -63,9 +63,7 @@ struct TestSendAPI: Sendable {
 
     func create(_ context: RequestContext, key: APIKey) throws -> Response {
         let stored = try services.campaign(addressedBy: context, key: key)
-        guard context.request.mediaType == "application/json" else {
-            throw HTTPError(415, "Send the test as JSON with `Content-Type: application/json`: {\"installationIds\": [\"…\"]}.")
-        }
+        try context.request.requireJSON("the test", shape: #"{"installationIds": ["…"]}"#)
         let body: Body
         do {
             body = try JSONBody.decode(Body.self, from: context.request.body)

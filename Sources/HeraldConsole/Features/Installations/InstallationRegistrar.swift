@@ -20,9 +20,7 @@ struct InstallationRegistrar: Sendable {
                 retryAfterSeconds: refusal.retryAfter)
         }
         let id = try Self.addressedID(context)
-        guard context.request.mediaType == "application/json" else {
-            throw HTTPError(415, "Send the installation as JSON with `Content-Type: application/json`.")
-        }
+        try context.request.requireJSON("the installation")
         let registration = try InstallationBody.read(context.request.body)
         // A device of a platform the app does not ship on is another app's, or a mistake: nothing would reach it.
         if let app = try services.database.apps.find(id: key.appID), !app.platforms.contains(registration.platform) {
