@@ -124,84 +124,78 @@ function followPushProgress(section) {
   });
 }
 
-// ---- A notification's bytes left, as the marketer types --------------------------
-// The server measures the payload it will send (APNs's and FCM's limits, in UTF-8 bytes) and words
-// the count; this asks it again a moment after each change and puts its words in place. A counter
-// that says the same again is left alone, so screen readers are not told it twice.
-function followPushBytes(form) {
-  const DEBOUNCE_MS = 250;
+// ---- Server words that follow the form -------------------------------------------
+// Some lines of the composer are the server's words about what the form holds: it measures or counts,
+// and words the result in the reader's language. `followForm` posts the form to `address` a moment
+// (`delay` ms) after a change that `matters` (every change when not given; the row and version buttons
+// too), cancels the question still under way, and hands the answer's JSON to `show`. Offline for a
+// moment, or answered with an error, the words stay as they are until the next change.
+function followForm(form, { address, delay, matters, show }) {
   let timer;
   let running = null;
-  async function measure() {
+  async function ask() {
     if (running) running.abort();
     const controller = new AbortController();
     running = controller;
     try {
-      const answer = await fetch("/campaigns/push-bytes", {
+      const answer = await fetch(address, {
         method: "POST", body: new URLSearchParams(new FormData(form)), signal: controller.signal,
         headers: { Accept: "application/json" }, credentials: "same-origin",
       });
-      if (!answer.ok) return;
-      const { versions } = await answer.json();
+      if (answer.ok) show(await answer.json());
+    } catch (error) {
+      // Aborted by a newer change, or offline for a moment: the next change asks again.
+    }
+  }
+  const later = (event) => {
+    if (matters && !matters(event)) return;
+    clearTimeout(timer);
+    timer = setTimeout(ask, delay);
+  };
+  form.addEventListener("input", later);
+  form.addEventListener("change", later);
+  if (!matters) {
+    form.addEventListener("click", (event) => {
+      if (event.target.closest("button[data-version-add], button[data-version-remove], button[data-row-add], button[data-row-remove]")) later(event);
+    });
+  }
+}
+
+// A notification's bytes left, as the marketer types: the server measures the payload it will send
+// (APNs's and FCM's limits, in UTF-8 bytes). A counter that says the same again is left alone, so
+// screen readers are not told it twice.
+function followPushBytes(form) {
+  followForm(form, {
+    address: "/campaigns/push-bytes",
+    delay: 250,
+    show: ({ versions }) => {
       form.querySelectorAll("[data-push-bytes]").forEach((counter) => {
         const version = versions.find((each) => each.tag === counter.dataset.pushBytes);
         if (!version) return;
         if (counter.textContent !== version.text) counter.textContent = version.text;
         counter.classList.toggle("push-bytes-over", version.over === true);
       });
-    } catch (error) {
-      // Aborted by a newer change, or offline for a moment: the next change measures again.
-    }
-  }
-  const later = () => {
-    clearTimeout(timer);
-    timer = setTimeout(measure, DEBOUNCE_MS);
-  };
-  form.addEventListener("input", later);
-  form.addEventListener("change", later);
-  form.addEventListener("click", (event) => {
-    if (event.target.closest("button[data-version-add], button[data-version-remove], button[data-row-add], button[data-row-remove]")) later();
+    },
   });
 }
 
-// ---- How many installations the targeting reaches, as it changes -------------------
-// The server counts the app's registered installations the targeting admits and words the line; this
-// asks it again a moment after each change and puts the words in place (hidden while there are none:
-// no app chosen, or a targeting field to fix). The same words are not set twice, so screen readers
-// hear a count once.
+// How many installations the targeting reaches, as it changes: the server counts the app's registered
+// installations the targeting admits. The line is hidden while there are no words (no app chosen, or a
+// targeting field to fix); the same words are not set twice, so screen readers hear a count once.
 function followAudience(form) {
   const line = form.querySelector("[data-audience]");
   if (!line) return;
-  const DEBOUNCE_MS = 400;
-  let timer;
-  let running = null;
-  async function count() {
-    if (running) running.abort();
-    const controller = new AbortController();
-    running = controller;
-    try {
-      const answer = await fetch("/campaigns/audience", {
-        method: "POST", body: new URLSearchParams(new FormData(form)), signal: controller.signal,
-        headers: { Accept: "application/json" }, credentials: "same-origin",
-      });
-      if (!answer.ok) return;
-      const { text } = await answer.json();
+  followForm(form, {
+    address: "/campaigns/audience",
+    delay: 400,
+    // Only what the count depends on: the app, the channel (a push line says how many hold a token) and
+    // the targeting; the message's fields leave it as it is.
+    matters: (event) => /^(app$|channel$|targeting\.)/.test((event.target && event.target.name) || ""),
+    show: ({ text }) => {
       if (line.textContent !== text) line.textContent = text;
       line.hidden = text === "";
-    } catch (error) {
-      // Aborted by a newer change, or offline for a moment: the next change counts again.
-    }
-  }
-  // Only what the count depends on: the app, the channel (a push line says how many hold a token) and
-  // the targeting; the message's fields leave it as it is.
-  const counts = (event) => /^(app$|channel$|targeting\.)/.test((event.target && event.target.name) || "");
-  const later = (event) => {
-    if (!counts(event)) return;
-    clearTimeout(timer);
-    timer = setTimeout(count, DEBOUNCE_MS);
-  };
-  form.addEventListener("input", later);
-  form.addEventListener("change", later);
+    },
+  });
 }
 
 // ---- Campaign composer -------------------------------------------------------
