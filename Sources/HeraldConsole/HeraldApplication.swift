@@ -53,9 +53,10 @@ public final class HeraldApplication: Sendable {
     }
 
     /// Runs the retention now and then every hour on a thread of its own (its steps sleep between
-    /// writes, which must not hold a request or cooperative thread), until `shutdown()`.
+    /// writes, which must not hold a request or cooperative thread), until `shutdown()`; with raw events
+    /// kept forever, it still keeps the installations' grouped counts up to date (`Retention.run`).
     public func startRetention(every interval: Duration = .seconds(3600)) {
-        guard retention.days > 0, !retentionRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !retentionRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let retention = retention, stop = retentionStop, clock = services.configuration.clock, logger = services.logger
         let seconds = Double(interval.components.seconds)
         Thread.detachNewThread {

@@ -192,19 +192,7 @@ struct PostgresInstallationStore: InstallationStore {
     /// instead of deadlocking; a registration never waits for either), then the largest are read.
     func profiles(appID: Int64, limit: Int) throws -> InstallationProfiles {
         try database.write { session in
-            try session.execute(
-                """
-                WITH moved AS (
-                    DELETE FROM installation_profile_changes WHERE app_id = \(appID)
-                    RETURNING platform, app_version, language, country, installations, with_token
-                )
-                INSERT INTO installation_profiles AS profile (app_id, platform, app_version, language, country, installations, with_token)
-                SELECT \(appID), platform, app_version, language, country, sum(installations), sum(with_token) FROM moved
-                GROUP BY platform, app_version, language, country ORDER BY platform, app_version, language, country
-                ON CONFLICT (app_id, platform, app_version, language, country) DO UPDATE
-                SET installations = profile.installations + excluded.installations, with_token = profile.with_token + excluded.with_token
-                """)
-            try session.execute("DELETE FROM installation_profiles WHERE app_id = \(appID) AND installations = 0")
+            try Self.fold(appID: appID, in: session)
             let groups = try session.rows(
                 """
                 SELECT platform, app_version, language, country, installations, with_token FROM installation_profiles
@@ -222,6 +210,34 @@ struct PostgresInstallationStore: InstallationStore {
             ).first.map { try $0.decode((Int64, Int64).self) }
             return InstallationProfiles(groups: groups, installations: Int(totals?.0 ?? 0), withToken: Int(totals?.1 ?? 0))
         }
+    }
+
+    /// Every app with appended changes, one transaction each, so no fold holds many apps' count rows at once.
+    func foldProfileChanges() throws {
+        let apps = try database.read { session in
+            try session.rows("SELECT DISTINCT app_id FROM installation_profile_changes").map { try $0.decode(Int64.self) }
+        }
+        for appID in apps {
+            try database.write { session in try Self.fold(appID: appID, in: session) }
+        }
+    }
+
+    /// Moves the app's appended changes into its counts, in one statement: deleted and summed, the count
+    /// rows updated in key order; then drops the groups left empty.
+    private static func fold(appID: Int64, in session: PostgresSession) throws {
+        try session.execute(
+            """
+            WITH moved AS (
+                DELETE FROM installation_profile_changes WHERE app_id = \(appID)
+                RETURNING platform, app_version, language, country, installations, with_token
+            )
+            INSERT INTO installation_profiles AS profile (app_id, platform, app_version, language, country, installations, with_token)
+            SELECT \(appID), platform, app_version, language, country, sum(installations), sum(with_token) FROM moved
+            GROUP BY platform, app_version, language, country ORDER BY platform, app_version, language, country
+            ON CONFLICT (app_id, platform, app_version, language, country) DO UPDATE
+            SET installations = profile.installations + excluded.installations, with_token = profile.with_token + excluded.with_token
+            """)
+        try session.execute("DELETE FROM installation_profiles WHERE app_id = \(appID) AND installations = 0")
     }
 
     /// Deletes the app's installation `installationID` inside the caller's transaction (an erasure, which

@@ -194,6 +194,10 @@ public protocol InstallationStore: Sendable {
     /// The app's installations grouped by what the server's targeting reads of them (platform, app version,
     /// language, country): at most `limit` groups, the largest first, beside the totals of all of them.
     func profiles(appID: Int64, limit: Int) throws -> InstallationProfiles
+    /// Brings every app's grouped counts up to date, so what keeps them stays bounded for apps nobody
+    /// estimates: PostgreSQL appends a change per registration that moves an installation between groups,
+    /// folded in here (and by `profiles`, for its app); SQLite keeps the counts in place, with nothing to do.
+    func foldProfileChanges() throws
     /// Deletes at most `limit` installations, of every app, that have not registered since `cutoff`, the
     /// longest unregistered first (retention); returns how many. One that registers while this runs is kept.
     func deleteUnregistered(since cutoff: Date, limit: Int) throws -> Int

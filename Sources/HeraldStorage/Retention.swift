@@ -45,9 +45,11 @@ public final class Retention: Sendable {
 
     /// Deletes the raw events received more than `days` before `now`, then the installations that last
     /// registered before then, step by step with a pause between steps, reclaiming the freed pages after
-    /// each. Nothing when they are kept forever.
+    /// each; nil when they are kept forever. First, whatever the period, the installations' grouped counts
+    /// are brought up to date (`foldProfileChanges`), the same hourly upkeep of what would otherwise grow.
     @discardableResult
     public func run(now: Date) throws -> Run? {
+        try database.installations.foldProfileChanges()
         guard days > 0 else { return nil }
         let cutoff = now.addingTimeInterval(-Double(days) * 86_400)
         var steps = 0

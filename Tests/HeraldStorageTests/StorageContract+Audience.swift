@@ -1,5 +1,6 @@
 import Foundation
 import HeraldDomain
+@testable import HeraldPostgres
 @testable import HeraldStorage
 import TestSupport
 import Testing
@@ -54,5 +55,18 @@ extension StorageContractTests {
             installations: 6, withToken: 3))
         #expect(try installations.profiles(appID: blog.id, limit: 10) == InstallationProfiles(
             groups: [.init(device: persian, installations: 1, withToken: 1)], installations: 1, withToken: 1))
+
+        // The hourly upkeep folds what was appended for every app, estimated or not (PostgreSQL appends a change
+        // per move, which nothing else would fold for an app nobody estimates); the counts read the same after.
+        _ = try installations.upsert(appID: blog.id, installationID: "ios-1", registration: .sample(token: "tok-blog-1"), now: Self.start)
+        _ = try installations.upsert(appID: shop.id, installationID: "android-0", registration: .sample(token: "tok-4"), now: Self.start)
+        try installations.foldProfileChanges()
+        if let postgres = database.stores as? PostgresAppDatabase {
+            #expect(try postgres.read { try $0.one("SELECT count(*)::int8 FROM installation_profile_changes", as: Int64.self) } == 0)
+        }
+        #expect(try installations.profiles(appID: blog.id, limit: 10) == InstallationProfiles(
+            groups: [.init(device: persian, installations: 2, withToken: 2)], installations: 2, withToken: 2))
+        #expect(try installations.profiles(appID: shop.id, limit: 10) == InstallationProfiles(
+            groups: [.init(device: persian, installations: 6, withToken: 4)], installations: 6, withToken: 4))
     }
 }
