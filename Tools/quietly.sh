@@ -3,8 +3,7 @@
 # thousand lines of compiler output, what is happening, roughly how long it takes and how far it has come:
 # SwiftPM's `[done/total]` steps, on one line rewritten in a terminal, a line a minute elsewhere (CI logs).
 # When COMMAND fails, its errors (with the lines around them) and the end of LOG are printed, and its status
-# is returned. VERBOSE=1 shows everything as it comes. QUIETLY_TAG=name, for builds that run side by side:
-# a line a minute, each starting with [name], even in a terminal (two rewritten lines would fight).
+# is returned. VERBOSE=1 shows everything as it comes.
 set -uo pipefail
 log=$1 what=$2 estimate=$3
 shift 3
@@ -36,15 +35,14 @@ started=$(date +%s)
 "$@" > "$log" 2>&1 &
 command=$!
 terminal=0
-[ -t 1 ] && [ -z "${QUIETLY_TAG:-}" ] && terminal=1
-tag=${QUIETLY_TAG:+[$QUIETLY_TAG] }
+[ -t 1 ] && terminal=1
 last_line=$started
 while kill -0 "$command" 2>/dev/null; do
     sleep 1
     if [ "$terminal" = 1 ]; then
         printf '\r  %s, %s   ' "$(progress)" "$(elapsed)"
     elif [ $(( $(date +%s) - last_line )) -ge 60 ]; then
-        echo "  $tag$(progress), $(elapsed)"
+        echo "  $(progress), $(elapsed)"
         last_line=$(date +%s)
     fi
 done
@@ -52,7 +50,7 @@ wait "$command"
 status=$?
 [ "$terminal" = 1 ] && printf '\r\033[K'
 if [ "$status" = 0 ]; then
-    echo "  ${tag}done in $(elapsed)"
+    echo "  done in $(elapsed)"
     exit 0
 fi
 echo "  failed after $(elapsed) (exit status $status). What went wrong:"
