@@ -124,11 +124,12 @@ class PostgresEngine:
     # their two indexes, event_ids 174 with its key and index).
     bytes_per_event = 450
     wal_room = 6e9  # WAL on disk while loading: max_wal_size and a margin
-    # The indexes a step drops before its bulk insert and builds again after, exactly as 0004_events.sql makes them.
+    # The indexes a step drops before its bulk insert and builds again after, exactly as the migrations make them
+    # (0004_events.sql, keyed by time from 0016_event_keys_by_occurrence.sql).
     indexes = [
-        ("DROP INDEX events_by_key", "CREATE INDEX events_by_key ON events (app_id, id)"),
+        ("DROP INDEX events_by_key", "CREATE INDEX events_by_key ON events (app_id, occurred_at, id)"),
         ("DROP INDEX events_by_received_at", "CREATE INDEX events_by_received_at ON events (received_at)"),
-        ("ALTER TABLE event_ids DROP CONSTRAINT event_ids_pkey", "ALTER TABLE event_ids ADD PRIMARY KEY (app_id, id)"),
+        ("ALTER TABLE event_ids DROP CONSTRAINT event_ids_pkey", "ALTER TABLE event_ids ADD PRIMARY KEY (app_id, occurred_at, id)"),
         ("DROP INDEX event_ids_by_received_at", "CREATE INDEX event_ids_by_received_at ON event_ids (received_at)"),
     ]
     # Server settings for the load only (ALTER SYSTEM, reset before measuring): checkpoints every 4 GB of WAL
@@ -237,7 +238,7 @@ class PostgresEngine:
                     occurred, to_char(occurred AT TIME ZONE 'UTC', 'YYYY-MM-DD'), NULL, false, received
                 FROM ({select}) AS g"""))
             jobs.append((f"event_ids {low:,}–{high:,}", f"""SET synchronous_commit = off;
-                INSERT INTO event_ids (app_id, id, received_at) SELECT {app}, id, received FROM ({select}) AS g"""))
+                INSERT INTO event_ids (app_id, occurred_at, id, received_at) SELECT {app}, occurred, id, received FROM ({select}) AS g"""))
         phases = {}
         say(f"inserting events {first:,} to {target:,} and their ids ({len(jobs)} statements, {self.options.jobs} sessions)")
         phases["insert"] = self.run_jobs(jobs, "insert")

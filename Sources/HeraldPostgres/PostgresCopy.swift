@@ -50,7 +50,7 @@ public enum PostgresCopy {
     /// PostgreSQL's tables that SQLite does not have, each filled from what was copied: `event_ids` decides
     /// once per app which events count, across the monthly partitions SQLite does not have.
     static let derivedOnCopy: [String: PostgresQuery] = [
-        "event_ids": "INSERT INTO event_ids (app_id, id, received_at) SELECT app_id, id, received_at FROM events",
+        "event_ids": "INSERT INTO event_ids (app_id, occurred_at, id, received_at) SELECT app_id, occurred_at, id, received_at FROM events",
     ]
     /// PostgreSQL's tables that SQLite does not have and that end a copy empty: the installations'
     /// count changes its trigger appended as they were copied, which the counts copied already hold.

@@ -13,10 +13,10 @@ final class PostgresEventIngestion: Sendable {
     let months = Mutex<Set<String>>([])
 }
 
-/// The event store on PostgreSQL. Whether an event counts is decided by `event_ids` (unique per app
-/// across every instance and month); rollups are added with upserts, device numbers and bitmaps under
-/// transaction locks per app and per campaign day (`PostgresDeviceRows`), so instances sharing the
-/// database count what one SQLite writer would.
+/// The event store on PostgreSQL. Whether an event counts is decided by `event_ids` (an event's key, its
+/// app, occurrence time and id, unique across every instance and month); rollups are added with upserts,
+/// device numbers and bitmaps under transaction locks per app and per campaign day (`PostgresDeviceRows`),
+/// so instances sharing the database count what one SQLite writer would.
 struct PostgresEventStore: EventStore {
     let database: PostgresAppDatabase
     let ingestion: PostgresEventIngestion
@@ -51,24 +51,38 @@ struct PostgresEventStore: EventStore {
         }
     }
 
-    private struct Key: Hashable {
-        let appID: Int64, id: String
+    /// An event's key as PostgreSQL returned it, the time as its text, to find the row again.
+    private struct StoredKey: Hashable {
+        let occurredAt: String, id: String
     }
 
-    /// Inserts the group's events (the first of each id in arrival order; later ones in the group are
+    /// An event's key, as SQLite's events table is keyed (its migration 0026): a retry carries the same id and
+    /// occurrence time.
+    private struct EventKey: Hashable {
+        let appID: Int64, occurredAt: Date, id: String
+
+        init(_ event: Event) {
+            (appID, occurredAt, id) = (event.appID, event.occurredAt.storedPrecision, event.id)
+        }
+    }
+
+    /// Inserts the group's events (the first of each key in arrival order; later ones in the group are
     /// duplicates, as SQLite's INSERT OR IGNORE makes them), in key order so that two instances' groups
-    /// lock ids in one order; then adds the stored ones to the rollups and devices in arrival order; then the
+    /// lock keys in one order; then adds the stored ones to the rollups and devices in arrival order; then the
     /// discard counts alike (`writeDiscards`).
     private static func write(_ group: [EventIngestBatch], _ db: PostgresSession) throws -> [BatchIngestCounts] {
         var firsts: [(event: Event, receivedAt: Date)] = []
-        var seen: Set<Key> = []
+        var seen: Set<EventKey> = []
         for batch in group {
-            for event in batch.events where seen.insert(Key(appID: event.appID, id: event.id)).inserted {
+            for event in batch.events where seen.insert(EventKey(event)).inserted {
                 firsts.append((event, batch.receivedAt.storedPrecision))
             }
         }
-        firsts.sort { ($0.event.appID, $0.event.id) < ($1.event.appID, $1.event.id) }
-        var stored: Set<Key> = []
+        firsts.sort { first, second in
+            let (one, other) = (EventKey(first.event), EventKey(second.event))
+            return (one.appID, one.occurredAt, one.id) < (other.appID, other.occurredAt, other.id)
+        }
+        var stored: Set<EventKey> = []
         for start in stride(from: 0, to: firsts.count, by: rowsPerStatement) {
             let rows = firsts[start..<min(start + rowsPerStatement, firsts.count)]
             let events = rows.map(\.event)
@@ -86,24 +100,27 @@ struct PostgresEventStore: EventStore {
                         \(ids)::text[], \(apps)::int8[], \(campaigns)::int8[], \(types)::text[], \(occurred)::timestamptz[],
                         \(days)::text[], \(platforms)::text[], \(installations)::text[], \(hasInstallation)::bool[], \(details)::text[],
                         \(urls)::bytea[], \(hasURL)::bool[], \(tests)::bool[], \(received)::timestamptz[], \(languages)::text[],
-                        \(hasLanguage)::bool[])
+                        \(hasLanguage)::bool[]) WITH ORDINALITY
                     AS t(id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, has_installation, detail,
-                         url, has_url, test, received_at, language, has_language)),
+                         url, has_url, test, received_at, language, has_language, ordinal)),
                 new AS (
-                    INSERT INTO event_ids (app_id, id, received_at) SELECT app_id, id, received_at FROM input
-                    ON CONFLICT DO NOTHING RETURNING app_id, id),
+                    INSERT INTO event_ids (app_id, occurred_at, id, received_at) SELECT app_id, occurred_at, id, received_at FROM input
+                    ON CONFLICT DO NOTHING RETURNING app_id, occurred_at, id),
                 stored AS (
                     INSERT INTO events (id, app_id, campaign_id, type, occurred_at, day, platform, installation_id, detail, url, test,
                                         received_at, language)
                     SELECT i.id, i.app_id, i.campaign_id, i.type, i.occurred_at, i.day, i.platform,
                         CASE WHEN i.has_installation THEN i.installation_id END, i.detail, CASE WHEN i.has_url THEN i.url END, i.test,
                         i.received_at, CASE WHEN i.has_language THEN i.language END
-                    FROM input i JOIN new n ON n.app_id = i.app_id AND n.id = i.id)
-                SELECT app_id, id FROM new
+                    FROM input i JOIN new n ON n.app_id = i.app_id AND n.occurred_at = i.occurred_at AND n.id = i.id)
+                SELECT i.ordinal FROM input i JOIN new n ON n.app_id = i.app_id AND n.occurred_at = i.occurred_at AND n.id = i.id
                 """)
+            // By position in this statement's rows (1-based), not by the returned key: the instant comes back
+            // through PostgreSQL's microseconds and need not equal the Date it was bound from.
             for row in new {
-                let (app, id) = try row.decode((Int64, String).self)
-                stored.insert(Key(appID: app, id: id))
+                let ordinal = Int(clamping: try row.decode(Int64.self))
+                guard (1...events.count).contains(ordinal) else { throw UnreadableStoredValue(column: "ordinal", value: "\(ordinal)") }
+                stored.insert(EventKey(events[ordinal - 1]))
             }
         }
 
@@ -111,7 +128,7 @@ struct PostgresEventStore: EventStore {
         var counts: [BatchIngestCounts] = []
         for batch in group {
             var accepted = 0
-            for event in batch.events where stored.remove(Key(appID: event.appID, id: event.id)) != nil {
+            for event in batch.events where stored.remove(EventKey(event)) != nil {
                 accepted += 1
                 tally.add(event, day: event.day)
             }
@@ -123,19 +140,24 @@ struct PostgresEventStore: EventStore {
         return counts
     }
 
+    /// A discard count's key: its id, in its app.
+    private struct DiscardKey: Hashable {
+        let appID: Int64, id: String
+    }
+
     /// Records the ids of the group's discard counts (the first of each id, in key order, as events'), adds
     /// the new ones to `tally` and each batch's `counts`, and forgets at least as many expired ids.
     private static func writeDiscards(_ group: [EventIngestBatch], into counts: inout [BatchIngestCounts], _ tally: inout EventTally, _ db: PostgresSession) throws {
         var firsts: [(app: Int64, id: String, receivedAt: Date)] = []
-        var seen: Set<Key> = []
+        var seen: Set<DiscardKey> = []
         for batch in group {
-            for discard in batch.discards where seen.insert(Key(appID: discard.appID, id: discard.id)).inserted {
+            for discard in batch.discards where seen.insert(DiscardKey(appID: discard.appID, id: discard.id)).inserted {
                 firsts.append((discard.appID, discard.id, batch.receivedAt.storedPrecision))
             }
         }
         guard !firsts.isEmpty else { return }
         firsts.sort { ($0.app, $0.id) < ($1.app, $1.id) }
-        var stored: Set<Key> = []
+        var stored: Set<DiscardKey> = []
         for part in firsts.chunked(rowsPerStatement) {
             let (apps, ids, received) = (part.map(\.app), part.map(\.id), part.map(\.receivedAt))
             for row in try db.rows(
@@ -144,12 +166,12 @@ struct PostgresEventStore: EventStore {
                 ON CONFLICT DO NOTHING RETURNING app_id, id
                 """) {
                 let (app, id) = try row.decode((Int64, String).self)
-                stored.insert(Key(appID: app, id: id))
+                stored.insert(DiscardKey(appID: app, id: id))
             }
         }
         for (index, batch) in group.enumerated() {
             var accepted = 0
-            for discard in batch.discards where stored.remove(Key(appID: discard.appID, id: discard.id)) != nil {
+            for discard in batch.discards where stored.remove(DiscardKey(appID: discard.appID, id: discard.id)) != nil {
                 accepted += 1
                 tally.add(discard)
             }
@@ -231,24 +253,33 @@ struct PostgresEventStore: EventStore {
     /// installation), then deleted by key in a short transaction with any it sent meanwhile.
     func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> EventErasure {
         let scanned = try database.read { db in
-            (events: try db.all("SELECT id FROM events WHERE app_id = \(appID) AND installation_id = \(installationID)", as: String.self),
+            (events: try db.rows("SELECT occurred_at::text, id FROM events WHERE app_id = \(appID) AND installation_id = \(installationID)")
+                .map { try $0.decode((String, String).self) }.map { StoredKey(occurredAt: $0.0, id: $0.1) },
              devices: try DeviceBitmaps.sightings(of: installationID, appID: appID, in: PostgresDeviceRows(db: db)))
         }
         return try database.write { db in
             let recent = try db.rows(
                 """
-                SELECT id, campaign_id, day, test FROM events
+                SELECT occurred_at::text, id, campaign_id, day, test FROM events
                 WHERE received_at >= \(now.addingTimeInterval(-eventErasureInFlight).storedPrecision) AND app_id = \(appID)
                     AND installation_id = \(installationID)
                 """
-            ).map { try $0.decode((String, Int64, String, Bool).self) }
+            ).map { try $0.decode((String, String, Int64, String, Bool).self) }
             try DeviceBitmaps.erase(
                 scanned.devices, installationID: installationID, appID: appID,
-                recent: recent.map { (campaignID: $0.1, test: $0.3, day: $0.2) }, in: PostgresDeviceRows(db: db))
-            let ids = Set(scanned.events).union(recent.map(\.0)).sorted()
-            let erased = try db.changes("DELETE FROM events WHERE app_id = \(appID) AND id = ANY(\(ids))")
-            // Its ids go too, as its SQLite rows do: the same id sent again counts again.
-            try db.execute("DELETE FROM event_ids WHERE app_id = \(appID) AND id = ANY(\(ids))")
+                recent: recent.map { (campaignID: $0.2, test: $0.4, day: $0.3) }, in: PostgresDeviceRows(db: db))
+            // By key, the time as PostgreSQL wrote it as text (a Date's double could miss it by a microsecond).
+            let keys = Set(scanned.events).union(recent.map { StoredKey(occurredAt: $0.0, id: $0.1) })
+            let (times, ids) = (keys.map(\.occurredAt), keys.map(\.id))
+            let erased = try db.changes("""
+                DELETE FROM events e USING unnest(\(times)::text[]::timestamptz[], \(ids)::text[]) AS k(occurred_at, id)
+                WHERE e.app_id = \(appID) AND e.occurred_at = k.occurred_at AND e.id = k.id
+                """)
+            // Its keys go too, as its SQLite rows do: the same event sent again counts again.
+            try db.execute("""
+                DELETE FROM event_ids e USING unnest(\(times)::text[]::timestamptz[], \(ids)::text[]) AS k(occurred_at, id)
+                WHERE e.app_id = \(appID) AND e.occurred_at = k.occurred_at AND e.id = k.id
+                """)
             let registration = try PostgresInstallationStore.delete(appID: appID, installationID: installationID, in: db)
             let erasure = EventErasure(events: erased, registration: registration)
             try PostgresAuditLogStore.record(actor, erasure.audit(installationID: installationID, appID: appID), at: now, in: db)
@@ -267,11 +298,13 @@ struct PostgresEventStore: EventStore {
             let deleted = try db.one(
                 """
                 WITH expired AS (
-                    DELETE FROM event_ids WHERE (app_id, id) IN (
-                        SELECT app_id, id FROM event_ids WHERE received_at < \(cutoff) ORDER BY received_at LIMIT \(Int64(max(1, limit))))
-                    RETURNING app_id, id, received_at),
+                    DELETE FROM event_ids WHERE (app_id, occurred_at, id) IN (
+                        SELECT app_id, occurred_at, id FROM event_ids WHERE received_at < \(cutoff) ORDER BY received_at
+                        LIMIT \(Int64(max(1, limit))))
+                    RETURNING app_id, occurred_at, id, received_at),
                 gone AS (
-                    DELETE FROM events e USING expired x WHERE e.app_id = x.app_id AND e.id = x.id AND e.received_at = x.received_at)
+                    DELETE FROM events e USING expired x
+                    WHERE e.app_id = x.app_id AND e.occurred_at = x.occurred_at AND e.id = x.id AND e.received_at = x.received_at)
                 SELECT count(*)::int8 FROM expired
                 """, as: Int64.self) ?? 0
             return Int(clamping: deleted)

@@ -192,21 +192,24 @@ struct SQLiteEventStore: EventStore {
     /// and the bits those set.
     func eraseInstallation(_ installationID: String, appID: Int64, actor: AuditActor, now: Date) throws -> EventErasure {
         let scanned = try pool.read { db in
-            (events: try String.fetchAll(
-                db, sql: "SELECT id FROM events WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID]),
+            (events: try Row.fetchAll(
+                db, sql: "SELECT occurred_at, id FROM events WHERE app_id = ? AND installation_id = ?", arguments: [appID, installationID])
+                .map { EventKey(occurredAt: $0[0], id: $0[1]) },
              devices: try DeviceBitmaps.sightings(of: installationID, appID: appID, in: SQLiteDeviceRows(db: db)))
         }
         return try pool.write { db in
             let recent = try Row.fetchAll(
-                db, sql: "SELECT id, campaign_id, day, test FROM events WHERE received_at >= ? AND app_id = ? AND installation_id = ?",
+                db, sql: """
+                    SELECT occurred_at, id, campaign_id, day, test FROM events WHERE received_at >= ? AND app_id = ? AND installation_id = ?
+                    """,
                 arguments: [UTCTime.timestamp(now.addingTimeInterval(-eventErasureInFlight)), appID, installationID])
             try DeviceBitmaps.erase(
                 scanned.devices, installationID: installationID, appID: appID,
                 recent: recent.map { (campaignID: $0["campaign_id"], test: $0["test"], day: $0["day"]) }, in: SQLiteDeviceRows(db: db))
-            let deleteEvent = try db.cachedStatement(sql: "DELETE FROM events WHERE app_id = ? AND id = ?")
+            let deleteEvent = try db.cachedStatement(sql: "DELETE FROM events WHERE app_id = ? AND occurred_at = ? AND id = ?")
             var erased = 0
-            for id in Set(scanned.events).union(recent.map { $0["id"] as String }) {
-                try deleteEvent.execute(arguments: [appID, id])
+            for key in Set(scanned.events).union(recent.map { EventKey(occurredAt: $0["occurred_at"], id: $0["id"]) }) {
+                try deleteEvent.execute(arguments: [appID, key.occurredAt, key.id])
                 erased += db.changesCount
             }
             let registration = try SQLiteInstallationStore.delete(appID: appID, installationID: installationID, in: db)
@@ -222,8 +225,8 @@ struct SQLiteEventStore: EventStore {
     func deleteRawEvents(receivedBefore cutoff: Date, limit: Int) throws -> Int {
         try pool.write { db in
             try db.execute(sql: """
-                DELETE FROM events WHERE (app_id, id) IN (
-                    SELECT app_id, id FROM events WHERE received_at < ? ORDER BY received_at LIMIT ?)
+                DELETE FROM events WHERE (app_id, occurred_at, id) IN (
+                    SELECT app_id, occurred_at, id FROM events WHERE received_at < ? ORDER BY received_at LIMIT ?)
                 """, arguments: [UTCTime.timestamp(cutoff), max(1, limit)])
             return db.changesCount
         }
@@ -246,6 +249,12 @@ struct SQLiteEventStore: EventStore {
             return Dictionary(rows.map { ($0[0], Channel(storedLayout: $0[1])) }, uniquingKeysWith: { first, _ in first })
         }
     }
+}
+
+/// An event's key in its app (migration 0026): a retry carries the same id and occurrence time.
+private struct EventKey: Hashable {
+    let occurredAt: String
+    let id: String
 }
 
 /// SQLite's `SQLITE_TRANSIENT` (copy the bound bytes now), a macro Swift cannot import.

@@ -44,11 +44,13 @@ extension StorageContractTests {
             Self.event("e6", app: shop, campaign: sale, .conversion, day: 1, platform: "android", installation: "c", detail: "purchase"),
             Self.event("e7", app: shop, campaign: sale, .dismiss, day: 1, platform: "web", detail: "swipe"),
             Self.event("e8", app: shop, campaign: sale, installation: "tester", test: true),
-            // The same id again in the batch is a duplicate, whatever it says; in another app it is another event.
+            // The same id at the same time again in the batch is a duplicate, whatever else it says; at another
+            // time, or in another app, it is another event (an event's key is its app, occurrence time and id).
             Self.event("e2", app: shop, campaign: sale, .click, installation: "z", detail: "body"),
             Self.event("e1", app: ids.news, campaign: ids.digest, installation: "a"),
+            Self.event("e3", app: shop, campaign: ids.winter, day: 2, installation: "q"),
         ]
-        #expect(try events.ingest(batch, now: Self.start) == (9, 1))
+        #expect(try events.ingest(batch, now: Self.start) == (10, 1))
         #expect(try events.ingest(Array(batch.prefix(3)), now: Self.start) == (0, 3))
         #expect(try events.ingest([], now: Self.start) == (0, 0))
 
@@ -89,7 +91,7 @@ extension StorageContractTests {
         #expect(try events.counts(campaignID: sale, from: "2026-09-23", to: "2026-12-31") == nothing)
 
         let summary = try events.rawEventSummary()
-        #expect(summary.count == 9 && summary.oldestReceivedAt?.asStored == Self.start.asStored)
+        #expect(summary.count == 10 && summary.oldestReceivedAt?.asStored == Self.start.asStored)
         #expect(try events.count(installationID: "a") == 4)
         #expect(try events.count(installationID: "z") == 0)
         let push = try database.stores.campaigns.create(
@@ -435,7 +437,10 @@ extension StorageContractTests {
             }
             let url: String? = type == .click && draw.chance(0.5) ? draw.pick(["https://example.com/a", "x\u{0}y", "https://例え.jp/ü?q=1"]) : nil
             return Drawn(
-                campaign: draw.int(0...2), id: draw.pick(ids), type: type, day: receivedDay - draw.int(0...3), seconds: draw.double(0...86_399.999),
+                // A few times of day, so that an id drawn again is now and then the same event (a retry) and
+                // otherwise another event under the same id.
+                campaign: draw.int(0...2), id: draw.pick(ids), type: type, day: receivedDay - draw.int(0...3),
+                seconds: draw.pick([0, 3_600.25, 86_399.999]),
                 platform: draw.pick(["ios", "android", "web"]), installation: draw.chance(0.8) ? draw.pick(installations) : nil, detail: detail,
                 test: draw.chance(0.1), language: draw.pick([nil, "fa", "pt-BR", "de", "zh-Hant-TW"]), url: url)
         }
@@ -514,7 +519,7 @@ extension StorageContractTests {
                         id: drawn.id, appID: campaigns[drawn.campaign].0, campaignID: campaigns[drawn.campaign].1, reason: drawn.reason,
                         day: UTCTime.day(now.addingTimeInterval(Double(drawn.day) * 86_400)), count: drawn.count, test: drawn.test)
                 }
-                let new = events.filter { stored.insert(["\($0.appID)", $0.id]).inserted }
+                let new = events.filter { stored.insert(["\($0.appID)", UTCTime.timestamp($0.occurredAt), $0.id]).inserted }
                 for event in new where !event.test { if let installation = event.installationID { devices.insert(["\(event.appID)", installation]) } }
                 let received = now.addingTimeInterval(Double(batch.receivedDay) * 86_400)
                 let newDiscards = discards.filter { discard in

@@ -8,7 +8,7 @@ import Testing
 
 /// Event ids scoped to their app; installation ids of any text erasable through their encoded path.
 extension EventTests {
-    @Test("Event ids are unique per app: the same id from two apps is two events")
+    @Test("An event is its app, occurrence time and id: a resend is a duplicate; the same id from two apps, or at another time, is another event")
     func eventIDsPerApp() async throws {
         // Given two apps, each with a campaign and an events key
         let fixture = try await EventTests.fixture()
@@ -29,6 +29,10 @@ extension EventTests {
         #expect(first["accepted"] as? Int == 1)
         #expect(second["accepted"] as? Int == 1)
         #expect(try fixture.answer(fixture.post([blogEvent], key: blogKey.secret))["duplicates"] as? Int == 1)
+        // And the same id at another time is another event, not a retry
+        var later = EventTests.event("impression", campaign: post, at: now.addingTimeInterval(-60), platform: "web")
+        later["id"] = blogEvent["id"]
+        #expect(try fixture.answer(fixture.post([later], key: blogKey.secret))["accepted"] as? Int == 1)
     }
 
     @Test("An installation id holding a slash, a space or non-Latin letters can be erased through its encoded path", arguments: [
