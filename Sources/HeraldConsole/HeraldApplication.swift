@@ -38,7 +38,7 @@ public final class HeraldApplication: Sendable {
             visitorForms: VisitorForms(signingKey: signingKey), knownBrowsers: KnownBrowsers(signingKey: signingKey),
             registrationLimits: RegistrationLimits(policy: configuration.registrationLimits),
             push: PushService(editor: pushEditor, dispatcher: dispatcher, database: database, logger: logger),
-            audience: AudienceEstimator(store: database.installations),
+            audience: AudienceEstimator(read: { [installations = database.installations] in try installations.profiles(appID: $0, limit: $1) }),
             retention: Retention(database: database, days: configuration.retentionDays), startedAt: configuration.clock())
         staticFiles = try StaticFiles(folder: configuration.publicFolder)
         requestIDs = RequestIDs(trustedProxies: configuration.trustedProxies)

@@ -1,12 +1,15 @@
 import Foundation
 import HeraldDomain
 import HeraldStorage
+import Synchronization
 
 /// How many registered installations a targeting admits (`POST /api/v1/audience`): the rules the server
 /// knows (platform, app version, language, country, percentage) applied to the app's installations
 /// grouped alike, never one by one, so a million installations cost a grouped read and a few thousand
 /// evaluations. The groups are kept a minute per app (a composer asks again at every change of targeting, and
-/// each campaign page for its warnings), or until an installation registers for the first time.
+/// each campaign page for its warnings), or until an installation registers for the first time. Groups are
+/// read one app at a time: estimates asked at once of an app whose groups are not kept (a composer's burst,
+/// several campaign pages opened together) wait for one read instead of each making it.
 final class AudienceEstimator: Sendable {
     /// The most groups read per app; installations past them are shared out as the groups read matched.
     static let groupLimit = 5000
@@ -19,10 +22,12 @@ final class AudienceEstimator: Sendable {
     static let patternBudget: Duration = .milliseconds(250)
 
     private let cache = ReadMostly<[Int64: (profiles: InstallationProfiles, readAt: Date)]>([:])
-    private let store: any InstallationStore
+    private let reading = Mutex(())
+    private let read: @Sendable (_ appID: Int64, _ limit: Int) throws -> InstallationProfiles
 
-    init(store: any InstallationStore) {
-        self.store = store
+    /// `read` gives an app's largest groups, at most `limit` (`InstallationStore.profiles`).
+    init(read: @escaping @Sendable (_ appID: Int64, _ limit: Int) throws -> InstallationProfiles) {
+        self.read = read
     }
 
     func estimate(_ targeting: Targeting, appID: Int64, now: Date) throws -> AudienceEstimate {
@@ -30,15 +35,25 @@ final class AudienceEstimator: Sendable {
     }
 
     private func profiles(appID: Int64, now: Date) throws -> InstallationProfiles {
-        if let kept = cache.read({ $0[appID] }), now.timeIntervalSince(kept.readAt) < Self.maxAge, kept.readAt <= now { return kept.profiles }
-        let profiles = try store.profiles(appID: appID, limit: Self.groupLimit)
-        cache.write { kept in
-            kept[appID] = (profiles, now)
-            while kept.count > Self.appsKept, let oldest = kept.min(by: { $0.value.readAt < $1.value.readAt })?.key {
-                kept[oldest] = nil
+        if let kept = kept(appID: appID, now: now) { return kept }
+        return try reading.withLock { _ in
+            // Another estimate may have read them while this one waited.
+            if let kept = kept(appID: appID, now: now) { return kept }
+            let profiles = try read(appID, Self.groupLimit)
+            cache.write { kept in
+                kept[appID] = (profiles, now)
+                while kept.count > Self.appsKept, let oldest = kept.min(by: { $0.value.readAt < $1.value.readAt })?.key {
+                    kept[oldest] = nil
+                }
             }
+            return profiles
         }
-        return profiles
+    }
+
+    /// The app's groups if they were read less than `maxAge` before `now`.
+    private func kept(appID: Int64, now: Date) -> InstallationProfiles? {
+        guard let kept = cache.read({ $0[appID] }), now.timeIntervalSince(kept.readAt) < Self.maxAge, kept.readAt <= now else { return nil }
+        return kept.profiles
     }
 
     /// Drops the app's kept groups, so the next estimate reads them again: an installation was added.
