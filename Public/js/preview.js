@@ -11,52 +11,42 @@ document.addEventListener("DOMContentLoaded", () => {
     const DEBOUNCE_MS = 300;
     let timer;
     let pending = null;
-    // Changed while a draw was on its way: drawn again as soon as that one has loaded.
-    let stale = false;
 
     // Each redraw goes to a fresh frame: a first navigation replaces the frame's blank page
     // instead of adding to the session history, so Back still leaves the composer. The fresh
-    // frame loads hidden over the shown one, which it replaces once drawn (no flash). One draw
-    // is on its way at a time: a second form submission into a frame still loading the first
-    // raced with the first's load event, and now and then the newest text was never drawn.
+    // frame loads hidden over the shown one, which it replaces once drawn (no flash).
     let frames = 0;
     const redrawNow = () => {
       const shown = document.querySelector('iframe[name="preview"][data-preview-frame]');
       if (!shown) return;
-      if (pending) {
-        stale = true;
-        return;
+      if (!pending) {
+        frames += 1;
+        pending = document.createElement("iframe");
+        pending.name = "preview-" + frames;
+        pending.className = shown.className + " preview-iframe-pending";
+        pending.title = shown.title;
+        pending.setAttribute("data-preview-frame", "");
+        pending.setAttribute("aria-hidden", "true");
+        pending.tabIndex = -1;
+        pending.style.top = shown.offsetTop + "px";
+        pending.style.left = shown.offsetLeft + "px";
+        pending.style.width = shown.offsetWidth + "px";
+        pending.style.height = shown.offsetHeight + "px";
+        shown.after(pending);
+        const frame = pending;
+        frame.addEventListener("load", () => {
+          // (An error page is not readable here; it is shown all the same.)
+          if (frame.contentDocument && frame.contentDocument.URL === "about:blank") return;
+          if (frame !== pending) return;
+          pending = null;
+          shown.remove();
+          frame.name = "preview";
+          frame.classList.remove("preview-iframe-pending");
+          frame.removeAttribute("aria-hidden");
+          frame.removeAttribute("tabindex");
+          frame.removeAttribute("style");
+        });
       }
-      frames += 1;
-      pending = document.createElement("iframe");
-      pending.name = "preview-" + frames;
-      pending.className = shown.className + " preview-iframe-pending";
-      pending.title = shown.title;
-      pending.setAttribute("data-preview-frame", "");
-      pending.setAttribute("aria-hidden", "true");
-      pending.tabIndex = -1;
-      pending.style.top = shown.offsetTop + "px";
-      pending.style.left = shown.offsetLeft + "px";
-      pending.style.width = shown.offsetWidth + "px";
-      pending.style.height = shown.offsetHeight + "px";
-      shown.after(pending);
-      const frame = pending;
-      frame.addEventListener("load", () => {
-        // (An error page is not readable here; it is shown all the same.)
-        if (frame.contentDocument && frame.contentDocument.URL === "about:blank") return;
-        if (frame !== pending) return;
-        pending = null;
-        shown.remove();
-        frame.name = "preview";
-        frame.classList.remove("preview-iframe-pending");
-        frame.removeAttribute("aria-hidden");
-        frame.removeAttribute("tabindex");
-        frame.removeAttribute("style");
-        if (stale) {
-          stale = false;
-          redrawNow();
-        }
-      });
       // The target is read when the form is submitted: point it at the fresh frame just for this.
       previewButton.formTarget = pending.name;
       composer.requestSubmit(previewButton);
