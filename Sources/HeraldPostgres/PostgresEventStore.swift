@@ -71,17 +71,15 @@ struct PostgresEventStore: EventStore {
     /// lock keys in one order; then adds the stored ones to the rollups and devices in arrival order; then the
     /// discard counts alike (`writeDiscards`).
     private static func write(_ group: [EventIngestBatch], _ db: PostgresSession) throws -> [BatchIngestCounts] {
-        var firsts: [(event: Event, receivedAt: Date)] = []
+        var firsts: [(key: EventKey, event: Event, receivedAt: Date)] = []
         var seen: Set<EventKey> = []
         for batch in group {
-            for event in batch.events where seen.insert(EventKey(event)).inserted {
-                firsts.append((event, batch.receivedAt.storedPrecision))
+            for event in batch.events {
+                let key = EventKey(event)
+                if seen.insert(key).inserted { firsts.append((key, event, batch.receivedAt.storedPrecision)) }
             }
         }
-        firsts.sort { first, second in
-            let (one, other) = (EventKey(first.event), EventKey(second.event))
-            return (one.appID, one.occurredAt, one.id) < (other.appID, other.occurredAt, other.id)
-        }
+        firsts.sort { ($0.key.appID, $0.key.occurredAt, $0.key.id) < ($1.key.appID, $1.key.occurredAt, $1.key.id) }
         var stored: Set<EventKey> = []
         for start in stride(from: 0, to: firsts.count, by: rowsPerStatement) {
             let rows = firsts[start..<min(start + rowsPerStatement, firsts.count)]
@@ -120,7 +118,7 @@ struct PostgresEventStore: EventStore {
             for row in new {
                 let ordinal = Int(clamping: try row.decode(Int64.self))
                 guard (1...events.count).contains(ordinal) else { throw UnreadableStoredValue(column: "ordinal", value: "\(ordinal)") }
-                stored.insert(EventKey(events[ordinal - 1]))
+                stored.insert(rows[rows.startIndex + ordinal - 1].key)
             }
         }
 
